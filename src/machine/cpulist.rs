@@ -1,0 +1,80 @@
+//! The kernel's CPU-list syntax ("0-3,8,10-11"), used by sysfs and by `--pin`.
+
+/// Parses a CPU list such as `0-3,8,10-11`. An empty string is an empty list.
+pub fn parse(text: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                let lo: usize = lo
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{part}' is not a CPU range like 0-3"))?;
+                let hi: usize = hi
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{part}' is not a CPU range like 0-3"))?;
+                if hi < lo {
+                    return Err(format!("CPU range '{part}' runs backwards"));
+                }
+                cpus.extend(lo..=hi);
+            }
+            None => cpus.push(
+                part.parse()
+                    .map_err(|_| format!("'{part}' is not a CPU number"))?,
+            ),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// Formats CPUs back into the compact list syntax.
+pub fn format(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ranges_and_singles() {
+        assert_eq!(parse("0-3,8,10-11").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(parse("").unwrap(), Vec::<usize>::new());
+        assert_eq!(parse("5\n").unwrap(), vec![5]);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(parse("a-b").is_err());
+        assert!(parse("3-1").is_err());
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        let cpus = vec![0, 1, 2, 3, 8, 10, 11];
+        assert_eq!(format(&cpus), "0-3,8,10-11");
+        assert_eq!(parse(&format(&cpus)).unwrap(), cpus);
+    }
+}
