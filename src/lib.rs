@@ -1,6 +1,19 @@
 //! vmscale: a Linux memory-management scalability laboratory.
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
-//! `runner -> (workload, monitor, knobs, machine)`, `workload -> exec`.
+//! `runner -> (workload, monitor, machine)`, `workload -> exec`. `model`
+//! (the shared data types), `parse` and `timefmt` are leaves anyone may use.
 
+pub mod cli;
+pub mod commands;
+pub mod exec;
 pub mod machine;
+pub mod model;
+pub mod monitor;
+pub mod parse;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod timefmt;
+pub mod workload;

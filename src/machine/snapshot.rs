@@ -131,8 +131,8 @@ fn read_nodes(root: &Path) -> Vec<Node> {
         .into_iter()
         .map(|id| {
             let dir = format!("/sys/devices/system/node/node{id}");
-            let meminfo = std::fs::read_to_string(under(root, &format!("{dir}/meminfo")))
-                .unwrap_or_default();
+            let meminfo =
+                std::fs::read_to_string(under(root, &format!("{dir}/meminfo"))).unwrap_or_default();
             let field = |name: &str| {
                 meminfo.lines().find_map(|l| {
                     let rest = l.split_once(&format!(" {name}:"))?.1;
@@ -158,7 +158,10 @@ pub fn read_meminfo(root: &Path) -> BTreeMap<String, u64> {
         .lines()
         .filter_map(|l| {
             let (name, rest) = l.split_once(':')?;
-            Some((name.to_string(), rest.split_whitespace().next()?.parse().ok()?))
+            Some((
+                name.to_string(),
+                rest.split_whitespace().next()?.parse().ok()?,
+            ))
         })
         .collect()
 }

@@ -1,0 +1,39 @@
+//! One module per subcommand. Commands are the only layer that sees the
+//! clap definitions; they turn them into validated inputs for the runner,
+//! store and report layers.
+
+pub mod list;
+pub mod progress;
+pub mod run;
+pub mod show;
+pub mod sysinfo;
+
+/// Why a command failed, which decides the exit code.
+#[derive(Debug)]
+pub enum Error {
+    /// Bad input or a refused run: exit 2, nothing stored.
+    Input(String),
+    /// A run or I/O that failed: exit 1.
+    Failed(String),
+    /// Interrupted by a signal after storing what was measured: exit 130.
+    Interrupted,
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Input(_) => 2,
+            Error::Failed(_) => 1,
+            Error::Interrupted => 130,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| Error::Failed(format!("json: {e}")))?;
+    println!("{text}");
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! The progress bar: drawn on stderr when it is a terminal, nothing otherwise.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+pub struct Bar(ProgressBar);
+
+impl Bar {
+    pub fn new() -> Bar {
+        let bar = if std::io::stderr().is_terminal() {
+            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} samples  {msg}") {
+                b.set_style(style);
+            }
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Bar(bar)
+    }
+}
+
+impl crate::runner::Progress for Bar {
+    fn start(&self, total: u64) {
+        self.0.set_length(total);
+        self.0.set_position(0);
+    }
+    fn step(&self, message: &str) {
+        self.0.set_message(message.to_string());
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}

@@ -1,0 +1,68 @@
+//! Clocks and resource usage read by tasks around their timed sections.
+
+/// Nanoseconds on CLOCK_MONOTONIC: one system-wide clock, so starts and ends
+/// taken in different processes can be set against each other.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CPU times and fault counts of one task at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+}
+
+impl Usage {
+    /// Usage accumulated since `earlier`.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+        }
+    }
+}
+
+/// Whose usage to read: the calling thread, the calling process, or its
+/// waited-for children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    Thread,
+    Process,
+    Children,
+}
+
+/// getrusage for `who`.
+pub fn usage(who: Who) -> Usage {
+    let which = match who {
+        Who::Thread => libc::RUSAGE_THREAD,
+        Who::Process => libc::RUSAGE_SELF,
+        Who::Children => libc::RUSAGE_CHILDREN,
+    };
+    // SAFETY: rusage is plain old data; zeroed is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is valid and writable; `which` is one of the defined constants.
+    unsafe { libc::getrusage(which, &mut ru) };
+    from_rusage(&ru)
+}
+
+/// Converts the kernel's rusage into nanoseconds and counts.
+pub fn from_rusage(ru: &libc::rusage) -> Usage {
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    Usage {
+        user_ns: tv(ru.ru_utime),
+        sys_ns: tv(ru.ru_stime),
+        minflt: ru.ru_minflt as u64,
+        majflt: ru.ru_majflt as u64,
+    }
+}

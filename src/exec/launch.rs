@@ -1,0 +1,259 @@
+//! Starting N tasks as threads or forked processes, releasing them together
+//! and collecting their reports.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use super::clock::{self, Usage, Who};
+use super::shared::SharedBlock;
+use super::{Mode, TaskReport, pin};
+
+/// What a task sees: its index, placement, and the start barrier.
+pub struct Task<'a> {
+    pub index: usize,
+    pub mode: Mode,
+    pub cpu: Option<usize>,
+    block: &'a SharedBlock,
+    arrived: Cell<bool>,
+}
+
+impl Task<'_> {
+    /// Blocks until every task is ready, then returns at the common start.
+    /// Everything before this call (mmap, setup) is outside the timed section.
+    pub fn wait_start(&self) {
+        self.arrive();
+        self.block.wait_release();
+    }
+
+    fn arrive(&self) {
+        if !self.arrived.replace(true) {
+            self.block.arrive();
+        }
+    }
+
+    /// This task's own usage: RUSAGE_THREAD for threads, RUSAGE_SELF inside
+    /// a forked child.
+    pub fn usage(&self) -> Usage {
+        clock::usage(match self.mode {
+            Mode::Thread => Who::Thread,
+            Mode::Process => Who::Process,
+        })
+    }
+}
+
+/// The reports of every task of one sample.
+pub struct TaskOutcome {
+    pub reports: Vec<TaskReport>,
+}
+
+fn run_one<F>(index: usize, mode: Mode, cpu: Option<usize>, block: &SharedBlock, body: &F)
+where
+    F: Fn(&Task) -> TaskReport + Sync,
+{
+    let task = Task {
+        index,
+        mode,
+        cpu,
+        block,
+        arrived: Cell::new(false),
+    };
+    let mut report = match cpu.map(pin::pin_current).transpose() {
+        Err(e) => {
+            let mut r = TaskReport::default();
+            r.fail(&e);
+            r
+        }
+        Ok(_) => match catch_unwind(AssertUnwindSafe(|| body(&task))) {
+            Ok(r) => r,
+            Err(_) => {
+                let mut r = TaskReport::default();
+                r.fail("task panicked");
+                r
+            }
+        },
+    };
+    report.cpu = cpu.map(|c| c as i64).unwrap_or(-1);
+    block.put(index, report);
+    // A task that failed before the barrier still counts as arrived, so the
+    // others are not left waiting.
+    task.arrive();
+}
+
+/// Runs `body` in one task per entry of `cpus` (`None` = unpinned).
+/// All tasks are started and ready before any is released.
+pub fn run_tasks<F>(mode: Mode, cpus: &[Option<usize>], body: F) -> Result<TaskOutcome, String>
+where
+    F: Fn(&Task) -> TaskReport + Sync,
+{
+    let n = cpus.len();
+    let block = SharedBlock::new(n).map_err(|e| format!("shared memory for tasks: {e}"))?;
+    match mode {
+        Mode::Thread => std::thread::scope(|s| {
+            let handles: Vec<_> = cpus
+                .iter()
+                .enumerate()
+                .map(|(i, &cpu)| {
+                    let (block, body) = (&block, &body);
+                    s.spawn(move || run_one(i, mode, cpu, block, body))
+                })
+                .collect();
+            wait_all_arrived(&block, n, || Ok(()))?;
+            block.release();
+            for h in handles {
+                h.join().map_err(|_| "a task thread panicked".to_string())?;
+            }
+            Ok::<(), String>(())
+        })?,
+        Mode::Process => {
+            let mut pids = Vec::with_capacity(n);
+            for (i, &cpu) in cpus.iter().enumerate() {
+                // SAFETY: the parent has no other threads at this point (tasks of
+                // earlier samples were joined), so the child may run Rust code.
+                let pid = unsafe { libc::fork() };
+                if pid < 0 {
+                    let err = super::errno_text();
+                    kill_all(&pids);
+                    return Err(format!("fork for task {i} failed: {err}"));
+                }
+                if pid == 0 {
+                    run_one(i, mode, cpu, &block, &body);
+                    // SAFETY: leave the child without running the parent's destructors.
+                    unsafe { libc::_exit(0) };
+                }
+                pids.push(pid);
+            }
+            let waited = wait_all_arrived(&block, n, || check_children(&pids));
+            if let Err(e) = waited {
+                kill_all(&pids);
+                return Err(e);
+            }
+            block.release();
+            for (i, &pid) in pids.iter().enumerate() {
+                reap(i, pid)?;
+            }
+        }
+    }
+    Ok(TaskOutcome {
+        reports: (0..n).map(|i| block.get(i)).collect(),
+    })
+}
+
+fn wait_all_arrived(
+    block: &SharedBlock,
+    n: usize,
+    mut check: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let mut polls = 0u64;
+    while (block.arrived() as usize) < n {
+        std::thread::yield_now();
+        polls += 1;
+        if polls % 1024 == 0 {
+            check()?;
+        }
+    }
+    Ok(())
+}
+
+/// Fails if any child has already exited (it would never arrive).
+fn check_children(pids: &[libc::pid_t]) -> Result<(), String> {
+    for (i, &pid) in pids.iter().enumerate() {
+        let mut status = 0;
+        // SAFETY: waitid with WNOWAIT only peeks; siginfo is plain data.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid to read after a successful waitid.
+        if r == 0 && unsafe { info.si_pid() } == pid {
+            status += 1;
+        }
+        if status > 0 {
+            return Err(format!(
+                "task {i} (pid {pid}) exited before the start barrier"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn reap(i: usize, pid: libc::pid_t) -> Result<(), String> {
+    let mut status = 0;
+    loop {
+        // SAFETY: pid is our child; status is writable.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(format!(
+                "waiting for task {i} (pid {pid}): {}",
+                super::errno_text()
+            ));
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        return Err(format!(
+            "task {i} (pid {pid}) was killed by signal {}",
+            libc::WTERMSIG(status)
+        ));
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
+        return Err(format!(
+            "task {i} (pid {pid}) exited with status {}",
+            libc::WEXITSTATUS(status)
+        ));
+    }
+    Ok(())
+}
+
+fn kill_all(pids: &[libc::pid_t]) {
+    for &pid in pids {
+        // SAFETY: pids are our own children.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_all_report_and_start_after_release() {
+        let out = run_tasks(Mode::Thread, &[None, None, None], |t| {
+            t.wait_start();
+            let mut r = TaskReport::default();
+            r.start_ns = clock::monotonic_ns();
+            r.values[0] = t.index as f64;
+            r.end_ns = clock::monotonic_ns();
+            r
+        })
+        .unwrap();
+        let idx: Vec<f64> = out.reports.iter().map(|r| r.values[0]).collect();
+        assert_eq!(idx, vec![0.0, 1.0, 2.0]);
+        assert!(out.reports.iter().all(|r| r.error().is_none()));
+    }
+
+    #[test]
+    fn failure_before_barrier_does_not_hang() {
+        let out = run_tasks(Mode::Thread, &[None, None], |t| {
+            let mut r = TaskReport::default();
+            if t.index == 0 {
+                r.fail("setup failed");
+                return r;
+            }
+            t.wait_start();
+            r
+        })
+        .unwrap();
+        assert_eq!(out.reports[0].error().as_deref(), Some("setup failed"));
+        assert!(out.reports[1].error().is_none());
+    }
+}

@@ -1,0 +1,143 @@
+//! The data model every layer shares: cases, figures, samples and stored
+//! runs. It imports nothing of vmscale, so store, stats, report and
+//! workloads can all speak it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One configuration measured repeatedly: a task count and a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub tasks: usize,
+    /// Workload-defined variant, e.g. "fault" or "populate".
+    pub variant: String,
+}
+
+impl Case {
+    /// The stable key a case is stored under.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.variant, self.tasks)
+    }
+}
+
+/// Which direction of a figure is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// A figure a workload reports, with what it takes to compare it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    /// Rates are averaged harmonically and tested on logs.
+    pub rate: bool,
+}
+
+impl Figure {
+    pub fn new(name: &str, unit: &str, better: Better, rate: bool) -> Figure {
+        Figure {
+            name: name.into(),
+            unit: unit.into(),
+            better,
+            rate,
+        }
+    }
+}
+
+/// What one sample measured: named figures for the whole sample and per task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleData {
+    pub figures: BTreeMap<String, f64>,
+    pub tasks: Vec<BTreeMap<String, f64>>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Running,
+    Complete,
+    Incomplete,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Complete => "complete",
+            Status::Incomplete => "incomplete",
+            Status::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Status {
+        match s {
+            "complete" => Status::Complete,
+            "incomplete" => Status::Incomplete,
+            "failed" => Status::Failed,
+            _ => Status::Running,
+        }
+    }
+}
+
+/// A run's description as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub id: i64,
+    pub label: Option<String>,
+    pub workload: String,
+    pub command_line: String,
+    pub version: String,
+    pub config: serde_json::Value,
+    pub figures: Vec<Figure>,
+    pub machine: serde_json::Value,
+    pub knobs: serde_json::Value,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub status: Status,
+    /// Why sampling stopped (fixed count, precision reached, ...), or why it failed.
+    pub note: Option<String>,
+    /// "measured", or "imported" with a provenance.
+    pub origin: String,
+}
+
+/// One stored sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub seq: i64,
+    pub warmup: bool,
+    pub taken_at: String,
+    pub data: SampleData,
+    /// Full /proc/vmstat delta over the sample (non-zero counters).
+    pub vmstat: BTreeMap<String, i64>,
+    /// Noise accounting (other CPU time, steal), when measured.
+    pub noise: BTreeMap<String, f64>,
+    pub flagged: bool,
+}
+
+/// A case with its samples, in run order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseSamples {
+    pub case: Case,
+    pub samples: Vec<Sample>,
+}
+
+impl CaseSamples {
+    /// Samples that count (warm-ups excluded).
+    pub fn measured(&self) -> impl Iterator<Item = &Sample> {
+        self.samples.iter().filter(|s| !s.warmup)
+    }
+}
+
+/// A run with everything it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub meta: RunMeta,
+    pub cases: Vec<CaseSamples>,
+}

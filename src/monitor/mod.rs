@@ -1,0 +1,3 @@
+//! Readers of the kernel's own counters, taken around each sample.
+
+pub mod vmstat;

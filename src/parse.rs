@@ -1,0 +1,132 @@
+//! Parsing and formatting of the human inputs every command shares: sizes
+//! ("256M", "1.5GiB") and task lists ("1,2,4", "1-8", "auto").
+
+/// Parses a size in bytes. Suffixes K, M, G, T (optionally followed by
+/// "iB" or "B") are binary multiples; a bare number is bytes.
+pub fn size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        format!("cannot parse size '{text}': use a number with K, M, G or T, e.g. 256M")
+    })?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => {
+            return Err(format!(
+                "cannot parse size '{text}': unknown unit '{unit}', use K, M, G or T"
+            ));
+        }
+    };
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 / 2.0 {
+        return Err(format!("size '{text}' is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Formats bytes with a binary unit, e.g. "256 MiB", "1.5 GiB".
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{} {}", v.round() as u64, UNITS[u])
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+/// Parses a task list: `1,2,4`, `1-8`, a mix, or `auto` (1, 2, 4, ... up to
+/// `online`, plus `online` itself).
+pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>, String> {
+    let t = text.trim();
+    if t == "auto" {
+        return Ok(auto_tasks(online));
+    }
+    let mut out = Vec::new();
+    for part in t.split(',').map(str::trim) {
+        let bad =
+            || format!("cannot parse --tasks '{text}': use a list (1,2,4), a range (1-8) or auto");
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse::<usize>().map_err(|_| bad())?,
+                b.trim().parse::<usize>().map_err(|_| bad())?,
+            ),
+            None => {
+                let n = part.parse::<usize>().map_err(|_| bad())?;
+                (n, n)
+            }
+        };
+        if lo == 0 {
+            return Err(format!(
+                "--tasks '{text}' asks for 0 tasks: the smallest is 1"
+            ));
+        }
+        if hi < lo {
+            return Err(format!("--tasks range '{part}' runs backwards"));
+        }
+        if hi > 65536 {
+            return Err(format!("--tasks '{part}' is beyond 65536 tasks"));
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+fn auto_tasks(online: usize) -> Vec<usize> {
+    let online = online.max(1);
+    let mut out: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|&n| n <= online)
+        .collect();
+    if out.last() != Some(&online) {
+        out.push(online);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("4096").unwrap(), 4096);
+        assert_eq!(size("256M").unwrap(), 256 << 20);
+        assert_eq!(size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(size("64k").unwrap(), 64 << 10);
+        assert!(size("lots").is_err());
+        assert!(size("12Q").is_err());
+        assert!(size("0").is_err());
+    }
+
+    #[test]
+    fn size_formatting() {
+        assert_eq!(format_size(256 << 20), "256 MiB");
+        assert_eq!(format_size(3 << 29), "1.50 GiB");
+    }
+
+    #[test]
+    fn task_lists() {
+        assert_eq!(tasks("1,2,4", 2).unwrap(), vec![1, 2, 4]);
+        assert_eq!(tasks("1-3,8", 2).unwrap(), vec![1, 2, 3, 8]);
+        assert_eq!(tasks("auto", 6).unwrap(), vec![1, 2, 4, 6]);
+        assert_eq!(tasks("auto", 8).unwrap(), vec![1, 2, 4, 8]);
+        assert_eq!(tasks("auto", 1).unwrap(), vec![1]);
+        assert!(tasks("0", 2).is_err());
+        assert!(tasks("x", 2).is_err());
+        assert!(tasks("4-2", 2).is_err());
+    }
+}

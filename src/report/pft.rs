@@ -1,0 +1,195 @@
+//! Lameter's pft table (seed 000), the measured fault counts beside the
+//! pages touched, and the populate limit with the fidelity ratio.
+
+use crate::model::{CaseSamples, Run, Sample};
+
+const HEADLINE: &str = "fault/wsec";
+
+fn fig(s: &Sample, name: &str) -> f64 {
+    s.data.figures.get(name).copied().unwrap_or(f64::NAN)
+}
+
+fn vm(s: &Sample, name: &str) -> i64 {
+    s.vmstat.get(name).copied().unwrap_or(0)
+}
+
+/// "64" for whole GiB, "0.25" for sizes under 1 GiB or fractional.
+fn gb(bytes: f64) -> String {
+    let g = bytes / (1u64 << 30) as f64;
+    if g >= 1.0 && (g - g.round()).abs() < 1e-9 {
+        format!("{}", g.round() as u64)
+    } else {
+        format!("{g:.2}")
+    }
+}
+
+fn cfg_str(run: &Run, key: &str) -> String {
+    match run.meta.config.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => "?".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn cases<'a>(run: &'a Run, variant: &'a str) -> impl Iterator<Item = &'a CaseSamples> {
+    run.cases.iter().filter(move |c| c.case.variant == variant)
+}
+
+pub fn text(run: &Run) -> String {
+    let page = run
+        .meta
+        .config
+        .get("page_size")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(4096);
+    let pin = match run.meta.config.get("pin") {
+        Some(serde_json::Value::Object(o)) => o
+            .get("list")
+            .and_then(|l| l.as_array())
+            .map(|a| {
+                let cpus: Vec<usize> = a
+                    .iter()
+                    .filter_map(|v| v.as_u64())
+                    .map(|v| v as usize)
+                    .collect();
+                crate::machine::cpulist::format(&cpus)
+            })
+            .unwrap_or_else(|| "?".into()),
+        _ => cfg_str(run, "pin"),
+    };
+    let mut out = format!(
+        "pft: anonymous write faults, {} mode, {} KiB pages, THP {}, pin {}\n",
+        cfg_str(run, "mode"),
+        page / 1024,
+        cfg_str(run, "thp"),
+        pin
+    );
+    out.push_str(
+        "   Gb Rep  Thr CLine      User     System       Wall    flt/cpu/s   fault/wsec\n",
+    );
+    let cline = cfg_str(run, "cline");
+    let mut checks = Vec::new();
+    let mut counts = String::new();
+    for c in cases(run, "fault") {
+        let Some((s, reps)) = crate::report::median_sample(c, HEADLINE) else {
+            out.push_str(&format!(
+                "{:>5} {:>3} {:>4}   (no samples)\n",
+                "-", 0, c.case.tasks
+            ));
+            continue;
+        };
+        out.push_str(&format!(
+            "{:>5} {:>3} {:>4} {:>5} {:>9.3}s {:>9.3}s {:>9.3}s {:>12.3} {:>12.3}{}\n",
+            gb(fig(s, "bytes")),
+            reps,
+            c.case.tasks,
+            cline,
+            fig(s, "user"),
+            fig(s, "system"),
+            fig(s, "wall"),
+            fig(s, "flt/cpu/s"),
+            fig(s, HEADLINE),
+            if c.measured().any(|s| s.flagged) {
+                " *"
+            } else {
+                ""
+            },
+        ));
+        counts.push_str(&format!(
+            "{:>4} {:>11.0} {:>11.0} {:>11} {:>9} {:>9.4}s {:>9.4}s\n",
+            c.case.tasks,
+            fig(s, "pages"),
+            fig(s, "faults"),
+            vm(s, "pgfault"),
+            vm(s, "thp_fault_alloc"),
+            fig(s, "mmap"),
+            fig(s, "munmap"),
+        ));
+        checks.extend(fault_checks(c.case.tasks, s, page));
+    }
+    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
+        out.push_str("  * a sample of this row was flagged as noisy\n");
+    }
+    out.push_str("\nMeasured faults (median sample; mmap and munmap timed apart, slowest task):\n");
+    out.push_str(" Thr     touched      minflt     pgfault  thp_alloc      mmap     munmap\n");
+    out.push_str(&counts);
+    for w in &checks {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out.push_str(&populate_section(run));
+    out
+}
+
+/// Faults expected from the pages touched: one per base page, one per THP
+/// instead of its base pages.
+fn fault_checks(tasks: usize, s: &Sample, page: u64) -> Vec<String> {
+    let pages = fig(s, "pages");
+    let minflt = fig(s, "faults");
+    let thp = vm(s, "thp_fault_alloc") as f64;
+    let per_thp = (2u64 << 20) as f64 / page as f64;
+    let expected = (pages - thp * per_thp).max(0.0) + thp;
+    let mut w = Vec::new();
+    let off = |a: f64, b: f64| {
+        if b > 0.0 {
+            (a - b) / b * 100.0
+        } else {
+            f64::INFINITY
+        }
+    };
+    let d = off(minflt, expected);
+    if d.abs() > 2.0 {
+        w.push(format!(
+            "{tasks} tasks: {minflt:.0} faults measured (rusage), {expected:.0} expected from \
+             {pages:.0} pages touched and {thp:.0} THP ({d:+.1} %)"
+        ));
+    }
+    let pgfault = vm(s, "pgfault") as f64;
+    let d = off(pgfault, minflt);
+    if d.abs() > 2.0 {
+        w.push(format!(
+            "{tasks} tasks: /proc/vmstat pgfault rose by {pgfault:.0}, tasks' rusage says \
+             {minflt:.0} ({d:+.1} %){}",
+            if d > 0.0 {
+                "; other activity faulted meanwhile"
+            } else {
+                ""
+            }
+        ));
+    }
+    w
+}
+
+fn populate_section(run: &Run) -> String {
+    let mut rows = String::new();
+    for c in cases(run, "populate") {
+        let Some((p, _)) = crate::report::median_sample(c, "pages/wsec") else {
+            continue;
+        };
+        let limit = fig(p, "pages/wsec");
+        let faulted = run
+            .cases
+            .iter()
+            .find(|f| f.case.variant == "fault" && f.case.tasks == c.case.tasks)
+            .and_then(|f| crate::report::median_sample(f, HEADLINE))
+            .map(|(s, _)| fig(s, HEADLINE));
+        rows.push_str(&format!(
+            "{:>4} {:>14.3} {:>14} {:>9}\n",
+            c.case.tasks,
+            limit,
+            faulted
+                .map(|f| format!("{f:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            faulted
+                .filter(|_| limit > 0.0)
+                .map(|f| format!("{:.3}", f / limit))
+                .unwrap_or_else(|| "-".into()),
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nPopulate limit (MADV_POPULATE_WRITE, same sizes; pages resident by mincore per wall-second):\n \
+         Thr     pages/wsec     fault/wsec  fidelity\n{rows}"
+    )
+}
