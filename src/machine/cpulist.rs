@@ -3,7 +3,12 @@
 /// Parses a CPU list such as `0-3,8,10-11`. An empty string is an empty list.
 pub fn parse(text: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
-    for part in text.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in text
+        .trim()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         match part.split_once('-') {
             Some((lo, hi)) => {
                 let lo: usize = lo
