@@ -4,3 +4,4 @@
 //! `runner -> (workload, monitor, knobs, machine)`, `workload -> exec`.
 
 pub mod machine;
+pub mod report;
