@@ -38,13 +38,16 @@ fn caches_match_index_files() {
                 continue;
             }
             let f = |file: &str| read(&format!("{dir}/{name}/{file}"));
-            let (Some(level), Some(kind), Some(shared)) =
-                (f("level"), f("type"), f("shared_cpu_list"))
-            else {
+            // The reader skips an index without a level and falls back to
+            // "Unknown" and this CPU for the other identifying files.
+            let Some(level) = f("level").and_then(|l| l.parse::<u32>().ok()) else {
                 continue;
             };
-            let level: u32 = level.parse().expect("level is a number");
-            let shared = cpulist::parse(&shared).expect("shared_cpu_list");
+            let kind = f("type").unwrap_or_else(|| "Unknown".into());
+            let shared = f("shared_cpu_list")
+                .and_then(|l| cpulist::parse(&l).ok())
+                .filter(|l| !l.is_empty())
+                .unwrap_or_else(|| vec![cpu]);
             let cache = s
                 .caches
                 .iter()
