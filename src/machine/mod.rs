@@ -3,9 +3,14 @@
 //! tests can point it at a fake tree; an absent file becomes `None`
 //! ("unknown"), never an error.
 
+pub mod caches;
 pub mod cpulist;
+pub mod kernel;
+pub mod memory;
 pub mod snapshot;
+pub mod topology;
 
+pub use caches::CacheLevel;
 pub use snapshot::{Cache, Cpu, Node, Snapshot};
 
 use std::path::{Path, PathBuf};

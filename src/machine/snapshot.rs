@@ -1,10 +1,14 @@
 //! The machine snapshot: everything vmscale records about the machine a run
 //! was taken on, read from sysfs and procfs under a root path.
 
-use super::{cpulist, read_num, read_trimmed, under};
+use super::caches::{self, CacheLevel};
+use super::{kernel, memory, topology};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+pub use super::kernel::SYSCTLS;
+pub use super::memory::read_meminfo;
 
 /// One online CPU and where it sits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,59 +50,54 @@ pub struct Snapshot {
     pub cpus: Vec<Cpu>,
     pub nodes: Vec<Node>,
     pub caches: Vec<Cache>,
+    /// Base page size in bytes.
     pub page_size: Option<u64>,
+    /// hugetlb page sizes in bytes, ascending.
     pub huge_page_sizes: Vec<u64>,
+    /// The PMD-sized transparent huge page in bytes.
+    pub thp_pmd_size: Option<u64>,
+    /// Selected THP modes ("always", "madvise", "never", ...).
     pub thp_enabled: Option<String>,
     pub thp_defrag: Option<String>,
     pub kernel_release: Option<String>,
     pub kernel_cmdline: Option<String>,
     /// The VM sysctls that change results, by dotted name; `None` = unknown.
     pub sysctls: BTreeMap<String, Option<String>>,
+    /// Hypervisor name or vendor ("present" if only its presence is known).
     pub hypervisor: Option<String>,
+    /// `Some(false)`: bare metal per the CPU flags; `None`: unknown.
+    pub hypervisor_present: Option<bool>,
     pub mem_total_kib: Option<u64>,
     pub mem_available_kib: Option<u64>,
 }
 
-/// Sysctls recorded in every snapshot, as dotted names.
-pub const SYSCTLS: &[&str] = &[
-    "kernel.numa_balancing",
-    "vm.percpu_pagelist_high_fraction",
-    "vm.overcommit_memory",
-    "vm.zone_reclaim_mode",
-    "vm.max_map_count",
-];
-
 impl Snapshot {
-    /// Reads the machine under `root` ("/" for the live machine).
+    /// Reads the machine under `root` ("/" for the live machine). Absent
+    /// files leave their fields `None` or empty; this never fails.
     pub fn read(root: &Path) -> Snapshot {
-        let online = read_trimmed(root, "/sys/devices/system/cpu/online")
-            .and_then(|s| cpulist::parse(&s).ok())
-            .unwrap_or_default();
-        let nodes = read_nodes(root);
+        let online = topology::online_cpus(root);
+        let nodes = topology::read_nodes(root);
         let cpus = online
             .iter()
-            .map(|&id| read_cpu(root, id, &nodes))
+            .map(|&id| topology::read_cpu(root, id, &nodes))
             .collect();
-        let meminfo = read_meminfo(root);
+        let meminfo = memory::read_meminfo(root);
+        let hypervisor = kernel::hypervisor(root);
         Snapshot {
-            cpu_model: read_cpu_model(root),
+            cpu_model: topology::read_cpu_model(root),
             cpus,
             nodes,
-            caches: Vec::new(),
-            page_size: None,
-            huge_page_sizes: Vec::new(),
-            thp_enabled: None,
-            thp_defrag: None,
-            kernel_release: read_trimmed(root, "/proc/sys/kernel/osrelease"),
-            kernel_cmdline: read_trimmed(root, "/proc/cmdline"),
-            sysctls: SYSCTLS
-                .iter()
-                .map(|name| {
-                    let path = format!("/proc/sys/{}", name.replace('.', "/"));
-                    (name.to_string(), read_trimmed(root, &path))
-                })
-                .collect(),
-            hypervisor: None,
+            caches: caches::read_caches(root, &online),
+            page_size: memory::page_size(root),
+            huge_page_sizes: memory::huge_page_sizes(root),
+            thp_pmd_size: memory::thp_pmd_size(root),
+            thp_enabled: memory::thp_setting(root, "enabled"),
+            thp_defrag: memory::thp_setting(root, "defrag"),
+            kernel_release: kernel::release(root),
+            kernel_cmdline: kernel::cmdline(root),
+            sysctls: kernel::sysctls(root),
+            hypervisor: hypervisor.name,
+            hypervisor_present: hypervisor.present,
             mem_total_kib: meminfo.get("MemTotal").copied(),
             mem_available_kib: meminfo.get("MemAvailable").copied(),
         }
@@ -108,70 +107,69 @@ impl Snapshot {
     pub fn online_cpus(&self) -> Vec<usize> {
         self.cpus.iter().map(|c| c.id).collect()
     }
-}
 
-fn read_cpu(root: &Path, id: usize, nodes: &[Node]) -> Cpu {
-    let topo = format!("/sys/devices/system/cpu/cpu{id}/topology");
-    Cpu {
-        id,
-        package: read_num(root, &format!("{topo}/physical_package_id")),
-        core: read_num(root, &format!("{topo}/core_id")),
-        node: nodes.iter().find(|n| n.cpus.contains(&id)).map(|n| n.id),
-        siblings: read_trimmed(root, &format!("{topo}/thread_siblings_list"))
-            .and_then(|s| cpulist::parse(&s).ok())
-            .unwrap_or_else(|| vec![id]),
+    /// One online CPU by id.
+    pub fn cpu(&self, id: usize) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.id == id)
     }
-}
 
-fn read_nodes(root: &Path) -> Vec<Node> {
-    let online = read_trimmed(root, "/sys/devices/system/node/online")
-        .and_then(|s| cpulist::parse(&s).ok())
-        .unwrap_or_default();
-    online
-        .into_iter()
-        .map(|id| {
-            let dir = format!("/sys/devices/system/node/node{id}");
-            let meminfo =
-                std::fs::read_to_string(under(root, &format!("{dir}/meminfo"))).unwrap_or_default();
-            let field = |name: &str| {
-                meminfo.lines().find_map(|l| {
-                    let rest = l.split_once(&format!(" {name}:"))?.1;
-                    rest.split_whitespace().next()?.parse().ok()
-                })
-            };
-            Node {
-                id,
-                cpus: read_trimmed(root, &format!("{dir}/cpulist"))
-                    .and_then(|s| cpulist::parse(&s).ok())
-                    .unwrap_or_default(),
-                mem_total_kib: field("MemTotal"),
-                mem_free_kib: field("MemFree"),
+    /// The NUMA node of an online CPU.
+    pub fn node_of(&self, cpu: usize) -> Option<usize> {
+        self.cpu(cpu)?.node
+    }
+
+    /// Distinct package ids of the online CPUs, ascending.
+    pub fn packages(&self) -> Vec<usize> {
+        let set: BTreeSet<usize> = self.cpus.iter().filter_map(|c| c.package).collect();
+        set.into_iter().collect()
+    }
+
+    /// Distinct (package, core) pairs of the online CPUs, ascending. Core
+    /// ids repeat across packages, so a core is named by both.
+    pub fn cores(&self) -> Vec<(usize, usize)> {
+        let set: BTreeSet<(usize, usize)> = self
+            .cpus
+            .iter()
+            .filter_map(|c| Some((c.package?, c.core?)))
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Online hardware threads per core: the most any core has (`None` if
+    /// the topology is unknown).
+    pub fn smt_per_core(&self) -> Option<usize> {
+        let mut per_core: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for c in &self.cpus {
+            if let (Some(p), Some(k)) = (c.package, c.core) {
+                *per_core.entry((p, k)).or_default() += 1;
             }
-        })
-        .collect()
-}
+        }
+        per_core.into_values().max()
+    }
 
-/// /proc/meminfo as name -> kB.
-pub fn read_meminfo(root: &Path) -> BTreeMap<String, u64> {
-    std::fs::read_to_string(under(root, "/proc/meminfo"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let (name, rest) = l.split_once(':')?;
-            Some((
-                name.to_string(),
-                rest.split_whitespace().next()?.parse().ok()?,
-            ))
-        })
-        .collect()
-}
+    /// The caches summarised per (level, kind), in level order.
+    pub fn cache_levels(&self) -> Vec<CacheLevel> {
+        caches::levels(&self.caches)
+    }
 
-fn read_cpu_model(root: &Path) -> Option<String> {
-    std::fs::read_to_string(under(root, "/proc/cpuinfo"))
-        .ok()?
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.trim() == "model name").then(|| v.trim().to_string())
-        })
+    /// The last-level cache: an instance of the highest-level unified (else
+    /// data) cache.
+    pub fn llc(&self) -> Option<&Cache> {
+        caches::last_level(&self.caches)
+    }
+
+    /// An instance of the unified (else data) level-2 cache.
+    pub fn l2(&self) -> Option<&Cache> {
+        caches::data_cache_at(&self.caches, 2)
+    }
+
+    /// Page colours of the LLC: size / (ways x page size).
+    pub fn llc_colours(&self) -> Option<u64> {
+        caches::colours(self.llc()?, self.page_size)
+    }
+
+    /// Page colours of the L2: size / (ways x page size).
+    pub fn l2_colours(&self) -> Option<u64> {
+        caches::colours(self.l2()?, self.page_size)
+    }
 }

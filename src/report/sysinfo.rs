@@ -1,5 +1,309 @@
-//! Placeholder, replaced by the machine branch.
-use crate::machine::Snapshot;
+//! `vmscale sysinfo` as text: the machine snapshot in 80 columns, with
+//! "unknown" wherever the machine did not say.
+
+use crate::machine::{Snapshot, cpulist};
+use std::fmt::Display;
+use std::fmt::Write as _;
+
+const WIDTH: usize = 80;
+/// Column where values start after a section label.
+const LABEL: usize = 14;
+
+/// Renders the snapshot as the plain-text `sysinfo` report.
 pub fn text(s: &Snapshot) -> String {
-    format!("{s:#?}\n")
+    let mut out = String::new();
+    cpus(&mut out, s);
+    nodes(&mut out, s);
+    caches(&mut out, s);
+    pages(&mut out, s);
+    kernel(&mut out, s);
+    memory(&mut out, s);
+    out
+}
+
+fn cpus(out: &mut String, s: &Snapshot) {
+    let value = if s.cpus.is_empty() {
+        "unknown".to_string()
+    } else {
+        let cores = s.cores();
+        let packages = s.packages();
+        format!(
+            "{} online, {} cores, {} threads/core, {} packages",
+            s.cpus.len(),
+            count(cores.len()),
+            opt(s.smt_per_core()),
+            count(packages.len()),
+        )
+    };
+    line(out, "CPUs", &value);
+    line(out, "CPU model", &opt(s.cpu_model.as_ref()));
+}
+
+fn nodes(out: &mut String, s: &Snapshot) {
+    if s.nodes.is_empty() {
+        line(out, "NUMA nodes", "unknown");
+        return;
+    }
+    line(out, "NUMA nodes", &s.nodes.len().to_string());
+    let head = format!("  {:>4}  {:>10}  {:>10}  ", "node", "memory", "free");
+    let _ = writeln!(out, "{head}CPUs");
+    for n in &s.nodes {
+        let first = format!(
+            "  {:>4}  {:>10}  {:>10}  ",
+            n.id,
+            opt(n.mem_total_kib.map(kib)),
+            opt(n.mem_free_kib.map(kib)),
+        );
+        if n.cpus.is_empty() {
+            let _ = writeln!(out, "{first}none (memory only)");
+        } else {
+            let list = cpulist::format(&n.cpus);
+            let tokens: Vec<&str> = list.split(',').collect();
+            out.push_str(&wrap(&tokens, ",", &first, head.len()));
+        }
+    }
+}
+
+fn caches(out: &mut String, s: &Snapshot) {
+    let levels = s.cache_levels();
+    if levels.is_empty() {
+        line(out, "Caches", "unknown");
+        return;
+    }
+    line(out, "Caches", "");
+    let head = format!(
+        "  {:<5} {:<11} {:>6} {:>5} {:>5} {:>7} {:>9}  ",
+        "level", "type", "size", "ways", "line", "sets", "instances"
+    );
+    let _ = writeln!(out, "{head}shared by");
+    let mut mixed = false;
+    for l in &levels {
+        mixed |= !l.uniform;
+        let size = format!(
+            "{}{}",
+            opt(l.size_bytes.map(bytes)),
+            if l.uniform { "" } else { "*" }
+        );
+        let row = format!(
+            "  {:<5} {:<11} {:>6} {:>5} {:>5} {:>7} {:>9}  ",
+            format!("L{}", l.level),
+            l.kind,
+            size,
+            opt(l.ways),
+            opt(l.line_size),
+            opt(l.sets),
+            l.instances,
+        );
+        let room = WIDTH.saturating_sub(row.len());
+        let _ = writeln!(
+            out,
+            "{row}{}",
+            clip(&cpulist::format(&l.example_shared), room)
+        );
+    }
+    if mixed {
+        let _ = writeln!(out, "  * instances differ; the first is shown");
+    }
+}
+
+fn pages(out: &mut String, s: &Snapshot) {
+    let huge = if s.huge_page_sizes.is_empty() {
+        "unknown".to_string()
+    } else {
+        let sizes: Vec<String> = s.huge_page_sizes.iter().map(|&b| bytes(b)).collect();
+        sizes.join(", ")
+    };
+    line(
+        out,
+        "Pages",
+        &format!(
+            "base {}; hugetlb {huge}; THP PMD {}",
+            opt(s.page_size.map(bytes)),
+            opt(s.thp_pmd_size.map(bytes)),
+        ),
+    );
+    line(
+        out,
+        "THP",
+        &format!(
+            "enabled {}, defrag {}",
+            opt(s.thp_enabled.as_ref()),
+            opt(s.thp_defrag.as_ref())
+        ),
+    );
+}
+
+fn kernel(out: &mut String, s: &Snapshot) {
+    line(out, "Kernel", &opt(s.kernel_release.as_ref()));
+    match &s.kernel_cmdline {
+        Some(cmdline) if !cmdline.is_empty() => {
+            let tokens: Vec<&str> = cmdline.split_whitespace().collect();
+            let first = format!("{:<LABEL$}", "Command line");
+            out.push_str(&wrap(&tokens, " ", &first, LABEL));
+        }
+        Some(_) => line(out, "Command line", "(empty)"),
+        None => line(out, "Command line", "unknown"),
+    }
+    let name_width = s.sysctls.keys().map(String::len).max().unwrap_or(0);
+    let mut label = "Sysctls";
+    for (name, value) in &s.sysctls {
+        line(
+            out,
+            label,
+            &format!("{name:<name_width$} = {}", opt(value.as_ref())),
+        );
+        label = "";
+    }
+    let hypervisor = match (&s.hypervisor, s.hypervisor_present) {
+        (Some(name), _) => name.clone(),
+        (None, Some(true)) => "present".to_string(),
+        (None, Some(false)) => "none".to_string(),
+        (None, None) => "unknown".to_string(),
+    };
+    line(out, "Hypervisor", &hypervisor);
+}
+
+fn memory(out: &mut String, s: &Snapshot) {
+    line(
+        out,
+        "Memory",
+        &format!(
+            "{} total, {} available",
+            opt(s.mem_total_kib.map(kib)),
+            opt(s.mem_available_kib.map(kib)),
+        ),
+    );
+    let llc = match s.llc() {
+        Some(c) => format!("(L{}) {}", c.level, opt(s.llc_colours())),
+        None => "unknown".to_string(),
+    };
+    line(
+        out,
+        "Page colours",
+        &format!("LLC {llc}, L2 {}", opt(s.l2_colours())),
+    );
+}
+
+/// One "Label        value" line.
+fn line(out: &mut String, label: &str, value: &str) {
+    let _ = writeln!(out, "{}", format!("{label:<LABEL$}{value}").trim_end());
+}
+
+/// The value or "unknown".
+fn opt<T: Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "unknown".to_string(), |v| v.to_string())
+}
+
+/// A count that is unknown when zero (nothing was read).
+fn count(n: usize) -> String {
+    if n == 0 {
+        "unknown".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+/// Bytes in the sysfs style: "4K", "2M", "1G", or plain bytes.
+pub fn bytes(b: u64) -> String {
+    for (shift, unit) in [(30, "G"), (20, "M"), (10, "K")] {
+        if b >= 1 << shift && b.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    format!("{b}B")
+}
+
+/// Kibibytes as GiB (or MiB below 1 GiB) with one decimal.
+pub fn kib(k: u64) -> String {
+    if k >= 1 << 20 {
+        format!("{:.1} GiB", k as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.1} MiB", k as f64 / 1024.0)
+    }
+}
+
+/// Cuts `text` to `room` characters, ending in "..." if cut.
+fn clip(text: &str, room: usize) -> String {
+    if text.chars().count() <= room || room < 4 {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(room - 3).collect();
+    format!("{kept}...")
+}
+
+/// Lays `tokens` out after `first`, joined by `sep`, breaking lines before
+/// WIDTH and indenting continuations by `indent` spaces. Each line ends in
+/// a newline; a token longer than a line is left whole.
+fn wrap(tokens: &[&str], sep: &str, first: &str, indent: usize) -> String {
+    let mut out = String::new();
+    let mut cur = first.to_string();
+    let mut empty = true;
+    for (i, tok) in tokens.iter().enumerate() {
+        let trail = if i + 1 < tokens.len() && sep != " " {
+            sep
+        } else {
+            ""
+        };
+        let gap = if empty || sep != " " { "" } else { " " };
+        if !empty && cur.len() + gap.len() + tok.len() + trail.len() > WIDTH {
+            out.push_str(cur.trim_end());
+            out.push('\n');
+            cur = " ".repeat(indent);
+            cur.push_str(tok);
+        } else {
+            cur.push_str(gap);
+            cur.push_str(tok);
+        }
+        cur.push_str(trail);
+        empty = false;
+    }
+    out.push_str(cur.trim_end());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_units() {
+        assert_eq!(bytes(4096), "4K");
+        assert_eq!(bytes(2 << 20), "2M");
+        assert_eq!(bytes(1 << 30), "1G");
+        assert_eq!(bytes(1536 << 10), "1536K");
+        assert_eq!(bytes(100), "100B");
+        assert_eq!(kib(16 << 20), "16.0 GiB");
+        assert_eq!(kib(512 << 10), "512.0 MiB");
+    }
+
+    #[test]
+    fn wrapping_keeps_to_80_columns() {
+        let words: Vec<String> = (0..40).map(|i| format!("opt{i}=value")).collect();
+        let tokens: Vec<&str> = words.iter().map(String::as_str).collect();
+        let text = wrap(&tokens, " ", "Command line  ", LABEL);
+        assert!(text.lines().count() > 1);
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        let rejoined: Vec<&str> = text.split_whitespace().skip(2).collect();
+        assert_eq!(rejoined, tokens);
+        let cpus: Vec<String> = (0..60).map(|i| (i * 2).to_string()).collect();
+        let tokens: Vec<&str> = cpus.iter().map(String::as_str).collect();
+        let text = wrap(&tokens, ",", "  x  ", 5);
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert_eq!(text.replace(['\n', ' ', 'x'], ""), cpus.join(","));
+    }
+
+    #[test]
+    fn clipping() {
+        assert_eq!(clip("0-3,8-11", 20), "0-3,8-11");
+        assert_eq!(clip("0,2,4,6,8,10,12", 8), "0,2,4...");
+    }
+
+    #[test]
+    fn empty_snapshot_is_unknown() {
+        let t = text(&Snapshot::default());
+        assert!(t.contains("CPUs          unknown"), "{t}");
+        assert!(t.contains("Hypervisor    unknown"), "{t}");
+        assert!(t.lines().all(|l| l.len() <= WIDTH));
+    }
 }

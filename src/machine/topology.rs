@@ -1,0 +1,97 @@
+//! CPU and NUMA topology: online CPUs, their packages, cores, SMT siblings
+//! and nodes, the nodes' memory, and the CPU model name.
+
+use super::snapshot::{Cpu, Node};
+use super::{cpulist, read_num, read_trimmed, under};
+use std::path::Path;
+
+/// Reads a CPU-list file; `None` if absent or unparsable.
+pub fn read_cpulist(root: &Path, abs: &str) -> Option<Vec<usize>> {
+    read_trimmed(root, abs).and_then(|s| cpulist::parse(&s).ok())
+}
+
+/// Online CPU ids from /sys/devices/system/cpu/online (empty if unknown).
+pub fn online_cpus(root: &Path) -> Vec<usize> {
+    read_cpulist(root, "/sys/devices/system/cpu/online").unwrap_or_default()
+}
+
+/// Reads one CPU's topology; `nodes` gives its node.
+pub fn read_cpu(root: &Path, id: usize, nodes: &[Node]) -> Cpu {
+    let topo = format!("/sys/devices/system/cpu/cpu{id}/topology");
+    Cpu {
+        id,
+        package: read_num(root, &format!("{topo}/physical_package_id")),
+        core: read_num(root, &format!("{topo}/core_id")),
+        node: nodes.iter().find(|n| n.cpus.contains(&id)).map(|n| n.id),
+        siblings: read_cpulist(root, &format!("{topo}/thread_siblings_list"))
+            .unwrap_or_else(|| vec![id]),
+    }
+}
+
+/// Online NUMA nodes, including memory-only nodes (empty `cpus`).
+pub fn read_nodes(root: &Path) -> Vec<Node> {
+    let online = read_cpulist(root, "/sys/devices/system/node/online").unwrap_or_default();
+    online
+        .into_iter()
+        .map(|id| {
+            let dir = format!("/sys/devices/system/node/node{id}");
+            let meminfo =
+                std::fs::read_to_string(under(root, &format!("{dir}/meminfo"))).unwrap_or_default();
+            Node {
+                id,
+                cpus: read_cpulist(root, &format!("{dir}/cpulist")).unwrap_or_default(),
+                mem_total_kib: node_meminfo_field(&meminfo, "MemTotal"),
+                mem_free_kib: node_meminfo_field(&meminfo, "MemFree"),
+            }
+        })
+        .collect()
+}
+
+/// One field of a node meminfo file ("Node 0 MemTotal:  123 kB"), in kB.
+fn node_meminfo_field(meminfo: &str, name: &str) -> Option<u64> {
+    let key = format!(" {name}:");
+    meminfo.lines().find_map(|l| {
+        let rest = l.split_once(&key)?.1;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// The CPU model from /proc/cpuinfo ("model name" on x86, with the names
+/// other architectures use as fallbacks).
+pub fn read_cpu_model(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(under(root, "/proc/cpuinfo")).ok()?;
+    cpu_model_from(&text)
+}
+
+fn cpu_model_from(cpuinfo: &str) -> Option<String> {
+    ["model name", "Processor", "cpu model", "cpu"]
+        .iter()
+        .find_map(|key| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == *key && !v.trim().is_empty()).then(|| v.trim().to_string())
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_meminfo_fields() {
+        let text = "Node 1 MemTotal:       16384 kB\nNode 1 MemFree:  100 kB\n";
+        assert_eq!(node_meminfo_field(text, "MemTotal"), Some(16384));
+        assert_eq!(node_meminfo_field(text, "MemFree"), Some(100));
+        assert_eq!(node_meminfo_field(text, "MemUsed"), None);
+    }
+
+    #[test]
+    fn cpu_model_prefers_model_name() {
+        let x86 = "processor\t: 0\ncpu family\t: 6\nmodel name\t: Xeon X\n";
+        assert_eq!(cpu_model_from(x86).as_deref(), Some("Xeon X"));
+        let ppc = "processor\t: 0\ncpu\t\t: POWER9 (raw)\n";
+        assert_eq!(cpu_model_from(ppc).as_deref(), Some("POWER9 (raw)"));
+        assert_eq!(cpu_model_from("processor : 0\n"), None);
+    }
+}
