@@ -5,18 +5,52 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One configuration measured repeatedly: a task count and a variant.
+/// One configuration measured repeatedly: a task count, a workload variant,
+/// and the kernel knob values set while it runs (empty unless `--knob`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Case {
     pub tasks: usize,
     /// Workload-defined variant, e.g. "fault" or "populate".
     pub variant: String,
+    /// Knob name -> value for A/B runs.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
 }
 
 impl Case {
-    /// The stable key a case is stored under.
+    pub fn new(tasks: usize, variant: &str) -> Case {
+        Case {
+            tasks,
+            variant: variant.to_string(),
+            knobs: BTreeMap::new(),
+        }
+    }
+
+    /// The same case under other knob values.
+    pub fn with_knobs(&self, knobs: BTreeMap<String, String>) -> Case {
+        Case {
+            knobs,
+            ..self.clone()
+        }
+    }
+
+    /// The stable key a case is stored under: "variant/tasks[/k=v,...]".
     pub fn key(&self) -> String {
-        format!("{}/{}", self.variant, self.tasks)
+        let mut k = format!("{}/{}", self.variant, self.tasks);
+        if !self.knobs.is_empty() {
+            k.push('/');
+            k.push_str(&self.knobs_label());
+        }
+        k
+    }
+
+    /// "k=v,k2=v2", or "" without knobs.
+    pub fn knobs_label(&self) -> String {
+        self.knobs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 

@@ -115,8 +115,16 @@ impl Store {
         let id = tx.last_insert_rowid();
         for (pos, c) in r.cases.iter().enumerate() {
             tx.execute(
-                "INSERT INTO cases (run_id, case_key, position, tasks, variant) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, c.key(), pos as i64, c.tasks as i64, c.variant],
+                "INSERT INTO cases (run_id, case_key, position, tasks, variant, knobs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    id,
+                    c.key(),
+                    pos as i64,
+                    c.tasks as i64,
+                    c.variant,
+                    json(&c.knobs)
+                ],
             )
             .map_err(err)?;
         }
@@ -263,13 +271,16 @@ impl Store {
         let mut cases: Vec<CaseSamples> = {
             let mut st = self
                 .conn
-                .prepare("SELECT tasks, variant FROM cases WHERE run_id = ?1 ORDER BY position")
+                .prepare(
+                    "SELECT tasks, variant, knobs FROM cases WHERE run_id = ?1 ORDER BY position",
+                )
                 .map_err(err)?;
             st.query_map([id], |r| {
                 Ok(CaseSamples {
                     case: Case {
                         tasks: r.get::<_, i64>(0)? as usize,
                         variant: r.get(1)?,
+                        knobs: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
                     },
                     samples: Vec::new(),
                 })

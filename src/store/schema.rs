@@ -27,6 +27,7 @@ CREATE TABLE cases (
     position INTEGER NOT NULL,
     tasks    INTEGER NOT NULL,
     variant  TEXT NOT NULL,
+    knobs    TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (run_id, case_key)
 );
 CREATE TABLE samples (

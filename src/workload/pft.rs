@@ -131,16 +131,15 @@ impl Workload for Pft {
             .cfg
             .tasks
             .iter()
-            .map(|&tasks| Case {
-                tasks,
-                variant: "fault".into(),
-            })
+            .map(|&tasks| Case::new(tasks, "fault"))
             .collect();
         if self.cfg.populate {
-            cases.extend(self.cfg.tasks.iter().map(|&tasks| Case {
-                tasks,
-                variant: "populate".into(),
-            }));
+            cases.extend(
+                self.cfg
+                    .tasks
+                    .iter()
+                    .map(|&tasks| Case::new(tasks, "populate")),
+            );
         }
         cases
     }

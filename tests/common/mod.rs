@@ -1,0 +1,74 @@
+//! Helpers for end-to-end tests: run the real binary against a private store.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A temporary directory removed on drop, holding the test's store.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "vmscale-test-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch { dir }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("test.db")
+    }
+
+    /// Runs vmscale with this scratch store.
+    pub fn vmscale(&self, args: &[&str]) -> Output {
+        vmscale_with_db(&self.db(), args)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn vmscale_with_db(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args(args)
+        .env("VMSCALE_DB", db)
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .expect("run vmscale")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success and returns stdout.
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "vmscale failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+    stdout(o)
+}
+
+/// Parses stdout as JSON.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&ok(o)).expect("stdout is JSON")
+}
