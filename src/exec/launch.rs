@@ -157,22 +157,19 @@ fn wait_all_arrived(
 /// Fails if any child has already exited (it would never arrive).
 fn check_children(pids: &[libc::pid_t]) -> Result<(), String> {
     for (i, &pid) in pids.iter().enumerate() {
-        let mut status = 0;
-        // SAFETY: waitid with WNOWAIT only peeks; siginfo is plain data.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
+        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only peeks and
+        // leaves the child to be reaped later.
+        let exited = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
             libc::waitid(
                 libc::P_PID,
                 pid as libc::id_t,
                 &mut info,
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
+            ) == 0
+                && info.si_pid() == pid
         };
-        // SAFETY: si_pid is valid to read after a successful waitid.
-        if r == 0 && unsafe { info.si_pid() } == pid {
-            status += 1;
-        }
-        if status > 0 {
+        if exited {
             return Err(format!(
                 "task {i} (pid {pid}) exited before the start barrier"
             ));
