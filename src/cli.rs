@@ -34,6 +34,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
     /// Run a workload or a suite and store every sample
     Run(RunArgs),
