@@ -113,7 +113,10 @@ pub fn execute_with(
     let variants = expand_cases(&bases[..bases.len().min(1)], combos)
         .len()
         .max(1);
-    let headline = workload.figures().first().map(|f| f.name.clone());
+    // A case's headline is the first declared figure its samples report
+    // (pft's populate cases report pages/wsec, not fault/wsec).
+    let figures: Vec<String> = workload.figures().into_iter().map(|f| f.name).collect();
+    let mut headlines: Vec<String> = Vec::new();
     let most = match plan.reps {
         Reps::Fixed(n) => n,
         Reps::Adaptive(r) => r.max_reps,
@@ -164,12 +167,15 @@ pub fn execute_with(
                 ));
                 let sample = take_sample(workload, base, seq, warmup, opts)?;
                 if !warmup {
-                    values[ci].push(
-                        headline
-                            .as_ref()
-                            .and_then(|h| sample.data.figures.get(h).copied())
-                            .unwrap_or(f64::NAN),
-                    );
+                    let head = figures
+                        .iter()
+                        .find_map(|f| sample.data.figures.get(f).map(|v| (f, *v)));
+                    if let Some((name, _)) = head
+                        && !headlines.contains(name)
+                    {
+                        headlines.push(name.clone());
+                    }
+                    values[ci].push(head.map_or(f64::NAN, |(_, v)| v));
                 }
                 store.add_sample(run_id, case, &sample)?;
             }
@@ -212,7 +218,11 @@ pub fn execute_with(
         ),
         Reps::Adaptive(rule) => adaptive_note(
             &rule,
-            headline.as_deref().unwrap_or("?"),
+            &if headlines.is_empty() {
+                "?".to_string()
+            } else {
+                headlines.join("|")
+            },
             &stops,
             plan.warmup,
             variants,
