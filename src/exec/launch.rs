@@ -147,7 +147,7 @@ fn wait_all_arrived(
     while (block.arrived() as usize) < n {
         std::thread::yield_now();
         polls += 1;
-        if polls % 1024 == 0 {
+        if polls.is_multiple_of(1024) {
             check()?;
         }
     }
@@ -229,8 +229,10 @@ mod tests {
     fn threads_all_report_and_start_after_release() {
         let out = run_tasks(Mode::Thread, &[None, None, None], |t| {
             t.wait_start();
-            let mut r = TaskReport::default();
-            r.start_ns = clock::monotonic_ns();
+            let mut r = TaskReport {
+                start_ns: clock::monotonic_ns(),
+                ..Default::default()
+            };
             r.values[0] = t.index as f64;
             r.end_ns = clock::monotonic_ns();
             r
