@@ -10,7 +10,9 @@ Examples:
   vmscale run pft --tasks 1-4 --mode process --size-per-task 256M --populate
   vmscale show last                         reprint the newest run
   vmscale list --json                       every stored run, as JSON
-  vmscale sysinfo                           what vmscale sees of this machine";
+  vmscale sysinfo                           what vmscale sees of this machine
+  vmscale run pft --tasks 1,2 --size 64M --knob thp_defrag=madvise,never
+  vmscale restore                           undo knobs left changed by a killed run";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,6 +34,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
     /// Run a workload or a suite and store every sample
     Run(RunArgs),
@@ -41,6 +44,8 @@ pub enum Command {
     List(ListArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
     Sysinfo(SysinfoArgs),
+    /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
+    Restore(RestoreArgs),
 }
 
 #[derive(Args, Debug)]
@@ -65,9 +70,9 @@ vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
 /// Options every run shares.
 #[derive(Args, Debug, Clone)]
 pub struct Harness {
-    /// Measured samples per case, after one discarded warm-up
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    pub reps: usize,
+    /// A fixed count of measured samples per case, instead of adaptive stopping
+    #[arg(long, value_name = "N")]
+    pub reps: Option<usize>,
     /// Warm-up samples per case (stored, not counted)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
@@ -77,6 +82,28 @@ pub struct Harness {
     /// Print the stored run as JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Adaptive: sample until the 95 % CI of the headline mean is within P % of it
+    #[arg(long, default_value = "1%", value_name = "P%")]
+    pub precision: String,
+    /// Adaptive: at most N measured samples per case [default: 30; run quick: 5]
+    #[arg(long, value_name = "N")]
+    pub max_reps: Option<usize>,
+    /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases
+    #[arg(long, default_value = "10m", value_name = "TIME")]
+    pub max_time: String,
+    /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
+    #[arg(long, default_value = "5%", value_name = "P%")]
+    pub noise_threshold: String,
+    /// Before each sample, wait (up to 30 s) for the machine to be quiet
+    #[arg(long)]
+    pub wait_quiet: bool,
+    /// Vary a kernel knob over values, A B A B per repetition; repeat for the cross product.
+    /// Needs root; restored at the end, on error and on SIGINT/SIGTERM. Knobs: thp, thp_defrag,
+    /// thp_shmem, khugepaged_defrag, numa_balancing, pcp_high_fraction, zone_reclaim,
+    /// overcommit, swappiness, stat_interval, compaction_proactiveness,
+    /// watermark_scale_factor (see docs/knobs.md)
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knob: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -141,3 +168,6 @@ pub struct SysinfoArgs {
     #[arg(long, hide = true, default_value = "/")]
     pub root: PathBuf,
 }
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {}

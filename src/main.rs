@@ -8,11 +8,15 @@ use vmscale::commands::{self, Error};
 fn main() {
     let cli = Cli::parse();
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
+    if !matches!(cli.command, Command::Restore(_)) {
+        commands::restore::at_start();
+    }
     let result = match cli.command {
         Command::Run(a) => commands::run::run(&db, a),
         Command::Show(a) => commands::show::show(&db, &a.run, a.json),
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
+        Command::Restore(_) => commands::restore::restore(),
     };
     if let Err(e) = result {
         match &e {

@@ -4,6 +4,7 @@
 
 pub mod list;
 pub mod progress;
+pub mod restore;
 pub mod run;
 pub mod show;
 pub mod sysinfo;

@@ -31,14 +31,53 @@ fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
 }
 
 fn plan(h: &Harness) -> Result<Plan> {
-    if h.reps == 0 {
+    plan_with(h, DEFAULT_MAX_REPS)
+}
+
+const DEFAULT_MAX_REPS: usize = 30;
+/// `run quick` stops adaptive sampling sooner, to stay quick.
+const QUICK_MAX_REPS: usize = 5;
+
+/// The plan from the harness options: `--reps N` fixed, else adaptive.
+fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
+    if h.reps == Some(0) {
         return Err(Error::Input(
             "--reps 0 takes no samples: use 1 or more".into(),
         ));
     }
+    if h.max_reps == Some(0) {
+        return Err(Error::Input(
+            "--max-reps 0 takes no samples: use 1 or more".into(),
+        ));
+    }
+    let precision = input(parse::percent(&h.precision).map_err(|e| format!("--precision: {e}")))?;
+    let max_time = input(parse::duration(&h.max_time).map_err(|e| format!("--max-time: {e}")))?;
+    let reps = match h.reps {
+        Some(n) => Reps::Fixed(n),
+        None => Reps::Adaptive(crate::stats::stopping::Rule {
+            precision,
+            min_reps: MIN_REPS,
+            max_reps: h.max_reps.unwrap_or(default_max_reps),
+            max_time,
+        }),
+    };
     Ok(Plan {
         warmup: h.warmup,
-        reps: Reps::Fixed(h.reps),
+        reps,
+    })
+}
+
+/// Adaptive stopping never trusts a CI of fewer samples than this.
+const MIN_REPS: usize = 3;
+
+/// Noise and knob options from the harness, validated.
+fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
+    let threshold =
+        input(parse::percent(&h.noise_threshold).map_err(|e| format!("--noise-threshold: {e}")))?;
+    Ok(runner::Options {
+        noise_threshold: threshold,
+        wait_quiet: h.wait_quiet.then(|| std::time::Duration::from_secs(30)),
+        combos: knobs.combos(),
     })
 }
 
@@ -116,10 +155,27 @@ pub fn run_workload(
     m: &Snapshot,
 ) -> Result<Run> {
     check_memory(w, m)?;
+    let knob_plan = input(crate::knobs::Plan::parse(&h.knob))?;
+    let opts = options(h, &knob_plan)?;
+    let journal = crate::knobs::journal::default_path();
+    let root = crate::knobs::live_root();
+    input(knob_plan.preflight(&root, &journal))?;
+    // Handlers first: from here a SIGINT only sets the flag, so the knobs
+    // are restored by the session rather than left changed.
+    signals::install();
+    let mut session = if knob_plan.is_empty() {
+        None
+    } else {
+        Some(crate::knobs::Session::begin(&knob_plan, &root, &journal).map_err(Error::Failed)?)
+    };
+    let knobs_json = session
+        .as_ref()
+        .map(|s| knob_plan.describe(&s.originals()))
+        .unwrap_or_else(|| serde_json::json!({}));
     let mut store = Store::open(db).map_err(Error::Failed)?;
     let machine_json = serde_json::to_value(m).unwrap_or_default();
     let config = w.config();
-    let cases = w.cases();
+    let cases = runner::expand_cases(&w.cases(), &opts.combos);
     let figures = w.figures();
     let id = store
         .create_run(&NewRun {
@@ -129,18 +185,34 @@ pub fn run_workload(
             config: &config,
             figures: &figures,
             machine: &machine_json,
-            knobs: &serde_json::json!({}),
+            knobs: &knobs_json,
             cases: &cases,
             origin: "measured",
         })
         .map_err(Error::Failed)?;
-    signals::install();
     let bar = super::progress::Bar::new();
-    let outcome = runner::execute(&mut store, id, w, plan, &bar);
-    let (status, note, error) = match outcome {
+    let outcome = runner::execute_with(&mut store, id, w, plan, &opts, session.as_mut(), &bar);
+    let (mut status, mut note, mut error) = match outcome {
         Ok(end) => (end.status, end.note, None),
         Err(e) => (Status::Failed, e.clone(), Some(e)),
     };
+    if let Some(s) = session.as_mut() {
+        match s.restore() {
+            Ok(()) => {
+                let was: Vec<String> = s
+                    .originals()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                note.push_str(&format!("; knobs restored to {}", was.join(",")));
+            }
+            Err(e) => {
+                note.push_str(&format!("; knobs NOT restored: {e}"));
+                status = Status::Failed;
+                error.get_or_insert(e);
+            }
+        }
+    }
     store
         .finish_run(id, status, Some(&note))
         .map_err(Error::Failed)?;
@@ -174,7 +246,7 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
 
 /// The quick suite: sysinfo, then pft in threads and processes.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
-    let plan = plan(&a.harness)?;
+    let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
         .iter()
         .map(|mode| {

@@ -2,6 +2,7 @@
 //! exactly what `run` printed.
 
 pub mod generic;
+pub mod knobs;
 pub mod pft;
 pub mod sysinfo;
 
@@ -9,6 +10,17 @@ use crate::model::Run;
 
 /// The text report of a run, chosen by its workload.
 pub fn text(run: &Run) -> String {
+    if let Some(blocks) = knobs::split(run) {
+        let mut out = header(run);
+        for (label, sub) in &blocks {
+            let t = text(sub);
+            out.push_str(&format!(
+                "\n[{label}]\n{}",
+                t.strip_prefix(&header(sub)).unwrap_or(&t)
+            ));
+        }
+        return out;
+    }
     let body = match run.meta.workload.as_str() {
         "pft" => pft::text(run),
         _ => generic::text(run),
@@ -36,6 +48,7 @@ pub fn header(run: &Run) -> String {
     if m.origin != "measured" {
         s.push_str(&format!("origin: {}\n", m.origin));
     }
+    s.push_str(&knobs::summary(run));
     s
 }
 

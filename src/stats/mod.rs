@@ -1,4 +1,5 @@
 //! Statistics over samples: summaries now; comparison and model fits join
 //! as their own modules.
 
+pub mod stopping;
 pub mod summary;
