@@ -39,9 +39,3 @@ impl crate::runner::Progress for Bar {
         self.0.finish_and_clear();
     }
 }
-
-impl Default for Bar {
-    fn default() -> Bar {
-        Bar::new()
-    }
-}
