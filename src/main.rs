@@ -13,6 +13,9 @@ fn main() {
         Command::Show(a) => commands::show::show(&db, &a.run, a.json),
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
+        Command::Report(a) => commands::report::report(&db, &a),
+        Command::Fit(a) => commands::fit::fit(&db, &a),
+        Command::Import(a) => commands::import::import(&db, &a),
     };
     if let Err(e) = result {
         match &e {

@@ -1,8 +1,12 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod fit;
 pub mod generic;
+pub mod html;
+pub mod imported;
 pub mod pft;
+pub mod series;
 pub mod sysinfo;
 
 use crate::model::Run;
@@ -10,6 +14,7 @@ use crate::model::Run;
 /// The text report of a run, chosen by its workload.
 pub fn text(run: &Run) -> String {
     let body = match run.meta.workload.as_str() {
+        _ if imported::handles(run) => imported::text(run),
         "pft" => pft::text(run),
         _ => generic::text(run),
     };

@@ -1,0 +1,1 @@
+pub fn page(_runs: &[crate::model::Run], _figure: Option<&str>) -> String { String::new() }
