@@ -109,7 +109,12 @@ fn no_coherency_cost_lands_on_kappa_zero() {
 #[test]
 fn linear_data_land_on_both_bounds() {
     let pts: Vec<(f64, f64)> = (1..=8)
-        .flat_map(|n| [(n as f64, 100.0 * n as f64 * 1.01), (n as f64, 100.0 * n as f64 * 0.99)])
+        .flat_map(|n| {
+            [
+                (n as f64, 100.0 * n as f64 * 1.01),
+                (n as f64, 100.0 * n as f64 * 0.99),
+            ]
+        })
         .map(|(n, x)| (n, x * (1.0 + 0.02 * (n - 1.0) / 7.0)))
         .collect();
     let f = usl::fit(&pts).unwrap();
@@ -129,7 +134,11 @@ fn warns_on_few_n_and_on_extrapolation() {
         .filter(|(n, _)| *n <= 4.0)
         .collect();
     let f = usl::fit(&pts).unwrap();
-    assert!(f.warnings.iter().any(|w| w.contains("4 distinct N")), "{:?}", f.warnings);
+    assert!(
+        f.warnings.iter().any(|w| w.contains("4 distinct N")),
+        "{:?}",
+        f.warnings
+    );
     let (rows, warnings) = f.extrapolate(&[2.0, 64.0]);
     assert!(!rows[0].beyond_data && rows[1].beyond_data);
     assert_eq!(warnings.len(), 1);

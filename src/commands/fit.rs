@@ -36,9 +36,7 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
     let targets = a.extrapolate.as_deref().map(extrapolate_list).transpose()?;
     let (pairs, source, figure, unit, variant) = match (&a.file, &a.run) {
         (Some(_), Some(_)) => {
-            return Err(Error::Input(
-                "give a run or --file, not both".into(),
-            ));
+            return Err(Error::Input("give a run or --file, not both".into()));
         }
         (Some(file), None) => {
             if a.figure.is_some() || a.variant.is_some() {
@@ -50,7 +48,13 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
                 .map_err(|e| Error::Input(format!("cannot read {}: {e}", file.display())))?;
             let pairs = usl::parse_pairs(&text)
                 .map_err(|e| Error::Input(format!("{}: {e}", file.display())))?;
-            (pairs, file.display().to_string(), "X".to_string(), "".to_string(), None)
+            (
+                pairs,
+                file.display().to_string(),
+                "X".to_string(),
+                "".to_string(),
+                None,
+            )
         }
         (None, spec) => {
             let store = Store::open_existing(db).map_err(Error::Input)?;

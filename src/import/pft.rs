@@ -6,14 +6,7 @@
 use super::Table;
 use crate::model::{Better, Case, Figure, SampleData};
 
-const TAIL: [&str; 6] = [
-    "CLine",
-    "User",
-    "System",
-    "Wall",
-    "flt/cpu/s",
-    "fault/wsec",
-];
+const TAIL: [&str; 6] = ["CLine", "User", "System", "Wall", "flt/cpu/s", "fault/wsec"];
 
 /// Words of prose kept before a header as the table's caption.
 const CAPTION_WORDS: usize = 14;

@@ -33,10 +33,15 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
         if cells.len() != 6 {
             return Err(at(format!("{} fields, the header has 6", cells.len())));
         }
-        let v: Vec<Option<f64>> = cells.iter().map(|c| cell(c)).collect::<Result<_, _>>().map_err(at)?;
+        let v: Vec<Option<f64>> = cells
+            .iter()
+            .map(|c| cell(c))
+            .collect::<Result<_, _>>()
+            .map_err(at)?;
         let tasks = v[0]
             .filter(|t| *t >= 1.0 && t.fract() == 0.0)
-            .ok_or_else(|| at("tasks must be a whole number >= 1".into()))? as usize;
+            .ok_or_else(|| at("tasks must be a whole number >= 1".into()))?
+            as usize;
         for (variant, ops, idle) in [("process", v[1], v[2]), ("thread", v[3], v[4])] {
             let Some(ops) = ops else { continue };
             let mut d = SampleData::default();

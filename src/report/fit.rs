@@ -104,7 +104,11 @@ pub fn text(r: &FitReport) -> String {
                 num(p.n),
                 num(p.x),
                 ci,
-                if p.beyond_data { "  (extrapolated)" } else { "" }
+                if p.beyond_data {
+                    "  (extrapolated)"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -87,12 +87,17 @@ pub fn find_figure<'a>(run: &'a Run, name: Option<&str>) -> Result<&'a Figure, S
             .figures
             .first()
             .ok_or_else(|| format!("run {} declares no figures", run.meta.id)),
-        Some(n) => run.meta.figures.iter().find(|f| f.name == n).ok_or_else(|| {
-            format!(
-                "run {} has no figure '{n}': use one of {}",
-                run.meta.id,
-                names()
-            )
-        }),
+        Some(n) => run
+            .meta
+            .figures
+            .iter()
+            .find(|f| f.name == n)
+            .ok_or_else(|| {
+                format!(
+                    "run {} has no figure '{n}': use one of {}",
+                    run.meta.id,
+                    names()
+                )
+            }),
     }
 }

@@ -91,7 +91,8 @@ impl Fit {
         let p = self.params();
         let x = p.x(n);
         let ci95 = self.cov.as_ref().map(|cov| {
-            let g = DVector::from_iterator(self.free.len(), self.free.iter().map(|&i| grad(&p, n)[i]));
+            let g =
+                DVector::from_iterator(self.free.len(), self.free.iter().map(|&i| grad(&p, n)[i]));
             let var = (g.transpose() * cov * &g)[(0, 0)].max(0.0);
             let h = t95(self.df as f64) * var.sqrt();
             (x - h, x + h)
