@@ -273,9 +273,9 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, String> {
         }
         for init in [guess, [guess[0], 0.1, 1e-3], [guess[0], 0.01, 1e-5]] {
             let mut init = init;
-            for i in 1..3 {
+            for (i, v) in init.iter_mut().enumerate().skip(1) {
                 if !free.contains(&i) {
-                    init[i] = 0.0;
+                    *v = 0.0;
                 }
             }
             let p = fit_subset(&ns, &xs, init, free.clone());

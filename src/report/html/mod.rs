@@ -28,6 +28,7 @@ pub type Plot = (String, String);
 /// figures are per task count get the generic scaling plots; others add an
 /// arm here, e.g. `"c2c" => c2c::heat_map(run)`,
 /// `"latency" => latency::curve(run)`, `"colour" => colour::histograms(run)`.
+#[allow(clippy::match_single_binding)] // the arms for c2c, latency and colour go here
 pub fn plots_for(run: &Run, figure: Option<&str>) -> Vec<Plot> {
     match run.meta.workload.as_str() {
         _ => scaling::plots(run, figure),

@@ -73,16 +73,18 @@ fn curve(all: &[Series]) -> String {
         .flat_map(|s| s.points.iter().map(|p| p.tasks))
         .max()
         .unwrap_or(1) as f64;
+    let data_top = all
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| mean_ci(p).0 + mean_ci(p).1))
+        .fold(0.0, f64::max);
+    // The ideal line may run far above the data; show it up to 1.5x the data.
     let ideal_top = all
         .iter()
         .filter_map(|s| s.points.first())
         .filter(|_| higher)
-        .map(|p| mean_ci(p).0 / p.tasks as f64 * max_n);
-    let top = all
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| mean_ci(p).0 + mean_ci(p).1))
-        .chain(ideal_top)
+        .map(|p| mean_ci(p).0 / p.tasks as f64 * max_n)
         .fold(0.0, f64::max);
+    let top = data_top.max(ideal_top.min(1.5 * data_top));
     let fits: Vec<Option<usl::Params>> = all
         .iter()
         .map(|s| {
