@@ -46,6 +46,19 @@ pub enum Command {
     Sysinfo(SysinfoArgs),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
     Restore(RestoreArgs),
+    /// Write an HTML report with plots for one or more runs
+    #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
+vmscale report 3 4 5 --html compare.html --figure fault/wsec")]
+    Report(ReportArgs),
+    /// Fit the Universal Scalability Law to a run (or to a file of `N X` pairs)
+    #[command(after_help = "Examples:\n  vmscale fit last\n  \
+vmscale fit 3 --figure flt/cpu/s --extrapolate 16,64,512\n  \
+vmscale fit --file pairs.txt --json")]
+    Fit(FitArgs),
+    /// Import pft tables or will-it-scale CSV into the store as runs
+    #[command(after_help = "Examples:\n  vmscale import lameter-2005.txt\n  \
+vmscale import page_fault1.csv --label wis-pf1")]
+    Import(ImportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -171,3 +184,49 @@ pub struct SysinfoArgs {
 
 #[derive(Args, Debug)]
 pub struct RestoreArgs {}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs (ids, labels, `last`, `last~N`); several are compared
+    #[arg(default_value = "last", num_args = 1..)]
+    pub runs: Vec<String>,
+    /// The HTML file to write
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+    /// The figure to plot (default: each run's headline figure)
+    #[arg(long)]
+    pub figure: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// Run id, label, `last` or `last~N` (not with --file)
+    pub run: Option<String>,
+    /// Figure to fit (default: the run's headline figure)
+    #[arg(long)]
+    pub figure: Option<String>,
+    /// Variant to fit (default: the run's first)
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Task counts to predict, e.g. 16,64,512 (default: 2x .. 16x the largest measured)
+    #[arg(long, value_name = "N,...")]
+    pub extrapolate: Option<String>,
+    /// A plain file of `N X` pairs instead of a run
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// A pft table (Lameter's layout or pft 0.12) or a will-it-scale runtest CSV
+    pub file: PathBuf,
+    /// A label for the imported runs
+    #[arg(long)]
+    pub label: Option<String>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}

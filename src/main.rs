@@ -17,6 +17,9 @@ fn main() {
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
         Command::Restore(_) => commands::restore::restore(),
+        Command::Report(a) => commands::report::report(&db, &a),
+        Command::Fit(a) => commands::fit::fit(&db, &a),
+        Command::Import(a) => commands::import::import(&db, &a),
     };
     if let Err(e) = result {
         match &e {

@@ -2,8 +2,11 @@
 //! clap definitions; they turn them into validated inputs for the runner,
 //! store and report layers.
 
+pub mod fit;
+pub mod import;
 pub mod list;
 pub mod progress;
+pub mod report;
 pub mod restore;
 pub mod run;
 pub mod show;

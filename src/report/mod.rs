@@ -1,9 +1,13 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod fit;
 pub mod generic;
+pub mod html;
+pub mod imported;
 pub mod knobs;
 pub mod pft;
+pub mod series;
 pub mod sysinfo;
 
 use crate::model::Run;
@@ -22,6 +26,7 @@ pub fn text(run: &Run) -> String {
         return out;
     }
     let body = match run.meta.workload.as_str() {
+        _ if imported::handles(run) => imported::text(run),
         "pft" => pft::text(run),
         _ => generic::text(run),
     };

@@ -3,3 +3,4 @@
 
 pub mod stopping;
 pub mod summary;
+pub mod usl;
