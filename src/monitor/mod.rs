@@ -1,3 +1,5 @@
 //! Readers of the kernel's own counters, taken around each sample.
 
 pub mod vmstat;
+pub mod diskstats;
+pub mod numa_maps;
