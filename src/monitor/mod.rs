@@ -3,3 +3,4 @@
 pub mod vmstat;
 pub mod diskstats;
 pub mod numa_maps;
+pub mod autonuma;

@@ -1,6 +1,7 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod numa;
 pub mod pft;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
