@@ -628,6 +628,7 @@ mod tests {
         let m = crate::machine::live();
         let c = plan(Pattern::Numa01Threadlocal, Some(4 << 20), Some(7), 20, 0.9, &m).unwrap();
         let expected = (c.processes * c.threads) as f64 * 7.0;
+        let procs = c.processes as f64;
         let w = Numa::new(c, &m);
         let d = w.sample(&w.cases()[0]).unwrap();
         assert_eq!(d.figures["passes"], expected);
@@ -636,7 +637,8 @@ mod tests {
         }
         assert!(d.figures.contains_key("autonuma_cost"));
         if std::path::Path::new("/proc/self/numa_maps").exists() {
-            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64;
+            // A process maps (in its page tables) only the slices its threads touched.
+            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64 / procs;
             assert_eq!(d.figures.get("pages_mapped"), Some(&pages));
         }
     }
