@@ -116,6 +116,11 @@ pub fn converged_at(points: &[Point], threshold: f64) -> Option<f64> {
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     handle: std::thread::JoinHandle<Vec<Point>>,
+    t0: std::time::Instant,
+    root: PathBuf,
+    pids: Vec<i32>,
+    start: u64,
+    node_of: BTreeMap<usize, usize>,
 }
 
 impl Sampler {
@@ -128,8 +133,10 @@ impl Sampler {
     ) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let t0 = std::time::Instant::now();
+        let (r, p, n) = (root.clone(), pids.clone(), node_of.clone());
         let handle = std::thread::spawn(move || {
-            let t0 = std::time::Instant::now();
+            let (root, pids, node_of) = (r, p, n);
             let mut points = Vec::new();
             while !flag.load(Ordering::Acquire) {
                 let t = t0.elapsed().as_secs_f64();
@@ -143,13 +150,27 @@ impl Sampler {
             }
             points
         });
-        Sampler { stop, handle }
+        Sampler {
+            stop,
+            handle,
+            t0,
+            root,
+            pids,
+            start,
+            node_of,
+        }
     }
 
-    /// Stops the thread and returns its points.
+    /// Stops the thread, takes one last sample (call it while the
+    /// processes still exist) and returns every point.
     pub fn finish(self) -> Vec<Point> {
         self.stop.store(true, Ordering::Release);
-        self.handle.join().unwrap_or_default()
+        let mut points = self.handle.join().unwrap_or_default();
+        let t = self.t0.elapsed().as_secs_f64();
+        if let Some((locality, pages)) = sample(&self.root, &self.pids, self.start, &self.node_of) {
+            points.push(Point { t, locality, pages });
+        }
+        points
     }
 }
 

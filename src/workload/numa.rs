@@ -278,6 +278,9 @@ impl Workload for Numa {
         }
         let procs = self.cfg.processes;
         let block = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        // Children wait here after their work so the last locality sample
+        // sees their mappings.
+        let done = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
         let mut pids = Vec::with_capacity(procs);
         for p in 0..procs {
             // SAFETY: vmscale is single-threaded here (no sampler yet, earlier
@@ -290,8 +293,14 @@ impl Workload for Numa {
             }
             if pid == 0 {
                 let r = self.child(p, &region, &block);
+                let failed = r.error().is_some();
                 block.put(p, r);
-                block.arrive();
+                if failed {
+                    // child() returns before the barrier on failure.
+                    block.arrive();
+                }
+                done.arrive();
+                done.wait_release();
                 // SAFETY: leave the child without the parent's destructors.
                 unsafe { libc::_exit(0) };
             }
@@ -314,6 +323,17 @@ impl Workload for Numa {
         let before = vmstat::read_live();
         let released = clock::monotonic_ns();
         block.release();
+        while (done.arrived() as usize) < procs {
+            if let Some(e) = early_exit(&pids) {
+                done.release();
+                let _ = sampler.finish();
+                kill_all(&pids);
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let points = sampler.finish();
+        done.release();
         let mut total = clock::Usage::default();
         let mut failure = None;
         for (p, &pid) in pids.iter().enumerate() {
@@ -326,7 +346,6 @@ impl Workload for Numa {
             }
         }
         let after = vmstat::read_live();
-        let points = sampler.finish();
         drop(region);
         if let Some(e) = failure {
             return Err(e);
