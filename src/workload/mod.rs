@@ -1,6 +1,9 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod churn;
+pub mod cmd;
+pub mod fork;
 pub mod numa;
 pub mod pft;
 
