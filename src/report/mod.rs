@@ -1,7 +1,11 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod churn;
+pub mod cmd;
+pub mod fork;
 pub mod generic;
+pub mod numa;
 pub mod pft;
 pub mod sysinfo;
 
@@ -11,6 +15,10 @@ use crate::model::Run;
 pub fn text(run: &Run) -> String {
     let body = match run.meta.workload.as_str() {
         "pft" => pft::text(run),
+        "numa01" | "numa01-threadlocal" | "numa02" | "numa02-smt" => numa::text(run),
+        "fork" => fork::text(run),
+        "churn" => churn::text(run),
+        "cmd" => cmd::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)
