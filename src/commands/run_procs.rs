@@ -21,7 +21,9 @@ fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
 
 fn plan(h: &Harness) -> Result<Plan> {
     if h.reps == 0 {
-        return Err(Error::Input("--reps 0 takes no samples: use 1 or more".into()));
+        return Err(Error::Input(
+            "--reps 0 takes no samples: use 1 or more".into(),
+        ));
     }
     Ok(Plan {
         warmup: h.warmup,

@@ -45,11 +45,7 @@ pub fn figures(delta: &BTreeMap<String, i64>) -> BTreeMap<String, f64> {
     );
     f.insert(
         "autonuma_cost".into(),
-        cost(
-            get("numa_pte_updates"),
-            hint,
-            get("numa_pages_migrated"),
-        ),
+        cost(get("numa_pte_updates"), hint, get("numa_pages_migrated")),
     );
     f
 }

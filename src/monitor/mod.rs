@@ -1,6 +1,6 @@
 //! Readers of the kernel's own counters, taken around each sample.
 
-pub mod vmstat;
+pub mod autonuma;
 pub mod diskstats;
 pub mod numa_maps;
-pub mod autonuma;
+pub mod vmstat;

@@ -51,7 +51,9 @@ pub fn read_pages(root: &Path, pid: i32, start: u64) -> Option<NodePages> {
 pub fn stat_cpu(stat: &str) -> Option<usize> {
     // comm (field 2) may hold spaces and parentheses; fields resume after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(39 - 3).and_then(|s| s.parse().ok())
+    rest.split_whitespace()
+        .nth(39 - 3)
+        .and_then(|s| s.parse().ok())
 }
 
 /// Nodes on which the threads of `pid` last ran, given CPU -> node.

@@ -15,7 +15,9 @@ pub fn text(run: &Run) -> String {
         c.get("secs").and_then(|v| v.as_f64()).unwrap_or(0.0),
         c.get("mode").and_then(|v| v.as_str()).unwrap_or("?"),
     );
-    out.push_str(" Thr Rep      zfod/s  zfod/s/task     task min     task max  max/min      loops\n");
+    out.push_str(
+        " Thr Rep      zfod/s  zfod/s/task     task min     task max  max/min      loops\n",
+    );
     let mut series = String::new();
     for cs in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(cs, "zfod/s") else {

@@ -36,14 +36,32 @@ pub fn text(run: &Run) -> String {
             ));
         }
     };
-    for (l, k) in [("wall", "wall"), ("user", "user"), ("system", "system"), ("minflt", "minflt"), ("majflt", "majflt")] {
+    for (l, k) in [
+        ("wall", "wall"),
+        ("user", "user"),
+        ("system", "system"),
+        ("minflt", "minflt"),
+        ("majflt", "majflt"),
+    ] {
         row(&mut out, l, k, false);
     }
-    let Some((s, _)) = run.cases.first().and_then(|c| crate::report::median_sample(c, "wall")) else {
+    let Some((s, _)) = run
+        .cases
+        .first()
+        .and_then(|c| crate::report::median_sample(c, "wall"))
+    else {
         return out;
     };
     out.push_str("\nvmstat deltas (median sample):");
-    for k in ["pgfault", "pgmajfault", "pgpgin", "pgpgout", "pswpin", "pswpout", "numa_pages_migrated"] {
+    for k in [
+        "pgfault",
+        "pgmajfault",
+        "pgpgin",
+        "pgpgout",
+        "pswpin",
+        "pswpout",
+        "numa_pages_migrated",
+    ] {
         out.push_str(&format!(" {k} {}", vm(s, k)));
     }
     out.push('\n');
@@ -58,7 +76,8 @@ pub fn text(run: &Run) -> String {
             out.push_str(&format!(
                 "{:<16} {:>10} {:>10}\n",
                 format!("{dev}-{}", k.replace('-', "")),
-                mean.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
+                mean.map(|v| format!("{v:.2}"))
+                    .unwrap_or_else(|| "-".into()),
                 max.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
             ));
         }

@@ -27,8 +27,12 @@ pub fn text(run: &Run) -> String {
         c.get("touch").and_then(|v| v.as_u64()).unwrap_or(0),
         c.get("mode").and_then(|v| v.as_str()).unwrap_or("?"),
     );
-    out.push_str(" Thr Rep   forks    forks/s  sys/fork  sys/page      fork  teardown  child_flt\n");
-    out.push_str("                                    us        ns        us        us   per fork\n");
+    out.push_str(
+        " Thr Rep   forks    forks/s  sys/fork  sys/page      fork  teardown  child_flt\n",
+    );
+    out.push_str(
+        "                                    us        ns        us        us   per fork\n",
+    );
     for cs in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(cs, "forks/s") else {
             continue;

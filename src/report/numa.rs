@@ -18,7 +18,9 @@ pub fn text(run: &Run) -> String {
         .and_then(|v| v.as_array())
         .map(|a| a.len())
         .unwrap_or(1);
-    let threshold = cfg(run, "threshold").and_then(|v| v.as_f64()).unwrap_or(0.9);
+    let threshold = cfg(run, "threshold")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.9);
     let mut out = format!(
         "{}: {} process(es) x {} threads, {} region, {} passes, first touch on node {}\n",
         run.meta.workload,
@@ -42,7 +44,11 @@ pub fn text(run: &Run) -> String {
             continue;
         };
         out.push_str(&format!("median of {reps} samples by elapsed time:\n"));
-        for (label, k) in [("Time Elapsed", "elapsed"), ("Time User", "user"), ("Time System", "system")] {
+        for (label, k) in [
+            ("Time Elapsed", "elapsed"),
+            ("Time User", "user"),
+            ("Time System", "system"),
+        ] {
             out.push_str(&format!("{label:<30} {:>14.2}\n", fig(s, k)));
         }
         out.push_str(&format!(
@@ -63,7 +69,11 @@ pub fn text(run: &Run) -> String {
         ] {
             out.push_str(&format!("{label:<30} {:>14.0}\n", fig(s, k)));
         }
-        out.push_str(&format!("{:<30} {:>14.2}\n", "AutoNUMA cost", fig(s, "autonuma_cost")));
+        out.push_str(&format!(
+            "{:<30} {:>14.2}\n",
+            "AutoNUMA cost",
+            fig(s, "autonuma_cost")
+        ));
         out.push_str(&locality(s, threshold));
     }
     out

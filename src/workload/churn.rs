@@ -40,12 +40,18 @@ impl Churn {
             return Err("--tasks must name at least one task count of 1 or more".into());
         }
         if cfg.chunk < cfg.page_size {
-            return Err(format!("--chunk must be at least one page ({} bytes)", cfg.page_size));
+            return Err(format!(
+                "--chunk must be at least one page ({} bytes)",
+                cfg.page_size
+            ));
         }
         if !(cfg.secs >= 0.1 && cfg.secs <= 3600.0) {
-            return Err(format!("--time {} is out of range: use 0.1 to 3600 seconds", cfg.secs));
+            return Err(format!(
+                "--time {} is out of range: use 0.1 to 3600 seconds",
+                cfg.secs
+            ));
         }
-        if !(cfg.every >= 0.01) {
+        if cfg.every.is_nan() || cfg.every < 0.01 {
             return Err("--every must be at least 0.01 seconds".into());
         }
         let most = cfg.tasks.iter().copied().max().unwrap_or(1);
@@ -62,7 +68,11 @@ impl Workload for Churn {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg.tasks.iter().map(|&t| Case::new(t, "zfod")).collect()
+        self.cfg
+            .tasks
+            .iter()
+            .map(|&t| Case::new(t, "zfod"))
+            .collect()
     }
     fn figures(&self) -> Vec<Figure> {
         vec![
@@ -97,13 +107,22 @@ impl Series {
         let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
         // SAFETY: anonymous shared mapping, checked for MAP_FAILED.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return Err(format!("mmap for readings failed: {}", exec::errno_text()));
         }
-        Ok(Series { base: p as *mut f64, len })
+        Ok(Series {
+            base: p as *mut f64,
+            len,
+        })
     }
     fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
         let at = (task * POINTS + i.min(POINTS - 1)) * 2;
@@ -116,7 +135,12 @@ impl Series {
     fn get(&self, task: usize, i: usize) -> (f64, f64) {
         let at = (task * POINTS + i) * 2;
         // SAFETY: as in put; read after the tasks finished.
-        unsafe { (self.base.add(at).read_volatile(), self.base.add(at + 1).read_volatile()) }
+        unsafe {
+            (
+                self.base.add(at).read_volatile(),
+                self.base.add(at + 1).read_volatile(),
+            )
+        }
     }
 }
 
@@ -144,8 +168,14 @@ impl Churn {
         loop {
             // SAFETY: fresh anonymous private mapping, checked for MAP_FAILED.
             let p = unsafe {
-                libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
             };
             if p == libc::MAP_FAILED {
                 r.fail(&format!("mmap failed: {}", exec::errno_text()));
@@ -181,7 +211,11 @@ impl Churn {
 }
 
 fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports.iter().enumerate().find_map(|(i, r)| r.error().map(|e| (i, e))) {
+    if let Some((i, e)) = reports
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| r.error().map(|e| (i, e)))
+    {
         return Err(format!("task {i}: {e}"));
     }
     let rates: Vec<f64> = reports
@@ -214,7 +248,11 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, Stri
     f.insert("wall".into(), end.saturating_sub(start) as f64 / 1e9);
     // Per-interval totals: interval k of every task, each rate over its own
     // measured interval, summed.
-    let points = reports.iter().map(|r| r.values[V_POINTS] as usize).min().unwrap_or(0);
+    let points = reports
+        .iter()
+        .map(|r| r.values[V_POINTS] as usize)
+        .min()
+        .unwrap_or(0);
     for k in 1..points {
         let mut rate = 0.0;
         let mut t = 0.0;

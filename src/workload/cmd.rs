@@ -44,7 +44,7 @@ impl Cmd {
                 diskstats::devices(Path::new("/")).join(" ")
             ));
         }
-        if !(cfg.interval >= 0.05) {
+        if cfg.interval.is_nan() || cfg.interval < 0.05 {
             return Err("--interval must be at least 0.05 seconds".into());
         }
         Ok(Cmd {
@@ -187,7 +187,11 @@ impl Cmd {
                 code,
                 format!(
                     "the command exited with status {code}{}: {}",
-                    if code > 128 { " (killed by a signal)" } else { "" },
+                    if code > 128 {
+                        " (killed by a signal)"
+                    } else {
+                        ""
+                    },
                     self.cfg.argv.join(" ")
                 ),
             ));

@@ -60,7 +60,10 @@ impl Fork {
         }
         let pages = cfg.size / cfg.page_size;
         if pages == 0 {
-            return Err(format!("--size must be at least one page ({} bytes)", cfg.page_size));
+            return Err(format!(
+                "--size must be at least one page ({} bytes)",
+                cfg.page_size
+            ));
         }
         if cfg.touch > pages {
             return Err(format!(
@@ -149,14 +152,24 @@ impl Fork {
         };
         // SAFETY: a fresh mapping of len bytes; checked for MAP_FAILED.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd,
+                0,
+            )
         };
         if fd >= 0 {
             // SAFETY: the mapping keeps the file; our descriptor is no longer needed.
             unsafe { libc::close(fd) };
         }
         if p == libc::MAP_FAILED {
-            return Err(format!("mmap of {len} bytes failed: {}", exec::errno_text()));
+            return Err(format!(
+                "mmap of {len} bytes failed: {}",
+                exec::errno_text()
+            ));
         }
         // SAFETY: our own mapping; base pages keep the per-page costs comparable.
         unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
@@ -182,11 +195,20 @@ impl Fork {
         // One shared word where a child leaves its exit timestamp.
         // SAFETY: anonymous shared page, checked below.
         let stamp = unsafe {
-            libc::mmap(std::ptr::null_mut(), ps, libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                ps,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if stamp == libc::MAP_FAILED {
-            r.fail(&format!("mmap of the timestamp page failed: {}", exec::errno_text()));
+            r.fail(&format!(
+                "mmap of the timestamp page failed: {}",
+                exec::errno_text()
+            ));
             return r;
         }
         let stamp = stamp as *mut u64;
@@ -222,7 +244,9 @@ impl Fork {
             let w = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
             let t2 = clock::monotonic_ns();
             if w != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-                r.fail(&format!("child {pid} did not exit cleanly (status {status})"));
+                r.fail(&format!(
+                    "child {pid} did not exit cleanly (status {status})"
+                ));
                 break;
             }
             let u = clock::from_rusage(&ru);
@@ -256,7 +280,11 @@ fn resident(base: *mut u8, len: usize, ps: usize) -> u64 {
 }
 
 fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports.iter().enumerate().find_map(|(i, r)| r.error().map(|e| (i, e))) {
+    if let Some((i, e)) = reports
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| r.error().map(|e| (i, e)))
+    {
         return Err(format!("task {i}: {e}"));
     }
     let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
@@ -273,7 +301,10 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, 
     f.insert("wall".into(), wall);
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), parent_sys);
-    f.insert("child_user".into(), sum(&|r| r.values[V_CHILD_USER_NS]) / 1e9);
+    f.insert(
+        "child_user".into(),
+        sum(&|r| r.values[V_CHILD_USER_NS]) / 1e9,
+    );
     f.insert("child_system".into(), child_sys);
     f.insert("child_minflt".into(), sum(&|r| r.values[V_CHILD_MINFLT]));
     f.insert("pages_populated".into(), pages);
@@ -285,7 +316,10 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, 
             f.insert("sys/page".into(), per / pages * 1e9);
         }
         f.insert("fork".into(), sum(&|r| r.values[V_FORK_NS]) / forks / 1e3);
-        f.insert("teardown".into(), sum(&|r| r.values[V_TEARDOWN_NS]) / forks / 1e3);
+        f.insert(
+            "teardown".into(),
+            sum(&|r| r.values[V_TEARDOWN_NS]) / forks / 1e3,
+        );
     }
     if wall > 0.0 {
         f.insert("forks/s".into(), forks / wall);

@@ -47,6 +47,12 @@ pub const REGISTRY: &[(&str, &str)] = &[
         "fork",
         "fork over a populated mapping, children write K pages and exit (seed 002)",
     ),
-    ("churn", "timed mmap/touch/munmap loop: zfod faults/s (seed 004)"),
-    ("cmd", "any external command under the harness: times, faults, disk"),
+    (
+        "churn",
+        "timed mmap/touch/munmap loop: zfod faults/s (seed 004)",
+    ),
+    (
+        "cmd",
+        "any external command under the harness: times, faults, disk",
+    ),
 ];

@@ -193,11 +193,7 @@ pub fn plan(
         interval_ms,
         threshold,
         page_size: page,
-        numa_balancing: m
-            .sysctls
-            .get("kernel.numa_balancing")
-            .cloned()
-            .flatten(),
+        numa_balancing: m.sysctls.get("kernel.numa_balancing").cloned().flatten(),
     })
 }
 
@@ -272,7 +268,11 @@ impl Workload for Numa {
     }
 
     fn sample(&self, _case: &Case) -> Result<SampleData, String> {
-        let region = Region::map(self.cfg.size as usize, self.cfg.page_size as usize, self.cfg.pattern.shared())?;
+        let region = Region::map(
+            self.cfg.size as usize,
+            self.cfg.page_size as usize,
+            self.cfg.pattern.shared(),
+        )?;
         if self.cfg.pattern.shared() {
             on_cpus(&self.cfg.first_cpus, || region.touch())?;
         }
@@ -351,10 +351,20 @@ impl Workload for Numa {
             return Err(e);
         }
         let reports: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
-        if let Some((i, e)) = reports.iter().enumerate().find_map(|(i, r)| r.error().map(|e| (i, e))) {
+        if let Some((i, e)) = reports
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.error().map(|e| (i, e)))
+        {
             return Err(format!("process {i}: {e}"));
         }
-        Ok(self.summarise(&reports, released, &total, &vmstat::delta(&before, &after), &points))
+        Ok(self.summarise(
+            &reports,
+            released,
+            &total,
+            &vmstat::delta(&before, &after),
+            &points,
+        ))
     }
 }
 
@@ -406,12 +416,24 @@ impl Numa {
         let mut d = SampleData::default();
         let f = &mut d.figures;
         f.insert("elapsed".into(), end.saturating_sub(released) as f64 / 1e9);
-        f.insert("user".into(), reports.iter().map(|r| r.user_ns as f64).sum::<f64>() / 1e9);
-        f.insert("system".into(), reports.iter().map(|r| r.sys_ns as f64).sum::<f64>() / 1e9);
+        f.insert(
+            "user".into(),
+            reports.iter().map(|r| r.user_ns as f64).sum::<f64>() / 1e9,
+        );
+        f.insert(
+            "system".into(),
+            reports.iter().map(|r| r.sys_ns as f64).sum::<f64>() / 1e9,
+        );
         f.insert("user_total".into(), total.user_ns as f64 / 1e9);
         f.insert("system_total".into(), total.sys_ns as f64 / 1e9);
-        f.insert("passes".into(), reports.iter().map(|r| r.values[V_PASSES]).sum());
-        f.insert("minflt".into(), reports.iter().map(|r| r.minflt as f64).sum());
+        f.insert(
+            "passes".into(),
+            reports.iter().map(|r| r.values[V_PASSES]).sum(),
+        );
+        f.insert(
+            "minflt".into(),
+            reports.iter().map(|r| r.minflt as f64).sum(),
+        );
         f.extend(autonuma::figures(delta));
         f.insert("locality_samples".into(), points.len() as f64);
         if let Some(last) = points.last() {
@@ -432,7 +454,10 @@ impl Numa {
             .iter()
             .map(|r| {
                 BTreeMap::from([
-                    ("wall".to_string(), (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9),
+                    (
+                        "wall".to_string(),
+                        (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9,
+                    ),
                     ("user".to_string(), r.user_ns as f64 / 1e9),
                     ("system".to_string(), r.sys_ns as f64 / 1e9),
                     ("passes".to_string(), r.values[V_PASSES]),
@@ -470,7 +495,11 @@ struct Region {
 impl Region {
     fn map(len: usize, page: usize, shared: bool) -> Result<Region, String> {
         let total = len + 2 * page;
-        let kind = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+        let kind = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
         // SAFETY: anonymous mapping, checked for MAP_FAILED.
         let base = unsafe {
             libc::mmap(
@@ -483,13 +512,28 @@ impl Region {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(format!("mmap of {total} bytes failed: {}", exec::errno_text()));
+            return Err(format!(
+                "mmap of {total} bytes failed: {}",
+                exec::errno_text()
+            ));
         }
         // SAFETY: base+page..base+page+len lies inside the mapping just made.
         let data = unsafe { (base as *mut u8).add(page) };
-        let r = Region { base, total, data, len };
+        let r = Region {
+            base,
+            total,
+            data,
+            len,
+        };
         // SAFETY: as above; only the data pages become accessible.
-        if unsafe { libc::mprotect(data as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+        if unsafe {
+            libc::mprotect(
+                data as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        } != 0
+        {
             return Err(format!("mprotect failed: {}", exec::errno_text()));
         }
         Ok(r)
@@ -597,7 +641,8 @@ mod tests {
     use super::*;
 
     fn fake() -> Snapshot {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-2s4n");
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-2s4n");
         Snapshot::read(&root)
     }
 
@@ -611,7 +656,11 @@ mod tests {
         assert_eq!(c.nodes_with_cpus, vec![0, 1, 2, 3]);
         assert_eq!(c.nodes_with_memory, vec![0, 1, 2, 3, 4]);
         assert!(!c.single_node());
-        assert_eq!(c.size, 3 << 30, "node 0 has 16 GiB, so the original 3 GiB fits");
+        assert_eq!(
+            c.size,
+            3 << 30,
+            "node 0 has 16 GiB, so the original 3 GiB fits"
+        );
         let c = plan(Pattern::Numa02Smt, None, Some(3), 100, 0.9, &m).unwrap();
         assert_eq!((c.processes, c.threads, c.loops), (1, 8, 3));
         let c = plan(Pattern::Numa02, None, None, 100, 0.9, &m).unwrap();
@@ -621,7 +670,15 @@ mod tests {
     #[test]
     fn slices_cover_the_region_exactly() {
         let m = fake();
-        let c = plan(Pattern::Numa01Threadlocal, Some(10 << 20), None, 100, 0.9, &m).unwrap();
+        let c = plan(
+            Pattern::Numa01Threadlocal,
+            Some(10 << 20),
+            None,
+            100,
+            0.9,
+            &m,
+        )
+        .unwrap();
         let w = Numa::new(c, &m);
         let n = 16;
         let mut end = 0;
@@ -645,7 +702,15 @@ mod tests {
     #[test]
     fn runs_and_counts_passes_exactly() {
         let m = crate::machine::live();
-        let c = plan(Pattern::Numa01Threadlocal, Some(4 << 20), Some(7), 20, 0.9, &m).unwrap();
+        let c = plan(
+            Pattern::Numa01Threadlocal,
+            Some(4 << 20),
+            Some(7),
+            20,
+            0.9,
+            &m,
+        )
+        .unwrap();
         let expected = (c.processes * c.threads) as f64 * 7.0;
         let procs = c.processes as f64;
         let w = Numa::new(c, &m);
