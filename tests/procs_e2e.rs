@@ -189,3 +189,41 @@ fn numa_too_small_is_input_error() {
     let o = s.vmscale(&["run", "numa02", "--size", "4K"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn cmd_measures_a_tiny_parallel_build() {
+    let have = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !have("cc") || !have("make") {
+        eprintln!("skipped: cc or make is not installed");
+        return;
+    }
+    let s = Scratch::new("build");
+    let tree = s.dir.join("tree");
+    let tree_s = tree.to_string_lossy().to_string();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gen-ctree.sh");
+    let g = std::process::Command::new("sh")
+        .args([script, &tree_s, "3", "2"])
+        .output()
+        .expect("run gen-ctree.sh");
+    assert!(g.status.success());
+    let clean = format!("make -s -C {tree_s} clean");
+    let v = json(&s.vmscale(&[
+        "run", "cmd", "--setup", &clean, "--reps", "2", "--warmup", "0", "--json", "--",
+        "make", "-s", "-C", &tree_s, "-j2",
+    ]));
+    let samples = v["cases"][0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    for smp in samples {
+        let f = &smp["data"]["figures"];
+        // The compilers ran as grandchildren: their CPU time and faults are in the tree's rusage.
+        assert!(f["user"].as_f64().unwrap() + f["system"].as_f64().unwrap() > 0.0);
+        assert!(f["minflt"].as_f64().unwrap() > 100.0);
+    }
+    assert!(tree.join("libtree.a").exists());
+}
