@@ -51,7 +51,7 @@ pub struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RunWhat {
-    /// The short suite: sysinfo, then pft in thread and process mode over auto tasks
+    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn, cmd
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(

@@ -214,8 +214,8 @@ fn cmd_measures_a_tiny_parallel_build() {
     assert!(g.status.success());
     let clean = format!("make -s -C {tree_s} clean");
     let v = json(&s.vmscale(&[
-        "run", "cmd", "--setup", &clean, "--reps", "2", "--warmup", "0", "--json", "--",
-        "make", "-s", "-C", &tree_s, "-j2",
+        "run", "cmd", "--setup", &clean, "--reps", "2", "--warmup", "0", "--json", "--", "make",
+        "-s", "-C", &tree_s, "-j2",
     ]));
     let samples = v["cases"][0]["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 2);

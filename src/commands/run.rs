@@ -192,7 +192,8 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The quick suite: sysinfo, then pft in threads and processes.
+/// The quick suite: sysinfo, pft in threads and processes, then the
+/// process and NUMA workloads at short sizes (run_procs::quick_suite).
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan(&a.harness)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]

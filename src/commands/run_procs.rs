@@ -153,9 +153,9 @@ pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> 
     use numa::Pattern::*;
     let mut v: Vec<Box<dyn Workload>> = vec![
         Box::new(numa_from_args(Numa01, &numa("32M", 10), m)?),
-        Box::new(numa_from_args(Numa01Threadlocal, &numa("32M", 40), m)?),
-        Box::new(numa_from_args(Numa02, &numa("32M", 40), m)?),
-        Box::new(numa_from_args(Numa02Smt, &numa("32M", 40), m)?),
+        Box::new(numa_from_args(Numa01Threadlocal, &numa("32M", 20), m)?),
+        Box::new(numa_from_args(Numa02, &numa("32M", 20), m)?),
+        Box::new(numa_from_args(Numa02Smt, &numa("32M", 20), m)?),
     ];
     v.push(Box::new(fork_from_args(
         &ForkArgs {
@@ -176,8 +176,8 @@ pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> 
             tasks: "auto".into(),
             mode: "process".into(),
             chunk: "1M".into(),
-            time: 0.3,
-            every: 0.1,
+            time: 0.2,
+            every: 0.05,
             pin: "compact".into(),
             harness: h.clone(),
         },
