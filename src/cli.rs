@@ -69,7 +69,7 @@ pub struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RunWhat {
-    /// The short suite: sysinfo, then pft in thread and process mode over auto tasks
+    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn, cmd
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(
@@ -78,7 +78,44 @@ vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
+    /// autonumabench numa01 (seed 001): 2 processes share a region first touched on one node
+    #[command(after_help = NUMA_EXAMPLES)]
+    Numa01(NumaArgs),
+    /// numa01 with each thread zeroing only its own slice
+    #[command(name = "numa01-threadlocal", after_help = NUMA_EXAMPLES)]
+    Numa01Threadlocal(NumaArgs),
+    /// autonumabench numa02: one thread per CPU, each zeroing its slice
+    #[command(after_help = NUMA_EXAMPLES)]
+    Numa02(NumaArgs),
+    /// numa02 with half the threads
+    #[command(name = "numa02-smt", after_help = NUMA_EXAMPLES)]
+    Numa02Smt(NumaArgs),
+    /// fork over a populated mapping (seed 002): forks/s, system time per fork and per page
+    #[command(
+        after_help = "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
+vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
+    )]
+    Fork(ForkArgs),
+    /// Timed mmap/touch/munmap loop (seed 004): zfod faults/s per task and in total
+    #[command(
+        after_help = "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
+vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3"
+    )]
+    Churn(ChurnArgs),
+    /// Any external command under the harness: times, faults, vmstat and disk deltas
+    #[command(
+        after_help = "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
+Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
+failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
+    )]
+    Cmd(CmdArgs),
 }
+
+const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
+vmscale run numa02 --reps 3\n  \
+vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
 
 /// Options every run shares.
 #[derive(Args, Debug, Clone)]
@@ -153,6 +190,99 @@ pub struct PftArgs {
     pub populate: bool,
     #[command(flatten)]
     pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct NumaArgs {
+    /// Region size (default: autonumabench's, capped to half the first node's memory)
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Passes over the region (default: autonumabench's 50, 1000 or 800)
+    #[arg(long)]
+    pub loops: Option<u64>,
+    /// Locality sampling interval from /proc/PID/numa_maps, e.g. 1s, 200ms
+    #[arg(long, default_value = "1s")]
+    pub interval: String,
+    /// Locality fraction that counts as converged
+    #[arg(long, default_value_t = 0.9)]
+    pub threshold: f64,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ForkArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// process or thread (forking tasks)
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// The mapping each task populates before forking
+    #[arg(long, default_value = "64M")]
+    pub size: String,
+    /// Forks per task per sample
+    #[arg(long, default_value_t = 200)]
+    pub forks: u64,
+    /// Pages each child writes before exiting
+    #[arg(long, default_value_t = 16)]
+    pub touch: u64,
+    /// Map a shared file instead of anonymous private memory
+    #[arg(long)]
+    pub shared_file: bool,
+    /// Directory for the shared file (default: the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub file_dir: Option<PathBuf>,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ChurnArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// Bytes mapped, touched and unmapped per loop
+    #[arg(long, default_value = "1M")]
+    pub chunk: String,
+    /// Seconds per sample
+    #[arg(long, default_value_t = 5.0)]
+    pub time: f64,
+    /// Seconds between each task's fault-count readings
+    #[arg(long, default_value_t = 1.0)]
+    pub every: f64,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CmdArgs {
+    /// A block device from /proc/diskstats to report (e.g. vda, sdb)
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Shell command run before each sample (not timed)
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// Shell command run after each sample (not timed), even after a failure
+    #[arg(long)]
+    pub cleanup: Option<String>,
+    /// Seconds between diskstats readings (for the Max figures)
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+    #[command(flatten)]
+    pub harness: Harness,
+    /// The command and its arguments, after --
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -23,7 +23,7 @@ fn main() {
     };
     if let Err(e) = result {
         match &e {
-            Error::Input(m) | Error::Failed(m) => eprintln!("vmscale: {m}"),
+            Error::Input(m) | Error::Failed(m) | Error::Exit(_, m) => eprintln!("vmscale: {m}"),
             Error::Interrupted => eprintln!(
                 "vmscale: interrupted; samples taken so far are stored, run marked incomplete"
             ),

@@ -9,6 +9,7 @@ pub mod progress;
 pub mod report;
 pub mod restore;
 pub mod run;
+pub mod run_procs;
 pub mod show;
 pub mod sysinfo;
 
@@ -21,6 +22,8 @@ pub enum Error {
     Failed(String),
     /// Interrupted by a signal after storing what was measured: exit 130.
     Interrupted,
+    /// A measured command failed: exit with its own code (see docs/cmd.md).
+    Exit(i32, String),
 }
 
 impl Error {
@@ -29,6 +32,7 @@ impl Error {
             Error::Input(_) => 2,
             Error::Failed(_) => 1,
             Error::Interrupted => 130,
+            Error::Exit(code, _) => *code,
         }
     }
 }

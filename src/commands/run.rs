@@ -11,7 +11,9 @@ use crate::model::{Run, Status};
 use crate::parse;
 use crate::runner::{self, Plan, Reps};
 use crate::store::{NewRun, Store};
-use crate::workload::{Workload, pft};
+use crate::workload::{Workload, numa, pft};
+
+use super::run_procs;
 
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
@@ -23,14 +25,32 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             print_runs(&[run], a.harness.json)
         }
         RunWhat::Quick(a) => quick(db, &a, &machine),
+        RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
+        RunWhat::Numa01Threadlocal(a) => numa(db, numa::Pattern::Numa01Threadlocal, &a, &machine),
+        RunWhat::Numa02(a) => numa(db, numa::Pattern::Numa02, &a, &machine),
+        RunWhat::Numa02Smt(a) => numa(db, numa::Pattern::Numa02Smt, &a, &machine),
+        RunWhat::Fork(a) => {
+            let w = run_procs::fork_from_args(&a, &machine)?;
+            run_procs::run_one(db, &w, &a.harness, &machine)
+        }
+        RunWhat::Churn(a) => {
+            let w = run_procs::churn_from_args(&a, &machine)?;
+            run_procs::run_one(db, &w, &a.harness, &machine)
+        }
+        RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
     }
+}
+
+fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
+    let w = run_procs::numa_from_args(p, a, m)?;
+    run_procs::run_one(db, &w, &a.harness, m)
 }
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
 }
 
-fn plan(h: &Harness) -> Result<Plan> {
+pub(crate) fn plan(h: &Harness) -> Result<Plan> {
     plan_with(h, DEFAULT_MAX_REPS)
 }
 
@@ -244,7 +264,8 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The quick suite: sysinfo, then pft in threads and processes.
+/// The quick suite: sysinfo, pft in threads and processes, then the
+/// process and NUMA workloads at short sizes (run_procs::quick_suite).
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
@@ -267,6 +288,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             .map(|w| Box::new(w) as Box<dyn Workload>)
         })
         .collect::<Result<_>>()?;
+    let mut suite = suite;
+    suite.extend(run_procs::quick_suite(&a.harness, m)?);
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }

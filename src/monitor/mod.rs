@@ -1,4 +1,7 @@
 //! Readers of the kernel's own counters, taken around each sample.
 
+pub mod autonuma;
+pub mod diskstats;
+pub mod numa_maps;
 pub mod stat;
 pub mod vmstat;

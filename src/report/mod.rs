@@ -1,11 +1,15 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod churn;
+pub mod cmd;
 pub mod fit;
+pub mod fork;
 pub mod generic;
 pub mod html;
 pub mod imported;
 pub mod knobs;
+pub mod numa;
 pub mod pft;
 pub mod series;
 pub mod sysinfo;
@@ -28,6 +32,10 @@ pub fn text(run: &Run) -> String {
     let body = match run.meta.workload.as_str() {
         _ if imported::handles(run) => imported::text(run),
         "pft" => pft::text(run),
+        "numa01" | "numa01-threadlocal" | "numa02" | "numa02-smt" => numa::text(run),
+        "fork" => fork::text(run),
+        "churn" => churn::text(run),
+        "cmd" => cmd::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)
