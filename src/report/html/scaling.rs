@@ -144,7 +144,14 @@ fn curve(all: &[Series]) -> String {
                 continue;
             }
             if let Some(&(n0, m0, _)) = pts.first() {
-                let ideal = [(n0, m0), (max_n, m0 / n0 * max_n)];
+                // Plotters clamps points outside the chart instead of clipping
+                // the line, which would bend it; end it where it leaves the chart.
+                let end_n = if m0 / n0 * max_n > top {
+                    top * n0 / m0
+                } else {
+                    max_n
+                };
+                let ideal = [(n0, m0), (end_n, m0 / n0 * end_n)];
                 chart
                     .draw_series(DashedLineSeries::new(ideal, 6, 4, c.mix(0.6).into()))
                     .map_err(e)?
