@@ -2,3 +2,4 @@
 //! as their own modules.
 
 pub mod summary;
+pub mod colour;
