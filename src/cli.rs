@@ -41,6 +41,11 @@ pub enum Command {
     List(ListArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
     Sysinfo(SysinfoArgs),
+    /// Per-CPU page lists from /proc/zoneinfo: count, high, batch per CPU and zone
+    #[command(
+        after_help = "Examples:\n  vmscale pcp\n  vmscale pcp --per-cpu\n  vmscale pcp --json"
+    )]
+    Pcp(PcpArgs),
 }
 
 #[derive(Args, Debug)]
@@ -130,6 +135,19 @@ pub struct ListArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PcpArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Also list every CPU's page list in every zone
+    #[arg(long)]
+    pub per_cpu: bool,
+    /// Read procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
 }
 
 #[derive(Args, Debug)]

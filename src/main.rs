@@ -13,6 +13,7 @@ fn main() {
         Command::Show(a) => commands::show::show(&db, &a.run, a.json),
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
+        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json, a.per_cpu),
     };
     if let Err(e) = result {
         match &e {

@@ -1,3 +1,4 @@
 //! Readers of the kernel's own counters, taken around each sample.
 
 pub mod vmstat;
+pub mod zoneinfo;

@@ -2,6 +2,7 @@
 //! exactly what `run` printed.
 
 pub mod generic;
+pub mod pcp;
 pub mod pft;
 pub mod sysinfo;
 

@@ -240,7 +240,11 @@ mod tests {
                 "fraction {}",
                 s.effective_fraction
             );
-            assert!(s.p_value < 1e-10, "skew must be significant: p {}", s.p_value);
+            assert!(
+                s.p_value < 1e-10,
+                "skew must be significant: p {}",
+                s.p_value
+            );
             assert!(s.cov > 0.9);
         }
     }

@@ -1,5 +1,5 @@
 //! Statistics over samples: summaries now; comparison and model fits join
 //! as their own modules.
 
-pub mod summary;
 pub mod colour;
+pub mod summary;
