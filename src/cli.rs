@@ -65,6 +65,14 @@ vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
+    /// Page colours (seed 003): tasks allocate in parallel, PFNs give per-task colour skew
+    #[command(
+        after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
+vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
+vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
+Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
+    )]
+    Colour(ColourArgs),
 }
 
 /// Options every run shares.
@@ -116,6 +124,33 @@ pub struct PftArgs {
     /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
     #[arg(long)]
     pub populate: bool,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug)]
+pub struct ColourArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "2")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Memory each task allocates and touches (e.g. 10M, 1G)
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    pub size_per_task: String,
+    /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
+    pub interleave: Option<u64>,
+    /// Colours to analyse instead of the LLC's size / (ways x page size)
+    #[arg(long, value_name = "N")]
+    pub colours: Option<u64>,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    /// Transparent huge pages for the mapping (madvise): never or always
+    #[arg(long, default_value = "never")]
+    pub thp: String,
     #[command(flatten)]
     pub harness: Harness,
 }

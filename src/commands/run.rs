@@ -4,14 +4,14 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
+use crate::cli::{ColourArgs, Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
 use crate::exec::{Mode, pin::Pin, signals};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
 use crate::runner::{self, Plan, Reps};
 use crate::store::{NewRun, Store};
-use crate::workload::{Workload, pft};
+use crate::workload::{Workload, colour, pft};
 
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
@@ -23,6 +23,12 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             print_runs(&[run], a.harness.json)
         }
         RunWhat::Quick(a) => quick(db, &a, &machine),
+        RunWhat::Colour(a) => {
+            let plan = plan(&a.harness)?;
+            let w = colour_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
     }
 }
 
@@ -71,6 +77,46 @@ pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
         line_size: line_size(m),
     };
     input(pft::Pft::new(cfg, m.clone()))
+}
+
+pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> {
+    let (colours, colours_from) = match a.colours {
+        Some(n) => (n, "--colours".to_string()),
+        None => {
+            let n = m.llc_colours().ok_or_else(|| {
+                Error::Input(
+                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
+                     page colours are unknown: give --colours N"
+                        .into(),
+                )
+            })?;
+            let from = m
+                .llc()
+                .map(|c| {
+                    format!(
+                        "L{} {} {}-way",
+                        c.level,
+                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                        c.ways.unwrap_or(0)
+                    )
+                })
+                .unwrap_or_default();
+            (n, from)
+        }
+    };
+    let cfg = colour::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size_per_task: input(parse::size(&a.size_per_task))?,
+        pin: input(a.pin.parse::<Pin>())?,
+        interleave: a.interleave,
+        colours,
+        colours_from,
+        l2_colours: m.l2_colours().filter(|&c| c >= 2),
+        thp: input(a.thp.parse())?,
+        page_size: page_size(m),
+    };
+    input(colour::Colour::new(cfg, m.clone()))
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.

@@ -1,6 +1,8 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod colour;
+mod colour_data;
 pub mod pft;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
@@ -21,7 +23,13 @@ pub trait Workload {
 }
 
 /// The registry: every workload's name and one-line description.
-pub const REGISTRY: &[(&str, &str)] = &[(
-    "pft",
-    "anonymous write faults by N tasks released together (Lameter's pft)",
-)];
+pub const REGISTRY: &[(&str, &str)] = &[
+    (
+        "pft",
+        "anonymous write faults by N tasks released together (Lameter's pft)",
+    ),
+    (
+        "colour",
+        "page colours of memory tasks allocate in parallel (Steiner's per-CPU list skew)",
+    ),
+];
