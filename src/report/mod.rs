@@ -1,6 +1,7 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod colour;
 pub mod generic;
 pub mod pcp;
 pub mod pft;
@@ -12,6 +13,7 @@ use crate::model::Run;
 pub fn text(run: &Run) -> String {
     let body = match run.meta.workload.as_str() {
         "pft" => pft::text(run),
+        "colour" => colour::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)

@@ -49,7 +49,8 @@ const MARK_THP: u64 = 1 << 58;
 const KPF_HUGE: u64 = 1 << 17;
 const KPF_THP: u64 = 1 << 22;
 
-/// Words before the per-task frame slots: turn counter, abort flag, padding.
+/// Words before the per-task frame slots: turn counter, abort flag, done
+/// count, padding.
 const HEADER_WORDS: usize = 8;
 
 pub struct Colour {
@@ -223,6 +224,11 @@ impl Shared {
         self.word(1)
     }
 
+    /// Tasks that have read their frames (or failed).
+    fn done(&self) -> &AtomicU64 {
+        self.word(2)
+    }
+
     /// Task i's slot, for that task alone to write.
     #[allow(clippy::mut_from_ref)]
     fn slot_mut(&self, i: usize) -> &mut [u64] {
@@ -345,7 +351,26 @@ struct TaskPlan {
     tasks: usize,
 }
 
+/// One task. Its memory is held until every task has read its frames: a
+/// frame freed early would be handed to a task still faulting and appear in
+/// two tasks' lists.
 fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
+    let (r, map) = touch_and_read(task, shared, plan);
+    shared.done().fetch_add(1, Ordering::AcqRel);
+    let mut spins = 0u64;
+    let since = clock::monotonic_ns();
+    while (shared.done().load(Ordering::Acquire) as usize) < plan.tasks {
+        std::thread::yield_now();
+        spins += 1;
+        if spins % 1024 == 0 && clock::monotonic_ns() - since > 60_000_000_000 {
+            break;
+        }
+    }
+    drop(map);
+    r
+}
+
+fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport, Option<Mapping>) {
     let mut r = TaskReport::default();
     let bytes = plan.pages * plan.page_size;
     let map = match Mapping::new(bytes) {
@@ -353,7 +378,7 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
         Err(e) => {
             shared.abort().store(1, Ordering::Release);
             r.fail(&format!("mmap of {bytes} bytes failed: {e}"));
-            return r;
+            return (r, None);
         }
     };
     let advice = match plan.thp {
@@ -364,7 +389,7 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
     if unsafe { libc::madvise(map.base as *mut libc::c_void, bytes, advice) } != 0 {
         shared.abort().store(1, Ordering::Release);
         r.fail(&format!("madvise for THP failed: {}", exec::errno_text()));
-        return r;
+        return (r, Some(map));
     }
     let touch = |from: usize, to: usize| {
         for pg in from..to {
@@ -388,7 +413,7 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
                 if !wait_turn(shared, mine) {
                     shared.abort().store(1, Ordering::Release);
                     r.fail("interleaved touch abandoned: another task failed or stalled for 10 s");
-                    return r;
+                    return (r, Some(map));
                 }
                 let to = (from + k).min(plan.pages);
                 touch(from, to);
@@ -404,18 +429,17 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
     let slot = shared.slot_mut(task.index);
     if let Err(e) = read_pagemap(map.base as usize, plan.page_size, slot) {
         r.fail(&format!("reading /proc/self/pagemap: {e}"));
-        return r;
+        return (r, Some(map));
     }
     if cs::pfns_hidden(slot) {
         r.fail("pagemap returned PFN 0 for present pages: CAP_SYS_ADMIN is missing");
-        return r;
+        return (r, Some(map));
     }
     r.values[V_PRESENT] = slot.iter().filter(|&&e| e & PAGEMAP_PRESENT != 0).count() as f64;
     r.values[V_SWAPPED] = slot.iter().filter(|&&e| e & PAGEMAP_SWAPPED != 0).count() as f64;
     r.values[V_KPF] = if mark_thp(slot) { 1.0 } else { 0.0 };
     r.values[V_THP] = slot.iter().filter(|&&e| e & MARK_THP != 0).count() as f64;
-    drop(map);
-    r
+    (r, Some(map))
 }
 
 impl Workload for Colour {
