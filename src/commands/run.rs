@@ -218,7 +218,7 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The quick suite: sysinfo, then pft in threads and processes.
+/// The quick suite: sysinfo, then pft in threads and processes, then colour.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan(&a.harness)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
@@ -261,8 +261,43 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             return Err(Error::Interrupted);
         }
     }
+    if let Some(run) = quick_colour(db, a, &plan, m)? {
+        if !a.harness.json {
+            print!("{}", crate::report::text(&run));
+            println!();
+        }
+        runs.push(run);
+    }
     if a.harness.json {
         super::print_json(&serde_json::json!({ "machine": m, "runs": runs }))?;
     }
     Ok(())
+}
+
+/// The quick suite's colour entry: 2 tasks x 16 MiB, skipped with a note
+/// when this process cannot read physical frame numbers.
+fn quick_colour(db: &Path, a: &QuickArgs, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
+    let args = ColourArgs {
+        tasks: "2".into(),
+        mode: "thread".into(),
+        size_per_task: "16M".into(),
+        interleave: None,
+        colours: m.llc_colours().is_none().then_some(16),
+        pin: "compact".into(),
+        thp: "never".into(),
+        harness: a.harness.clone(),
+    };
+    let w = match colour_from_args(&args, m) {
+        Ok(w) => w,
+        Err(Error::Input(e)) => {
+            eprintln!("vmscale: quick: colour skipped: {e}");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let run = run_workload(db, &w, plan, &a.harness, m)?;
+    if run.meta.status == Status::Incomplete {
+        return Err(Error::Interrupted);
+    }
+    Ok(Some(run))
 }

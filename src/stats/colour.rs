@@ -370,7 +370,9 @@ mod tests {
     fn colour_analysis_16g() {
         let pages: u64 = 4 << 20;
         let tasks = 4usize;
-        let mut lists = vec![Vec::with_capacity(pages as usize / tasks); tasks];
+        let mut lists: Vec<Vec<u64>> = (0..tasks)
+            .map(|_| Vec::with_capacity(pages as usize / tasks))
+            .collect();
         // Batches of 63 (a common pcp batch), handed out in reverse, owners
         // chosen by a xorshift so the interleave is irregular.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;

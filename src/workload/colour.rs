@@ -331,7 +331,7 @@ fn wait_turn(shared: &Shared, mine: u64) -> bool {
             continue;
         }
         std::thread::yield_now();
-        if spins % 1024 == 0 {
+        if spins.is_multiple_of(1024) {
             let t = clock::monotonic_ns();
             if now_turn != last {
                 last = now_turn;
@@ -362,7 +362,7 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
     while (shared.done().load(Ordering::Acquire) as usize) < plan.tasks {
         std::thread::yield_now();
         spins += 1;
-        if spins % 1024 == 0 && clock::monotonic_ns() - since > 60_000_000_000 {
+        if spins.is_multiple_of(1024) && clock::monotonic_ns() - since > 60_000_000_000 {
             break;
         }
     }
