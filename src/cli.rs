@@ -59,6 +59,11 @@ vmscale fit --file pairs.txt --json")]
     #[command(after_help = "Examples:\n  vmscale import lameter-2005.txt\n  \
 vmscale import page_fault1.csv --label wis-pf1")]
     Import(ImportArgs),
+    /// Per-CPU page lists from /proc/zoneinfo: count, high, batch per CPU and zone
+    #[command(
+        after_help = "Examples:\n  vmscale pcp\n  vmscale pcp --per-cpu\n  vmscale pcp --json"
+    )]
+    Pcp(PcpArgs),
 }
 
 #[derive(Args, Debug)]
@@ -111,6 +116,14 @@ Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores 
 failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
     )]
     Cmd(CmdArgs),
+    /// Page colours (seed 003): tasks allocate in parallel, PFNs give per-task colour skew
+    #[command(
+        after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
+vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
+vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
+Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
+    )]
+    Colour(ColourArgs),
 }
 
 const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
@@ -286,6 +299,33 @@ pub struct CmdArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ColourArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "2")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Memory each task allocates and touches (e.g. 10M, 1G)
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    pub size_per_task: String,
+    /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
+    pub interleave: Option<u64>,
+    /// Colours to analyse instead of the LLC's size / (ways x page size)
+    #[arg(long, value_name = "N")]
+    pub colours: Option<u64>,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    /// Transparent huge pages for the mapping (madvise): never or always
+    #[arg(long, default_value = "never")]
+    pub thp: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug)]
 pub struct ShowArgs {
     /// Run id, label, `last` or `last~N`
     #[arg(default_value = "last")]
@@ -300,6 +340,19 @@ pub struct ListArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PcpArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Also list every CPU's page list in every zone
+    #[arg(long)]
+    pub per_cpu: bool,
+    /// Read procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
 }
 
 #[derive(Args, Debug)]

@@ -20,6 +20,7 @@ fn main() {
         Command::Report(a) => commands::report::report(&db, &a),
         Command::Fit(a) => commands::fit::fit(&db, &a),
         Command::Import(a) => commands::import::import(&db, &a),
+        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json, a.per_cpu),
     };
     if let Err(e) = result {
         match &e {

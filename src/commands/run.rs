@@ -4,14 +4,14 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
+use crate::cli::{ColourArgs, Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
 use crate::exec::{Mode, pin::Pin, signals};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
 use crate::runner::{self, Plan, Reps};
 use crate::store::{NewRun, Store};
-use crate::workload::{Workload, numa, pft};
+use crate::workload::{Workload, colour, numa, pft};
 
 use super::run_procs;
 
@@ -38,6 +38,12 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             run_procs::run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
+        RunWhat::Colour(a) => {
+            let plan = plan(&a.harness)?;
+            let w = colour_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
     }
 }
 
@@ -130,6 +136,46 @@ pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
         line_size: line_size(m),
     };
     input(pft::Pft::new(cfg, m.clone()))
+}
+
+pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> {
+    let (colours, colours_from) = match a.colours {
+        Some(n) => (n, "--colours".to_string()),
+        None => {
+            let n = m.llc_colours().ok_or_else(|| {
+                Error::Input(
+                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
+                     page colours are unknown: give --colours N"
+                        .into(),
+                )
+            })?;
+            let from = m
+                .llc()
+                .map(|c| {
+                    format!(
+                        "L{} {} {}-way",
+                        c.level,
+                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                        c.ways.unwrap_or(0)
+                    )
+                })
+                .unwrap_or_default();
+            (n, from)
+        }
+    };
+    let cfg = colour::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size_per_task: input(parse::size(&a.size_per_task))?,
+        pin: input(a.pin.parse::<Pin>())?,
+        interleave: a.interleave,
+        colours,
+        colours_from,
+        l2_colours: m.l2_colours().filter(|&c| c >= 2),
+        thp: input(a.thp.parse())?,
+        page_size: page_size(m),
+    };
+    input(colour::Colour::new(cfg, m.clone()))
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.
@@ -264,8 +310,8 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The quick suite: sysinfo, pft in threads and processes, then the
-/// process and NUMA workloads at short sizes (run_procs::quick_suite).
+/// The quick suite: sysinfo, pft in threads and processes, the process and
+/// NUMA workloads at short sizes (run_procs::quick_suite), then colour.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
@@ -310,8 +356,43 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             return Err(Error::Interrupted);
         }
     }
+    if let Some(run) = quick_colour(db, a, &plan, m)? {
+        if !a.harness.json {
+            print!("{}", crate::report::text(&run));
+            println!();
+        }
+        runs.push(run);
+    }
     if a.harness.json {
         super::print_json(&serde_json::json!({ "machine": m, "runs": runs }))?;
     }
     Ok(())
+}
+
+/// The quick suite's colour entry: 2 tasks x 16 MiB, skipped with a note
+/// when this process cannot read physical frame numbers.
+fn quick_colour(db: &Path, a: &QuickArgs, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
+    let args = ColourArgs {
+        tasks: "2".into(),
+        mode: "thread".into(),
+        size_per_task: "16M".into(),
+        interleave: None,
+        colours: m.llc_colours().is_none().then_some(16),
+        pin: "compact".into(),
+        thp: "never".into(),
+        harness: a.harness.clone(),
+    };
+    let w = match colour_from_args(&args, m) {
+        Ok(w) => w,
+        Err(Error::Input(e)) => {
+            eprintln!("vmscale: quick: colour skipped: {e}");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let run = run_workload(db, &w, plan, &a.harness, m)?;
+    if run.meta.status == Status::Incomplete {
+        return Err(Error::Interrupted);
+    }
+    Ok(Some(run))
 }

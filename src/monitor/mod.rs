@@ -5,3 +5,4 @@ pub mod diskstats;
 pub mod numa_maps;
 pub mod stat;
 pub mod vmstat;
+pub mod zoneinfo;

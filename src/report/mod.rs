@@ -3,6 +3,7 @@
 
 pub mod churn;
 pub mod cmd;
+pub mod colour;
 pub mod fit;
 pub mod fork;
 pub mod generic;
@@ -10,6 +11,7 @@ pub mod html;
 pub mod imported;
 pub mod knobs;
 pub mod numa;
+pub mod pcp;
 pub mod pft;
 pub mod series;
 pub mod sysinfo;
@@ -36,6 +38,7 @@ pub fn text(run: &Run) -> String {
         "fork" => fork::text(run),
         "churn" => churn::text(run),
         "cmd" => cmd::text(run),
+        "colour" => colour::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)

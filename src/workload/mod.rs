@@ -3,6 +3,8 @@
 
 pub mod churn;
 pub mod cmd;
+pub mod colour;
+mod colour_data;
 pub mod fork;
 pub mod numa;
 pub mod pft;
@@ -54,5 +56,9 @@ pub const REGISTRY: &[(&str, &str)] = &[
     (
         "cmd",
         "any external command under the harness: times, faults, disk",
+    ),
+    (
+        "colour",
+        "page colours of memory tasks allocate in parallel (Steiner's per-CPU list skew)",
     ),
 ];
