@@ -20,7 +20,10 @@ use crate::model::Run;
 
 /// The text report of a run, chosen by its workload.
 pub fn text(run: &Run) -> String {
-    if let Some(blocks) = knobs::split(run) {
+    // Most reports print one block per knob combination; colour sets its
+    // combinations side by side itself.
+    let own_ab = run.meta.workload == "colour";
+    if let Some(blocks) = knobs::split(run).filter(|_| !own_ab) {
         let mut out = header(run);
         for (label, sub) in &blocks {
             let t = text(sub);
