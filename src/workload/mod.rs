@@ -1,7 +1,12 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod atomic;
+pub mod c2c;
+pub mod latency;
+pub mod lockfan;
 pub mod pft;
+pub mod region;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
 
@@ -21,7 +26,25 @@ pub trait Workload {
 }
 
 /// The registry: every workload's name and one-line description.
-pub const REGISTRY: &[(&str, &str)] = &[(
-    "pft",
-    "anonymous write faults by N tasks released together (Lameter's pft)",
-)];
+pub const REGISTRY: &[(&str, &str)] = &[
+    (
+        "pft",
+        "anonymous write faults by N tasks released together (Lameter's pft)",
+    ),
+    (
+        "c2c",
+        "cache-line hand-off latency between every pair of CPUs (ping-pong)",
+    ),
+    (
+        "atomic",
+        "the cost of counting: shared, folded, packed, locked and plain counters",
+    ),
+    (
+        "lockfan",
+        "short critical sections on one lock versus the same work hashed over K locks",
+    ),
+    (
+        "latency",
+        "dependent-load latency by working-set size, base pages and THP",
+    ),
+];
