@@ -3,6 +3,7 @@
 //! store and report layers.
 
 pub mod list;
+pub mod micro;
 pub mod progress;
 pub mod run;
 pub mod show;

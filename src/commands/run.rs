@@ -23,6 +23,30 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             print_runs(&[run], a.harness.json)
         }
         RunWhat::Quick(a) => quick(db, &a, &machine),
+        RunWhat::C2c(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::c2c_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Atomic(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::atomic_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Lockfan(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::lockfan_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Latency(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::latency_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
     }
 }
 
@@ -175,7 +199,7 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
 /// The quick suite: sysinfo, then pft in threads and processes.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan(&a.harness)?;
-    let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
+    let mut suite: Vec<Box<dyn Workload>> = ["thread", "process"]
         .iter()
         .map(|mode| {
             pft_from_args(
@@ -195,6 +219,7 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             .map(|w| Box::new(w) as Box<dyn Workload>)
         })
         .collect::<Result<_>>()?;
+    suite.extend(super::micro::quick_suite(&a.harness, m)?);
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }

@@ -1,7 +1,12 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod atomic;
+pub mod c2c;
+pub mod cells;
 pub mod generic;
+pub mod latency;
+pub mod lockfan;
 pub mod pft;
 pub mod sysinfo;
 
@@ -11,6 +16,10 @@ use crate::model::Run;
 pub fn text(run: &Run) -> String {
     let body = match run.meta.workload.as_str() {
         "pft" => pft::text(run),
+        "c2c" => c2c::text(run),
+        "atomic" => atomic::text(run),
+        "lockfan" => lockfan::text(run),
+        "latency" => latency::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)

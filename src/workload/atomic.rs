@@ -18,7 +18,9 @@ use crate::machine::Snapshot;
 
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
 
-const LINE: usize = 64;
+/// Counters meant to be apart sit 128 bytes apart: adjacent-line
+/// prefetchers move 64-byte lines in pairs.
+const APART: usize = 128;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -70,15 +72,16 @@ struct Layout {
 
 impl Layout {
     const SHARED: usize = 0;
-    const GLOBAL: usize = LINE;
+    const GLOBAL: usize = APART;
     fn own(&self, i: usize) -> usize {
-        (2 + i) * LINE
+        (2 + i) * APART
     }
+    /// Eight 8-byte counters to a 64-byte line.
     fn packed(&self, i: usize) -> usize {
-        (2 + self.tasks) * LINE + i * 8
+        (2 + self.tasks) * APART + i * 8
     }
     fn bytes(&self) -> usize {
-        (2 + self.tasks) * LINE + self.tasks.div_ceil(8) * LINE
+        (2 + self.tasks) * APART + self.tasks.div_ceil(8) * 64
     }
 }
 
