@@ -61,32 +61,24 @@ vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
     /// Cache-line hand-off latency between every pair of CPUs (seed 002)
-    #[command(
-        after_help = "Examples:\n  vmscale run c2c\n  \
+    #[command(after_help = "Examples:\n  vmscale run c2c\n  \
 vmscale run c2c --cpus 0-3 --variant cas\n  \
-vmscale run c2c --fresh-line --rounds 2000 --batches 100"
-    )]
+vmscale run c2c --fresh-line --rounds 2000 --batches 100")]
     C2c(C2cArgs),
     /// The cost of counting: shared, folded, packed, locked and plain counters (seeds 000, 002)
-    #[command(
-        after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
+    #[command(after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
-vmscale run atomic --tasks 1,2 --mode process"
-    )]
+vmscale run atomic --tasks 1,2 --mode process")]
     Atomic(AtomicArgs),
     /// One lock against the same work hashed over K locks (seed 004)
-    #[command(
-        after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
+    #[command(after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
-vmscale run lockfan --tasks 2 --lines 4 --ops 200000"
-    )]
+vmscale run lockfan --tasks 2 --lines 4 --ops 200000")]
     Lockfan(LockfanArgs),
     /// Dependent-load latency by working-set size, base pages and THP (seed 002)
-    #[command(
-        after_help = "Examples:\n  vmscale run latency\n  \
+    #[command(after_help = "Examples:\n  vmscale run latency\n  \
 vmscale run latency --max 256M --pages base,thp\n  \
-vmscale run latency --min 16K --max 4M --pages base --pin 1"
-    )]
+vmscale run latency --min 16K --max 4M --pages base --pin 1")]
     Latency(LatencyArgs),
 }
 

@@ -59,11 +59,18 @@ pub fn text(run: &Run) -> String {
         s
     };
     out.push_str(&table("ns per increment, per task:", "ns/op", 1.0, 2));
-    out.push_str(&table("million increments per second, all tasks:", "ops/s", 1e6, 1));
+    out.push_str(&table(
+        "million increments per second, all tasks:",
+        "ops/s",
+        1e6,
+        1,
+    ));
     if let (Some(&first), Some(&last)) = (tasks.first(), tasks.last())
         && last > first
     {
-        out.push_str(&format!("\nscaling, ops/s at {last} tasks / ops/s at {first}:"));
+        out.push_str(&format!(
+            "\nscaling, ops/s at {last} tasks / ops/s at {first}:"
+        ));
         for v in &variants {
             let r = |t| case(run, v, t).and_then(|c| cells::median(c, "ops/s"));
             if let (Some(a), Some(b)) = (r(first), r(last))
@@ -128,7 +135,9 @@ fn count_check(run: &Run) -> String {
         }
     }
     if bad.is_empty() {
-        format!("\ncount check: every counter read back equals the increments made ({samples} samples)\n")
+        format!(
+            "\ncount check: every counter read back equals the increments made ({samples} samples)\n"
+        )
     } else {
         format!("\n{bad}")
     }

@@ -60,7 +60,10 @@ pub fn text_with(run: &Run, colour: bool) -> String {
             )
         })
         .unwrap_or((None, None));
-    let f = |v: Option<f64>| v.map(|v| format!("{v:.1} ns")).unwrap_or_else(|| "?".into());
+    let f = |v: Option<f64>| {
+        v.map(|v| format!("{v:.1} ns"))
+            .unwrap_or_else(|| "?".into())
+    };
     out.push_str(&format!(
         "\nclock: CLOCK_MONOTONIC resolution {} (clock_getres), one read {} (back-to-back);\n\
          each batch is timed by one pair of reads around all its round trips\n",

@@ -18,7 +18,11 @@ fn curve(run: &Run, pages: &str) -> Vec<(u64, f64, Option<f64>)> {
         .filter_map(|c| {
             let (p, size) = parse_variant(&c.case.variant)?;
             (p == pages).then_some(())?;
-            Some((size, cells::median(c, "ns/load")?, cells::median(c, "huge %")))
+            Some((
+                size,
+                cells::median(c, "ns/load")?,
+                cells::median(c, "huge %"),
+            ))
         })
         .collect();
     v.sort_by_key(|x| x.0);
@@ -157,7 +161,14 @@ mod tests {
 
     #[test]
     fn plateaus_split_at_steps() {
-        let c = [(1, 1.0), (2, 1.1), (4, 1.05), (8, 4.0), (16, 4.2), (32, 20.0)];
+        let c = [
+            (1, 1.0),
+            (2, 1.1),
+            (4, 1.05),
+            (8, 4.0),
+            (16, 4.2),
+            (32, 20.0),
+        ];
         let p = plateaus(&c);
         assert_eq!(p.len(), 2);
         assert_eq!((p[0].0, p[0].1), (1, 4));

@@ -44,7 +44,11 @@ impl Atomic {
         if cfg.tasks.is_empty() {
             return Err("--tasks must name at least one task count".into());
         }
-        if let Some(v) = cfg.variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
+        if let Some(v) = cfg
+            .variants
+            .iter()
+            .find(|v| !VARIANTS.contains(&v.as_str()))
+        {
             return Err(format!(
                 "unknown atomic variant '{v}': use {}",
                 VARIANTS.join(", ")
@@ -159,7 +163,10 @@ impl Workload for Atomic {
         f.insert("lost".into(), done - counted as f64);
         f.insert("wall".into(), wall);
         f.insert("ns/op".into(), crate::stats::summary::mean(&per_task_ns));
-        f.insert("folds".into(), reports.iter().map(|r| r.values[V_FOLDS]).sum());
+        f.insert(
+            "folds".into(),
+            reports.iter().map(|r| r.values[V_FOLDS]).sum(),
+        );
         if wall > 0.0 {
             f.insert("ops/s".into(), counted as f64 / wall);
         }

@@ -102,7 +102,9 @@ impl C2c {
             return Err("--variant needs at least one of cas, storeload".into());
         }
         if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
-            return Err(format!("unknown c2c variant '{v}': use cas, storeload or both"));
+            return Err(format!(
+                "unknown c2c variant '{v}': use cas, storeload or both"
+            ));
         }
         if rounds == 0 || batches == 0 {
             return Err("--rounds and --batches must be at least 1".into());
@@ -190,7 +192,11 @@ impl Workload for C2c {
                 r
             })?;
             let r = &outcome.reports;
-            if let Some((i, e)) = r.iter().enumerate().find_map(|(i, r)| r.error().map(|e| (i, e))) {
+            if let Some((i, e)) = r
+                .iter()
+                .enumerate()
+                .find_map(|(i, r)| r.error().map(|e| (i, e)))
+            {
                 return Err(format!("pair {}-{} task {i}: {e}", p.a, p.b));
             }
             let final_value = line.u64_at(0).load(Ordering::Acquire);
@@ -218,10 +224,8 @@ impl Workload for C2c {
                 .collect(),
             );
         }
-        d.figures.insert(
-            "median ns".into(),
-            crate::stats::summary::median(&medians),
-        );
+        d.figures
+            .insert("median ns".into(), crate::stats::summary::median(&medians));
         d.figures.insert("clock res ns".into(), res);
         d.figures.insert("clock read ns".into(), read);
         Ok(d)
@@ -233,14 +237,25 @@ const V_MIN: usize = 1;
 
 /// Task 0 serves odd values and times the batches; task 1 answers with the
 /// next even value. Each round trip is two hand-offs of the line.
-fn ping_pong(index: usize, v: &AtomicU64, cas: bool, rounds: u64, batches: u64, r: &mut TaskReport) {
+fn ping_pong(
+    index: usize,
+    v: &AtomicU64,
+    cas: bool,
+    rounds: u64,
+    batches: u64,
+    r: &mut TaskReport,
+) {
     let mut per = Vec::with_capacity(batches as usize);
     r.start_ns = clock::monotonic_ns();
     for b in 0..batches {
         let t0 = clock::monotonic_ns();
         for i in 0..rounds {
             let n = 2 * (b * rounds + i);
-            let (from, to) = if index == 0 { (n, n + 1) } else { (n + 1, n + 2) };
+            let (from, to) = if index == 0 {
+                (n, n + 1)
+            } else {
+                (n + 1, n + 2)
+            };
             if cas {
                 while v
                     .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
@@ -286,7 +301,11 @@ mod tests {
             siblings,
         };
         Snapshot {
-            cpus: vec![cpu(0, 0, vec![0, 1]), cpu(1, 0, vec![0, 1]), cpu(2, 1, vec![2])],
+            cpus: vec![
+                cpu(0, 0, vec![0, 1]),
+                cpu(1, 0, vec![0, 1]),
+                cpu(2, 1, vec![2]),
+            ],
             ..Default::default()
         }
     }

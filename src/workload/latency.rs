@@ -57,7 +57,11 @@ impl Latency {
                 cfg.line_size
             ));
         }
-        if let Some(&s) = cfg.sizes.iter().find(|&&s| s / cfg.line_size > u32::MAX as u64) {
+        if let Some(&s) = cfg
+            .sizes
+            .iter()
+            .find(|&&s| s / cfg.line_size > u32::MAX as u64)
+        {
             return Err(format!("--max {s} has more than 2^32 nodes: lower it"));
         }
         if cfg.pages.is_empty() {
@@ -229,9 +233,6 @@ mod tests {
     #[test]
     fn sizes_double() {
         assert_eq!(doubling_sizes(4096, 32768), vec![4096, 8192, 16384, 32768]);
-        assert_eq!(
-            parse_variant(&variant("thp", 65536)),
-            Some(("thp", 65536))
-        );
+        assert_eq!(parse_variant(&variant("thp", 65536)), Some(("thp", 65536)));
     }
 }

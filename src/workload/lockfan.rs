@@ -152,7 +152,11 @@ impl Workload for Lockfan {
             let first = region.u64_at(i * stride + LINE).load(Ordering::Acquire);
             counted += first;
             for l in 1..lines {
-                if region.u64_at(i * stride + (1 + l) * LINE).load(Ordering::Acquire) != first {
+                if region
+                    .u64_at(i * stride + (1 + l) * LINE)
+                    .load(Ordering::Acquire)
+                    != first
+                {
                     torn += 1;
                 }
             }
@@ -291,7 +295,8 @@ mod tests {
             crate::machine::live(),
         )
         .unwrap();
-        w.sample(&Case::new(tasks, &format!("{kind}-{locks}"))).unwrap()
+        w.sample(&Case::new(tasks, &format!("{kind}-{locks}")))
+            .unwrap()
     }
 
     #[test]
