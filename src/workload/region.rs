@@ -105,7 +105,7 @@ impl Region {
     /// The 64-bit atomic at byte offset `off` (8-aligned, inside the region).
     pub fn u64_at(&self, off: usize) -> &AtomicU64 {
         assert!(
-            off % 8 == 0 && off + 8 <= self.len(),
+            off.is_multiple_of(8) && off + 8 <= self.len(),
             "offset {off} out of region"
         );
         // SAFETY: in bounds and aligned (checked above); the mapping lives as
@@ -116,7 +116,7 @@ impl Region {
     /// The 32-bit atomic at byte offset `off` (4-aligned, inside the region).
     pub fn u32_at(&self, off: usize) -> &AtomicU32 {
         assert!(
-            off % 4 == 0 && off + 4 <= self.len(),
+            off.is_multiple_of(4) && off + 4 <= self.len(),
             "offset {off} out of region"
         );
         // SAFETY: as for u64_at.
