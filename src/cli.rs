@@ -74,7 +74,8 @@ pub struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RunWhat {
-    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn, cmd
+    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn,
+    /// cmd, colour, c2c, atomic, lockfan, latency
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(
@@ -124,6 +125,26 @@ vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
     )]
     Colour(ColourArgs),
+    /// Cache-line hand-off latency between every pair of CPUs (seed 002)
+    #[command(after_help = "Examples:\n  vmscale run c2c\n  \
+vmscale run c2c --cpus 0-3 --variant cas\n  \
+vmscale run c2c --fresh-line --rounds 2000 --batches 100")]
+    C2c(C2cArgs),
+    /// The cost of counting: shared, folded, packed, locked and plain counters (seeds 000, 002)
+    #[command(after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
+vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
+vmscale run atomic --tasks 1,2 --mode process")]
+    Atomic(AtomicArgs),
+    /// One lock against the same work hashed over K locks (seed 004)
+    #[command(after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
+vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
+vmscale run lockfan --tasks 2 --lines 4 --ops 200000")]
+    Lockfan(LockfanArgs),
+    /// Dependent-load latency by working-set size, base pages and THP (seed 002)
+    #[command(after_help = "Examples:\n  vmscale run latency\n  \
+vmscale run latency --max 256M --pages base,thp\n  \
+vmscale run latency --min 16K --max 4M --pages base --pin 1")]
+    Latency(LatencyArgs),
 }
 
 const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
@@ -412,4 +433,97 @@ pub struct ImportArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct C2cArgs {
+    /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Ping-pong kinds: cas, storeload, or both
+    #[arg(long, default_value = "cas,storeload")]
+    pub variant: String,
+    /// A new cache line per pair, first touched by the pair's first CPU
+    #[arg(long)]
+    pub fresh_line: bool,
+    /// Round trips per timed batch
+    #[arg(long, default_value_t = 1000)]
+    pub rounds: u64,
+    /// Timed batches per pair; a pair's figure is their median
+    #[arg(long, default_value_t = 50)]
+    pub batches: u64,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AtomicArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Counters: shared, folded, packed, locked, plain (comma-separated)
+    #[arg(long, default_value = "shared,folded,packed,locked,plain")]
+    pub variant: String,
+    /// Increments per task
+    #[arg(long, default_value_t = 2_000_000)]
+    pub ops: u64,
+    /// Folded counters: increments between folds into the global
+    #[arg(long, default_value_t = 64, value_name = "K")]
+    pub fold: u64,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LockfanArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Lock counts K: a list, a range, or auto (1, 2, 4, ... 256)
+    #[arg(long, default_value = "auto")]
+    pub locks: String,
+    /// Lock kinds: spin, mutex, or both
+    #[arg(long, default_value = "spin,mutex")]
+    pub kind: String,
+    /// Critical sections per task
+    #[arg(long, default_value_t = 1_000_000)]
+    pub ops: u64,
+    /// Cache lines of data each lock protects, all written per operation
+    #[arg(long, default_value_t = 2)]
+    pub lines: usize,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LatencyArgs {
+    /// Smallest working set
+    #[arg(long, default_value = "4K", value_name = "SIZE")]
+    pub min: String,
+    /// Largest working set (default: 4 x the last-level cache)
+    #[arg(long, value_name = "SIZE")]
+    pub max: Option<String>,
+    /// Page kinds: base, thp, or both
+    #[arg(long, default_value = "base,thp")]
+    pub pages: String,
+    /// Least timed loads per sample (at least two laps of the chain are timed)
+    #[arg(long, default_value_t = 2_000_000)]
+    pub loads: u64,
+    /// Placement of the one task: compact, spread, none, or a CPU
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
 }

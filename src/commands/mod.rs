@@ -5,6 +5,7 @@
 pub mod fit;
 pub mod import;
 pub mod list;
+pub mod micro;
 pub mod pcp;
 pub mod progress;
 pub mod report;

@@ -44,6 +44,30 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
             print_runs(&[run], a.harness.json)
         }
+        RunWhat::C2c(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::c2c_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Atomic(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::atomic_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Lockfan(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::lockfan_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
+        RunWhat::Latency(a) => {
+            let plan = plan(&a.harness)?;
+            let w = super::micro::latency_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
     }
 }
 
@@ -314,7 +338,7 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
 /// NUMA workloads at short sizes (run_procs::quick_suite), then colour.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
-    let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
+    let mut suite: Vec<Box<dyn Workload>> = ["thread", "process"]
         .iter()
         .map(|mode| {
             pft_from_args(
@@ -334,8 +358,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             .map(|w| Box::new(w) as Box<dyn Workload>)
         })
         .collect::<Result<_>>()?;
-    let mut suite = suite;
     suite.extend(run_procs::quick_suite(&a.harness, m)?);
+    suite.extend(super::micro::quick_suite(&a.harness, m)?);
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }

@@ -1,6 +1,9 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod atomic;
+pub mod c2c;
+pub mod cells;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
@@ -10,6 +13,8 @@ pub mod generic;
 pub mod html;
 pub mod imported;
 pub mod knobs;
+pub mod latency;
+pub mod lockfan;
 pub mod numa;
 pub mod pcp;
 pub mod pft;
@@ -42,6 +47,10 @@ pub fn text(run: &Run) -> String {
         "churn" => churn::text(run),
         "cmd" => cmd::text(run),
         "colour" => colour::text(run),
+        "c2c" => c2c::text(run),
+        "atomic" => atomic::text(run),
+        "lockfan" => lockfan::text(run),
+        "latency" => latency::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)

@@ -1,13 +1,18 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod atomic;
+pub mod c2c;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
 mod colour_data;
 pub mod fork;
+pub mod latency;
+pub mod lockfan;
 pub mod numa;
 pub mod pft;
+pub mod region;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
 
@@ -60,5 +65,21 @@ pub const REGISTRY: &[(&str, &str)] = &[
     (
         "colour",
         "page colours of memory tasks allocate in parallel (Steiner's per-CPU list skew)",
+    ),
+    (
+        "c2c",
+        "cache-line hand-off latency between every pair of CPUs (ping-pong)",
+    ),
+    (
+        "atomic",
+        "the cost of counting: shared, folded, packed, locked and plain counters",
+    ),
+    (
+        "lockfan",
+        "short critical sections on one lock versus the same work hashed over K locks",
+    ),
+    (
+        "latency",
+        "dependent-load latency by working-set size, base pages and THP",
     ),
 ];

@@ -1,0 +1,156 @@
+//! Options of the micro-benchmarks (c2c, atomic, lockfan, latency) turned
+//! into validated workloads, and their short entries in `run quick`.
+
+use super::{Error, Result};
+use crate::cli::{AtomicArgs, C2cArgs, Harness, LatencyArgs, LockfanArgs};
+use crate::exec::{Mode, pin::Pin};
+use crate::machine::{Snapshot, cpulist};
+use crate::parse;
+use crate::workload::{Workload, atomic, c2c, latency, lockfan};
+
+fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
+    r.map_err(Error::Input)
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn line_size(m: &Snapshot) -> u64 {
+    m.caches
+        .iter()
+        .filter(|c| c.level == 1 && c.kind != "Instruction")
+        .find_map(|c| c.line_size)
+        .unwrap_or(64)
+}
+
+pub fn c2c_from_args(a: &C2cArgs, m: &Snapshot) -> Result<c2c::C2c> {
+    let cpus = a
+        .cpus
+        .as_deref()
+        .map(|t| {
+            cpulist::parse(t).map_err(|e| format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
+        })
+        .transpose();
+    input(c2c::C2c::new(
+        input(cpus)?,
+        list(&a.variant),
+        a.fresh_line,
+        a.rounds,
+        a.batches,
+        m,
+    ))
+}
+
+pub fn atomic_from_args(a: &AtomicArgs, m: &Snapshot) -> Result<atomic::Atomic> {
+    let cfg = atomic::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        pin: input(a.pin.parse::<Pin>())?,
+        variants: list(&a.variant),
+        ops: a.ops,
+        fold: a.fold,
+    };
+    input(atomic::Atomic::new(cfg, m.clone()))
+}
+
+pub fn lockfan_from_args(a: &LockfanArgs, m: &Snapshot) -> Result<lockfan::Lockfan> {
+    let locks = parse::tasks(&a.locks, 256)
+        .map_err(|e| e.replace("--tasks", "--locks").replace("tasks", "locks"));
+    let cfg = lockfan::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        pin: input(a.pin.parse::<Pin>())?,
+        locks: input(locks)?,
+        kinds: list(&a.kind),
+        ops: a.ops,
+        lines: a.lines,
+    };
+    input(lockfan::Lockfan::new(cfg, m.clone()))
+}
+
+pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Latency> {
+    let min = input(parse::size(&a.min).map_err(|e| format!("--min: {e}")))?;
+    let max = match &a.max {
+        Some(t) => input(parse::size(t).map_err(|e| format!("--max: {e}")))?,
+        None => {
+            let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
+            (4 * llc).next_power_of_two()
+        }
+    };
+    if max < min {
+        return Err(Error::Input(format!(
+            "--max {} is below --min {}: raise --max",
+            parse::format_size(max),
+            parse::format_size(min)
+        )));
+    }
+    let cfg = latency::Config {
+        sizes: latency::doubling_sizes(min, max),
+        pages: list(&a.pages),
+        loads: a.loads,
+        pin: input(a.pin.parse::<Pin>())?,
+        line_size: line_size(m),
+        thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
+    };
+    input(latency::Latency::new(cfg, m.clone()))
+}
+
+/// The micro-benchmarks at short sizes, for `run quick` (a few seconds in all).
+pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> {
+    let mut out: Vec<Box<dyn Workload>> = Vec::new();
+    if m.cpus.len() >= 2 {
+        out.push(Box::new(c2c_from_args(
+            &C2cArgs {
+                cpus: None,
+                variant: "cas,storeload".into(),
+                fresh_line: false,
+                rounds: 200,
+                batches: 25,
+                harness: h.clone(),
+            },
+            m,
+        )?));
+    }
+    out.push(Box::new(atomic_from_args(
+        &AtomicArgs {
+            tasks: "auto".into(),
+            mode: "thread".into(),
+            variant: "shared,folded,packed,locked,plain".into(),
+            ops: 200_000,
+            fold: 64,
+            pin: "compact".into(),
+            harness: h.clone(),
+        },
+        m,
+    )?));
+    out.push(Box::new(lockfan_from_args(
+        &LockfanArgs {
+            tasks: "auto".into(),
+            mode: "thread".into(),
+            locks: "1,16,256".into(),
+            kind: "spin".into(),
+            ops: 100_000,
+            lines: 2,
+            pin: "compact".into(),
+            harness: h.clone(),
+        },
+        m,
+    )?));
+    let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
+    out.push(Box::new(latency_from_args(
+        &LatencyArgs {
+            min: "4K".into(),
+            max: Some("1M".into()),
+            pages: if thp_ok { "base,thp" } else { "base" }.into(),
+            loads: 200_000,
+            pin: "compact".into(),
+            harness: h.clone(),
+        },
+        m,
+    )?));
+    Ok(out)
+}

@@ -1,0 +1,68 @@
+//! Small helpers the micro-benchmark tables share: a figure's summary over
+//! a case's measured samples, and value shading for terminals.
+
+use crate::model::{CaseSamples, Run};
+use crate::stats::summary::{Summary, summarise};
+
+/// The summary of `figure` over the measured samples of `case`.
+pub fn summary(case: &CaseSamples, figure: &str, rate: bool) -> Option<Summary> {
+    let values: Vec<f64> = case
+        .measured()
+        .filter_map(|s| s.data.figures.get(figure).copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    summarise(&values, rate)
+}
+
+/// The median of `figure` over the measured samples of `case`.
+pub fn median(case: &CaseSamples, figure: &str) -> Option<f64> {
+    summary(case, figure, false).map(|s| s.median)
+}
+
+/// The largest value `figure` took in any measured sample of the run.
+pub fn max_over_run(run: &Run, figure: &str) -> f64 {
+    run.cases
+        .iter()
+        .flat_map(|c| c.measured())
+        .filter_map(|s| s.data.figures.get(figure).copied())
+        .fold(0.0, f64::max)
+}
+
+/// A configuration value as text ("?" when absent).
+pub fn cfg(run: &Run, key: &str) -> String {
+    match run.meta.config.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => "?".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Whether tables on stdout may carry ANSI colours.
+pub fn colour_stdout() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Wraps `text` in a 256-colour background from green (lo) to red (hi).
+pub fn shade(text: &str, value: f64, lo: f64, hi: f64) -> String {
+    const RAMP: [u8; 6] = [46, 118, 190, 226, 208, 196];
+    let t = if hi > lo {
+        ((value - lo) / (hi - lo)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let i = (t * (RAMP.len() - 1) as f64).round() as usize;
+    format!("\x1b[30;48;5;{}m{text}\x1b[0m", RAMP[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shading_spans_the_ramp() {
+        assert!(shade("1", 0.0, 0.0, 10.0).contains("5;46m"));
+        assert!(shade("1", 10.0, 0.0, 10.0).contains("5;196m"));
+        assert!(shade("1", 5.0, 5.0, 5.0).contains("5;46m"));
+    }
+}

@@ -1,0 +1,300 @@
+//! atomic (seeds 000, 002): the cost of counting. Each task adds 1 to a
+//! counter `ops` times: (shared) one atomic counter for all tasks (lock
+//! xadd); (folded) a per-task counter in its own cache line, folded into a
+//! global every K increments, the rss-delta scheme of seed 000; (packed)
+//! per-task counters packed into shared cache lines (false sharing);
+//! (locked) an uncontended lock xadd on the task's own line; (plain) a plain
+//! increment of the task's own line. Final counter values are read back
+//! and checked against the increments the tasks report.
+
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use super::region::Region;
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
+
+/// Counters meant to be apart sit 128 bytes apart: adjacent-line
+/// prefetchers move 64-byte lines in pairs.
+const APART: usize = 128;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub tasks: Vec<usize>,
+    pub mode: Mode,
+    pub pin: Pin,
+    pub variants: Vec<String>,
+    /// Increments per task.
+    pub ops: u64,
+    /// Folded variant: increments between folds into the global.
+    pub fold: u64,
+}
+
+pub struct Atomic {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl Atomic {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic, String> {
+        if cfg.tasks.is_empty() {
+            return Err("--tasks must name at least one task count".into());
+        }
+        if let Some(v) = cfg
+            .variants
+            .iter()
+            .find(|v| !VARIANTS.contains(&v.as_str()))
+        {
+            return Err(format!(
+                "unknown atomic variant '{v}': use {}",
+                VARIANTS.join(", ")
+            ));
+        }
+        if cfg.variants.is_empty() {
+            return Err(format!("--variant needs one of {}", VARIANTS.join(", ")));
+        }
+        if cfg.ops == 0 {
+            return Err("--ops must be at least 1".into());
+        }
+        if cfg.fold == 0 {
+            return Err("--fold must be at least 1 (fold every K increments)".into());
+        }
+        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
+        exec::pin::plan(&cfg.pin, most, &machine)?;
+        Ok(Atomic { cfg, machine })
+    }
+}
+
+/// Where each counter lives in the shared region.
+struct Layout {
+    tasks: usize,
+}
+
+impl Layout {
+    const SHARED: usize = 0;
+    const GLOBAL: usize = APART;
+    fn own(&self, i: usize) -> usize {
+        (2 + i) * APART
+    }
+    /// Eight 8-byte counters to a 64-byte line.
+    fn packed(&self, i: usize) -> usize {
+        (2 + self.tasks) * APART + i * 8
+    }
+    fn bytes(&self) -> usize {
+        (2 + self.tasks) * APART + self.tasks.div_ceil(8) * 64
+    }
+}
+
+impl Workload for Atomic {
+    fn name(&self) -> &'static str {
+        "atomic"
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        let mut out = Vec::new();
+        for v in &self.cfg.variants {
+            for &t in &self.cfg.tasks {
+                out.push(Case::new(t, v));
+            }
+        }
+        out
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("ops/s", "ops/s", Better::Higher, true),
+            Figure::new("ns/op", "ns", Better::Lower, false),
+            Figure::new("wall", "s", Better::Lower, false),
+        ]
+    }
+
+    fn memory_need(&self) -> u64 {
+        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1);
+        Layout { tasks: most }.bytes() as u64
+    }
+
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let layout = Layout { tasks: case.tasks };
+        let region = Region::shared(layout.bytes())?;
+        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let (ops, fold) = (self.cfg.ops, self.cfg.fold);
+        let variant = case.variant.as_str();
+        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+            count_task(task, &region, &layout, variant, ops, fold)
+        })?;
+        let reports = &outcome.reports;
+        if let Some((i, e)) = reports
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.error().map(|e| (i, e)))
+        {
+            return Err(format!("task {i}: {e}"));
+        }
+        let counted: u64 = match variant {
+            "shared" => region.u64_at(Layout::SHARED).load(Ordering::Acquire),
+            "folded" => region.u64_at(Layout::GLOBAL).load(Ordering::Acquire),
+            "packed" => (0..case.tasks)
+                .map(|i| region.u64_at(layout.packed(i)).load(Ordering::Acquire))
+                .sum(),
+            _ => (0..case.tasks)
+                .map(|i| region.u64_at(layout.own(i)).load(Ordering::Acquire))
+                .sum(),
+        };
+        let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
+        let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
+        let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
+        let wall = end.saturating_sub(start) as f64 / 1e9;
+        let per_task_ns: Vec<f64> = reports
+            .iter()
+            .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))
+            .collect();
+        let mut d = SampleData::default();
+        let f = &mut d.figures;
+        f.insert("counted".into(), counted as f64);
+        f.insert("increments".into(), done);
+        f.insert("lost".into(), done - counted as f64);
+        f.insert("wall".into(), wall);
+        f.insert("ns/op".into(), crate::stats::summary::mean(&per_task_ns));
+        f.insert(
+            "folds".into(),
+            reports.iter().map(|r| r.values[V_FOLDS]).sum(),
+        );
+        if wall > 0.0 {
+            f.insert("ops/s".into(), counted as f64 / wall);
+        }
+        d.tasks = reports
+            .iter()
+            .zip(&per_task_ns)
+            .map(|(r, ns)| {
+                [
+                    ("cpu", r.cpu as f64),
+                    ("increments", r.values[V_DONE]),
+                    ("ns/op", *ns),
+                    ("user", r.user_ns as f64 / 1e9),
+                    ("system", r.sys_ns as f64 / 1e9),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+            })
+            .collect();
+        Ok(d)
+    }
+}
+
+const V_DONE: usize = 0;
+const V_FOLDS: usize = 1;
+
+fn count_task(
+    task: &Task,
+    region: &Region,
+    layout: &Layout,
+    variant: &str,
+    ops: u64,
+    fold: u64,
+) -> TaskReport {
+    let mut r = TaskReport::default();
+    let own = region.u64_at(layout.own(task.index));
+    let packed = region.u64_at(layout.packed(task.index));
+    let shared = region.u64_at(Layout::SHARED);
+    let global = region.u64_at(Layout::GLOBAL);
+    task.wait_start();
+    let before = task.usage();
+    r.start_ns = clock::monotonic_ns();
+    let mut folds = 0u64;
+    match variant {
+        "shared" => {
+            for _ in 0..ops {
+                shared.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        "folded" => {
+            for i in 1..=ops {
+                // A plain increment of a line only this task writes.
+                own.store(own.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                if i % fold == 0 {
+                    global.fetch_add(own.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+                    folds += 1;
+                }
+            }
+            let rest = own.swap(0, Ordering::Relaxed);
+            if rest > 0 {
+                global.fetch_add(rest, Ordering::Relaxed);
+                folds += 1;
+            }
+        }
+        "packed" => {
+            for _ in 0..ops {
+                packed.store(packed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
+        }
+        "locked" => {
+            for _ in 0..ops {
+                own.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        _ => {
+            for _ in 0..ops {
+                own.store(own.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
+        }
+    }
+    r.end_ns = clock::monotonic_ns();
+    r.set_usage(&task.usage().since(&before));
+    r.values[V_DONE] = ops as f64;
+    r.values[V_FOLDS] = folds as f64;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(variant: &str, tasks: usize, ops: u64, fold: u64) -> SampleData {
+        let m = crate::machine::live();
+        let a = Atomic::new(
+            Config {
+                tasks: vec![tasks],
+                mode: Mode::Thread,
+                pin: Pin::None,
+                variants: vec![variant.into()],
+                ops,
+                fold,
+            },
+            m,
+        )
+        .unwrap();
+        a.sample(&Case::new(tasks, variant)).unwrap()
+    }
+
+    #[test]
+    fn shared_counter_counts_every_increment() {
+        let d = run("shared", 3, 20_000, 1);
+        assert_eq!(d.figures["counted"], 60_000.0);
+        assert_eq!(d.figures["lost"], 0.0);
+    }
+
+    #[test]
+    fn folded_total_equals_increments() {
+        // 10_007 is not a multiple of the fold, so the remainder fold is tested.
+        let d = run("folded", 3, 10_007, 64);
+        assert_eq!(d.figures["counted"], 30_021.0);
+        assert_eq!(d.figures["folds"], 3.0 * (10_007u64.div_ceil(64)) as f64);
+    }
+
+    #[test]
+    fn every_variant_counts_exactly() {
+        for v in ["packed", "locked", "plain"] {
+            let d = run(v, 2, 5_000, 16);
+            assert_eq!(d.figures["counted"], 10_000.0, "{v}");
+        }
+    }
+}

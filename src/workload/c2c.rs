@@ -1,0 +1,330 @@
+//! c2c (seed 002): cache-line hand-off latency between every pair of CPUs,
+//! by ping-pong on one cache line, either with compare-and-swap or with a
+//! plain release store answered by an acquire load. One sample measures
+//! every pair; each pair's figure is the median one-way latency over its
+//! batches of round trips (round-trip time / 2).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::region::{self, Region};
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, TaskReport, clock};
+use crate::machine::{Snapshot, cpulist};
+
+pub const VARIANTS: &[&str] = &["cas", "storeload"];
+
+/// One CPU pair and what the topology says about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pair {
+    pub a: usize,
+    pub b: usize,
+    /// The two CPUs are SMT siblings of one core.
+    pub smt: bool,
+    /// The two CPUs sit on different NUMA nodes.
+    pub cross_node: bool,
+}
+
+impl Pair {
+    /// The figure this pair's latency is stored under.
+    pub fn figure(&self) -> String {
+        pair_figure(self.a, self.b)
+    }
+}
+
+pub fn pair_figure(a: usize, b: usize) -> String {
+    format!("pair {a}-{b} ns")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub cpus: Vec<usize>,
+    pub pairs: Vec<Pair>,
+    pub variants: Vec<String>,
+    /// A new line per pair, first touched by the pair's first CPU.
+    pub fresh_line: bool,
+    /// Round trips per timed batch.
+    pub rounds: u64,
+    /// Timed batches per pair; the pair's figure is their median.
+    pub batches: u64,
+}
+
+pub struct C2c {
+    cfg: Config,
+}
+
+/// The pairs of `cpus` (each unordered pair once), labelled from the topology.
+pub fn pairs(cpus: &[usize], m: &Snapshot) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for (i, &a) in cpus.iter().enumerate() {
+        for &b in &cpus[i + 1..] {
+            let smt = m.cpu(a).is_some_and(|c| c.siblings.contains(&b));
+            let cross_node = matches!((m.node_of(a), m.node_of(b)), (Some(x), Some(y)) if x != y);
+            out.push(Pair {
+                a,
+                b,
+                smt,
+                cross_node,
+            });
+        }
+    }
+    out
+}
+
+impl C2c {
+    /// Validates CPUs (online, at least two), variants and sizes.
+    pub fn new(
+        cpus: Option<Vec<usize>>,
+        variants: Vec<String>,
+        fresh_line: bool,
+        rounds: u64,
+        batches: u64,
+        m: &Snapshot,
+    ) -> Result<C2c, String> {
+        let online = m.online_cpus();
+        let mut cpus = cpus.unwrap_or_else(|| online.clone());
+        cpus.sort_unstable();
+        cpus.dedup();
+        if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
+            return Err(format!(
+                "--cpus names CPU {bad}, which is not online (online: {})",
+                cpulist::format(&online)
+            ));
+        }
+        if cpus.len() < 2 {
+            return Err(format!(
+                "c2c needs at least two CPUs to make a pair (got {}): widen --cpus",
+                cpulist::format(&cpus)
+            ));
+        }
+        if variants.is_empty() {
+            return Err("--variant needs at least one of cas, storeload".into());
+        }
+        if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
+            return Err(format!(
+                "unknown c2c variant '{v}': use cas, storeload or both"
+            ));
+        }
+        if rounds == 0 || batches == 0 {
+            return Err("--rounds and --batches must be at least 1".into());
+        }
+        let pairs = pairs(&cpus, m);
+        Ok(C2c {
+            cfg: Config {
+                cpus,
+                pairs,
+                variants,
+                fresh_line,
+                rounds,
+                batches,
+            },
+        })
+    }
+
+    pub fn config_ref(&self) -> &Config {
+        &self.cfg
+    }
+}
+
+impl Workload for C2c {
+    fn name(&self) -> &'static str {
+        "c2c"
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        self.cfg.variants.iter().map(|v| Case::new(2, v)).collect()
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut f = vec![Figure::new("median ns", "ns", Better::Lower, false)];
+        f.extend(
+            self.cfg
+                .pairs
+                .iter()
+                .map(|p| Figure::new(&p.figure(), "ns", Better::Lower, false)),
+        );
+        f.push(Figure::new("clock res ns", "ns", Better::Lower, false));
+        f.push(Figure::new("clock read ns", "ns", Better::Lower, false));
+        f
+    }
+
+    fn memory_need(&self) -> u64 {
+        4096 * (self.cfg.pairs.len() as u64 + 1)
+    }
+
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let cas = case.variant == "cas";
+        let (res, read) = region::clock_quality();
+        let common = Region::shared(4096)?;
+        common.u64_at(0).store(0, Ordering::Relaxed);
+        let mut d = SampleData::default();
+        let mut medians = Vec::new();
+        for p in &self.cfg.pairs {
+            let fresh = if self.cfg.fresh_line {
+                Some(Region::shared(4096)?)
+            } else {
+                None
+            };
+            let line = fresh.as_ref().unwrap_or(&common);
+            line.u64_at(0).store(0, Ordering::Relaxed);
+            line.u64_at(64).store(0, Ordering::Relaxed);
+            let (rounds, batches) = (self.cfg.rounds, self.cfg.batches);
+            let first_touch = self.cfg.fresh_line;
+            let outcome = exec::run_tasks(Mode::Thread, &[Some(p.a), Some(p.b)], |task| {
+                if task.index == 0 && first_touch {
+                    // First touch of the fresh page happens here, on the pair's first CPU.
+                    line.u64_at(0).store(0, Ordering::Relaxed);
+                }
+                // The ready count lives on its own line, away from the ping-pong.
+                line.u64_at(64).fetch_add(1, Ordering::AcqRel);
+                task.wait_start();
+                let mut r = TaskReport::default();
+                if line.u64_at(64).load(Ordering::Acquire) != 2 {
+                    r.fail("the partner task did not start (pinning failed?)");
+                    return r;
+                }
+                ping_pong(task.index, line.u64_at(0), cas, rounds, batches, &mut r);
+                r
+            })?;
+            let r = &outcome.reports;
+            if let Some((i, e)) = r
+                .iter()
+                .enumerate()
+                .find_map(|(i, r)| r.error().map(|e| (i, e)))
+            {
+                return Err(format!("pair {}-{} task {i}: {e}", p.a, p.b));
+            }
+            let final_value = line.u64_at(0).load(Ordering::Acquire);
+            if final_value != 2 * rounds * batches {
+                return Err(format!(
+                    "pair {}-{}: the line ended at {final_value}, expected {} hand-offs",
+                    p.a,
+                    p.b,
+                    2 * rounds * batches
+                ));
+            }
+            let median = r[0].values[V_MEDIAN];
+            medians.push(median);
+            d.figures.insert(p.figure(), median);
+            d.tasks.push(
+                [
+                    ("a", p.a as f64),
+                    ("b", p.b as f64),
+                    ("median ns", median),
+                    ("min ns", r[0].values[V_MIN]),
+                    ("hand-offs", final_value as f64),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            );
+        }
+        d.figures
+            .insert("median ns".into(), crate::stats::summary::median(&medians));
+        d.figures.insert("clock res ns".into(), res);
+        d.figures.insert("clock read ns".into(), read);
+        Ok(d)
+    }
+}
+
+const V_MEDIAN: usize = 0;
+const V_MIN: usize = 1;
+
+/// Task 0 serves odd values and times the batches; task 1 answers with the
+/// next even value. Each round trip is two hand-offs of the line.
+fn ping_pong(
+    index: usize,
+    v: &AtomicU64,
+    cas: bool,
+    rounds: u64,
+    batches: u64,
+    r: &mut TaskReport,
+) {
+    let mut per = Vec::with_capacity(batches as usize);
+    r.start_ns = clock::monotonic_ns();
+    for b in 0..batches {
+        let t0 = clock::monotonic_ns();
+        for i in 0..rounds {
+            let n = 2 * (b * rounds + i);
+            let (from, to) = if index == 0 {
+                (n, n + 1)
+            } else {
+                (n + 1, n + 2)
+            };
+            if cas {
+                while v
+                    .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    std::hint::spin_loop();
+                }
+            } else {
+                while v.load(Ordering::Acquire) != from {
+                    std::hint::spin_loop();
+                }
+                v.store(to, Ordering::Release);
+            }
+        }
+        if index == 0 {
+            // Wait for the last answer so the batch holds whole round trips.
+            let last = 2 * (b + 1) * rounds;
+            while v.load(Ordering::Acquire) != last {
+                std::hint::spin_loop();
+            }
+            per.push((clock::monotonic_ns() - t0) as f64 / (2 * rounds) as f64);
+        }
+    }
+    r.end_ns = clock::monotonic_ns();
+    if index == 0 {
+        r.values[V_MEDIAN] = crate::stats::summary::median(&per);
+        r.values[V_MIN] = per.iter().copied().fold(f64::INFINITY, f64::min);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Cpu;
+
+    fn machine() -> Snapshot {
+        // CPUs 0,1 siblings on node 0; 2 on node 1.
+        let cpu = |id, node, siblings: Vec<usize>| Cpu {
+            id,
+            package: Some(node),
+            core: Some(id / 2),
+            node: Some(node),
+            siblings,
+        };
+        Snapshot {
+            cpus: vec![
+                cpu(0, 0, vec![0, 1]),
+                cpu(1, 0, vec![0, 1]),
+                cpu(2, 1, vec![2]),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pairs_are_labelled_from_topology() {
+        let p = pairs(&[0, 1, 2], &machine());
+        assert_eq!(p.len(), 3);
+        assert!(p[0].smt && !p[0].cross_node);
+        assert!(!p[1].smt && p[1].cross_node);
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        let m = machine();
+        let v = vec!["cas".to_string()];
+        assert!(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, &m).is_err());
+        assert!(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, &m).is_err());
+        assert!(C2c::new(None, vec!["xchg".into()], false, 1, 1, &m).is_err());
+        assert!(C2c::new(None, v, false, 0, 1, &m).is_err());
+    }
+}

@@ -1,0 +1,238 @@
+//! latency (seed 002): dependent-load latency by working-set size. The
+//! working set is a chain of nodes one cache line each, linked in one random
+//! cycle (the nodes shuffled, each linked to the next) so every load depends on the last and the
+//! prefetchers cannot guess the next. Run on base pages and on THP, so the
+//! TLB's share of the latency shows as the difference.
+
+use serde::{Deserialize, Serialize};
+
+use super::region::{Pages, Region};
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Working-set sizes in bytes, ascending.
+    pub sizes: Vec<u64>,
+    /// "base" and/or "thp".
+    pub pages: Vec<String>,
+    /// The least number of timed loads per sample (at least two laps are done).
+    pub loads: u64,
+    pub pin: Pin,
+    pub line_size: u64,
+    pub thp_size: u64,
+}
+
+pub struct Latency {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+/// Sizes from `min` to `max`, doubling (both rounded to whole lines).
+pub fn doubling_sizes(min: u64, max: u64) -> Vec<u64> {
+    std::iter::successors(Some(min), |s| s.checked_mul(2))
+        .take_while(|&s| s <= max)
+        .collect()
+}
+
+/// The case variant for a page kind and size: "base/65536".
+pub fn variant(pages: &str, size: u64) -> String {
+    format!("{pages}/{size}")
+}
+
+pub fn parse_variant(v: &str) -> Option<(&str, u64)> {
+    let (p, s) = v.split_once('/')?;
+    Some((p, s.parse().ok()?))
+}
+
+impl Latency {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Latency, String> {
+        if cfg.sizes.is_empty() {
+            return Err("no working-set sizes: --max must be at least --min".into());
+        }
+        if let Some(s) = cfg.sizes.iter().find(|&&s| s < 2 * cfg.line_size) {
+            return Err(format!(
+                "a {s}-byte working set holds fewer than two {}-byte nodes: raise --min",
+                cfg.line_size
+            ));
+        }
+        if let Some(&s) = cfg
+            .sizes
+            .iter()
+            .find(|&&s| s / cfg.line_size > u32::MAX as u64)
+        {
+            return Err(format!("--max {s} has more than 2^32 nodes: lower it"));
+        }
+        if cfg.pages.is_empty() {
+            return Err("--pages needs base, thp or both".into());
+        }
+        for p in &cfg.pages {
+            match p.as_str() {
+                "base" => {}
+                "thp" => match machine.thp_enabled.as_deref() {
+                    Some("always") | Some("madvise") => {}
+                    other => {
+                        return Err(format!(
+                            "--pages thp needs /sys/kernel/mm/transparent_hugepage/enabled set \
+                             to always or madvise (it is {}): change it, or use --pages base",
+                            other.unwrap_or("unknown")
+                        ));
+                    }
+                },
+                other => return Err(format!("unknown --pages '{other}': use base, thp or both")),
+            }
+        }
+        if cfg.loads == 0 {
+            return Err("--loads must be at least 1".into());
+        }
+        exec::pin::plan(&cfg.pin, 1, &machine)?;
+        Ok(Latency { cfg, machine })
+    }
+}
+
+impl Workload for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        let mut out = Vec::new();
+        for p in &self.cfg.pages {
+            for &s in &self.cfg.sizes {
+                out.push(Case::new(1, &variant(p, s)));
+            }
+        }
+        out
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("ns/load", "ns", Better::Lower, false),
+            Figure::new("huge %", "%", Better::Higher, false),
+        ]
+    }
+
+    fn memory_need(&self) -> u64 {
+        let most = self.cfg.sizes.iter().copied().max().unwrap_or(0);
+        // The chain, its alignment slack, and the shuffled index (4 bytes a node).
+        most + self.cfg.thp_size + most / self.cfg.line_size * 4
+    }
+
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let (pages, size) = parse_variant(&case.variant)
+            .ok_or_else(|| format!("bad latency case '{}'", case.variant))?;
+        let pages = if pages == "thp" {
+            Pages::Huge
+        } else {
+            Pages::Base
+        };
+        let line = self.cfg.line_size as usize;
+        let nodes = size as usize / line;
+        let region = Region::private(nodes * line, pages, self.cfg.thp_size as usize)?;
+        let loads = self.cfg.loads.max(2 * nodes as u64);
+        let cpus = exec::pin::plan(&self.cfg.pin, 1, &self.machine)?;
+        let outcome = exec::run_tasks(Mode::Thread, &cpus, |task| {
+            let mut r = TaskReport::default();
+            let next = chain_order(nodes, 0x5eed ^ size);
+            let base = region.ptr();
+            for (i, &n) in next.iter().enumerate() {
+                // SAFETY: i and n are < nodes, so both nodes lie inside the
+                // region; each node's first word holds the next node's address.
+                unsafe {
+                    (base.add(i * line) as *mut *const u8).write(base.add(n as usize * line))
+                };
+            }
+            drop(next);
+            task.wait_start();
+            // One untimed lap brings the working set into the caches and TLB.
+            let p = chase(base, nodes as u64);
+            r.start_ns = clock::monotonic_ns();
+            let p = chase(p, loads);
+            r.end_ns = clock::monotonic_ns();
+            r.values[0] = loads as f64;
+            std::hint::black_box(p);
+            r
+        })?;
+        let r = &outcome.reports[0];
+        if let Some(e) = r.error() {
+            return Err(e);
+        }
+        let mut d = SampleData::default();
+        let ns = (r.end_ns - r.start_ns) as f64;
+        d.figures.insert("ns/load".into(), ns / r.values[0]);
+        d.figures.insert("loads".into(), r.values[0]);
+        d.figures.insert("nodes".into(), nodes as f64);
+        if let Some(h) = region.huge_bytes() {
+            d.figures
+                .insert("huge %".into(), h as f64 / (nodes * line) as f64 * 100.0);
+        }
+        d.figures.insert("cpu".into(), r.cpu as f64);
+        Ok(d)
+    }
+}
+
+/// Follows the chain `steps` times from `p`; returns where it stopped.
+fn chase(mut p: *const u8, steps: u64) -> *const u8 {
+    for _ in 0..steps {
+        // SAFETY: p always points at a node whose first word is the next
+        // node's address, as written by the chain builder.
+        p = unsafe { (p as *const *const u8).read_volatile() };
+    }
+    p
+}
+
+/// The successor of each node in one random cycle through all `n` nodes
+/// (a shuffled order, each node linked to the next and the last to the
+/// first): following it from any node visits every node exactly once
+/// before coming back.
+pub fn chain_order(n: usize, seed: u64) -> Vec<u32> {
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    let mut state = seed | 1;
+    let mut rand = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in (1..n).rev() {
+        let j = (rand() % (i as u64 + 1)) as usize;
+        perm.swap(i, j);
+    }
+    let mut next = vec![0u32; n];
+    for i in 0..n {
+        next[perm[i] as usize] = perm[(i + 1) % n];
+    }
+    next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_is_one_cycle_through_every_node() {
+        for (n, seed) in [(2, 1), (3, 7), (64, 99), (4096, 12345), (10_007, 3)] {
+            let next = chain_order(n, seed);
+            let mut seen = vec![false; n];
+            let mut p = 0usize;
+            for _ in 0..n {
+                assert!(!seen[p], "node {p} visited twice (n={n})");
+                seen[p] = true;
+                p = next[p] as usize;
+            }
+            assert_eq!(p, 0, "the walk must close after n steps (n={n})");
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn sizes_double() {
+        assert_eq!(doubling_sizes(4096, 32768), vec![4096, 8192, 16384, 32768]);
+        assert_eq!(parse_variant(&variant("thp", 65536)), Some(("thp", 65536)));
+    }
+}

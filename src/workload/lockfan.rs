@@ -1,0 +1,326 @@
+//! lockfan (seed 004): T tasks each do `ops` short critical sections. Each
+//! operation hashes a per-operation key to one of K locks (a spinlock, or a
+//! process-shared pthread mutex), and under it increments a counter in each
+//! of the few cache lines that lock protects, with plain (non-atomic)
+//! reads and writes. Afterwards every lock's counters must equal the number
+//! of operations done under it: a lost update means the lock failed.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::region::Region;
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+pub const KINDS: &[&str] = &["spin", "mutex"];
+
+const LINE: usize = 64;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub tasks: Vec<usize>,
+    pub mode: Mode,
+    pub pin: Pin,
+    /// Lock counts K.
+    pub locks: Vec<usize>,
+    /// "spin" and/or "mutex".
+    pub kinds: Vec<String>,
+    /// Critical sections per task.
+    pub ops: u64,
+    /// Cache lines of data each lock protects (all touched per operation).
+    pub lines: usize,
+}
+
+pub struct Lockfan {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl Lockfan {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Lockfan, String> {
+        if cfg.tasks.is_empty() || cfg.locks.is_empty() {
+            return Err("--tasks and --locks must each name at least one count".into());
+        }
+        if let Some(k) = cfg.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
+            return Err(format!("unknown lock kind '{k}': use spin, mutex or both"));
+        }
+        if cfg.kinds.is_empty() {
+            return Err("--kind needs spin, mutex or both".into());
+        }
+        if cfg.ops == 0 {
+            return Err("--ops must be at least 1".into());
+        }
+        if cfg.lines == 0 || cfg.lines > 64 {
+            return Err(format!(
+                "--lines {} is out of range: use 1 to 64 cache lines per lock",
+                cfg.lines
+            ));
+        }
+        if let Some(k) = cfg.locks.iter().find(|&&k| k > 1 << 20) {
+            return Err(format!("--locks {k} is more than 1048576 locks"));
+        }
+        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
+        exec::pin::plan(&cfg.pin, most, &machine)?;
+        Ok(Lockfan { cfg, machine })
+    }
+
+    fn stride(&self) -> usize {
+        (1 + self.cfg.lines) * LINE
+    }
+}
+
+/// Parses a case variant "spin-16" into ("spin", 16).
+pub fn parse_variant(v: &str) -> Option<(&str, usize)> {
+    let (kind, k) = v.rsplit_once('-')?;
+    Some((kind, k.parse().ok()?))
+}
+
+/// Which lock an operation's key maps to (Fibonacci hashing).
+pub fn lock_of(key: u64, locks: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % locks
+}
+
+impl Workload for Lockfan {
+    fn name(&self) -> &'static str {
+        "lockfan"
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        let mut out = Vec::new();
+        for kind in &self.cfg.kinds {
+            for &k in &self.cfg.locks {
+                for &t in &self.cfg.tasks {
+                    out.push(Case::new(t, &format!("{kind}-{k}")));
+                }
+            }
+        }
+        out
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("ops/s", "ops/s", Better::Higher, true),
+            Figure::new("ns/op", "ns", Better::Lower, false),
+            Figure::new("wall", "s", Better::Lower, false),
+        ]
+    }
+
+    fn memory_need(&self) -> u64 {
+        let k = self.cfg.locks.iter().copied().max().unwrap_or(1);
+        (k * self.stride()) as u64
+    }
+
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let (kind, k) = parse_variant(&case.variant)
+            .ok_or_else(|| format!("bad lockfan case '{}'", case.variant))?;
+        let mutex = kind == "mutex";
+        let stride = self.stride();
+        let region = Region::shared(k * stride)?;
+        if mutex {
+            for i in 0..k {
+                init_mutex(&region, i * stride)?;
+            }
+        }
+        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let (ops, lines) = (self.cfg.ops, self.cfg.lines);
+        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+            lock_task(task, &region, k, stride, lines, mutex, ops)
+        });
+        if mutex {
+            for i in 0..k {
+                destroy_mutex(&region, i * stride);
+            }
+        }
+        let reports = outcome?.reports;
+        if let Some((i, e)) = reports
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.error().map(|e| (i, e)))
+        {
+            return Err(format!("task {i}: {e}"));
+        }
+        // Read back every protected counter.
+        let mut counted = 0u64;
+        let mut torn = 0u64;
+        for i in 0..k {
+            let first = region.u64_at(i * stride + LINE).load(Ordering::Acquire);
+            counted += first;
+            for l in 1..lines {
+                if region
+                    .u64_at(i * stride + (1 + l) * LINE)
+                    .load(Ordering::Acquire)
+                    != first
+                {
+                    torn += 1;
+                }
+            }
+        }
+        let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
+        let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
+        let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
+        let wall = end.saturating_sub(start) as f64 / 1e9;
+        let per_task: Vec<f64> = reports
+            .iter()
+            .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))
+            .collect();
+        let mut d = SampleData::default();
+        let f = &mut d.figures;
+        f.insert("operations".into(), done);
+        f.insert("counted".into(), counted as f64);
+        f.insert("lost".into(), done - counted as f64);
+        f.insert("torn locks".into(), torn as f64);
+        f.insert("wall".into(), wall);
+        f.insert("ns/op".into(), crate::stats::summary::mean(&per_task));
+        if wall > 0.0 {
+            f.insert("ops/s".into(), counted as f64 / wall);
+        }
+        d.tasks = reports
+            .iter()
+            .zip(&per_task)
+            .map(|(r, ns)| {
+                [
+                    ("cpu", r.cpu as f64),
+                    ("operations", r.values[V_DONE]),
+                    ("ns/op", *ns),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+            })
+            .collect();
+        Ok(d)
+    }
+}
+
+const V_DONE: usize = 0;
+
+fn init_mutex(region: &Region, off: usize) -> Result<(), String> {
+    // SAFETY: the mutex sits at the start of a 64-byte aligned lock line
+    // (pthread_mutex_t is 40 bytes on Linux); attr is initialised before use
+    // and destroyed after.
+    unsafe {
+        let m = region.ptr().add(off) as *mut libc::pthread_mutex_t;
+        let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+        libc::pthread_mutexattr_init(&mut attr);
+        libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+        let rc = libc::pthread_mutex_init(m, &attr);
+        libc::pthread_mutexattr_destroy(&mut attr);
+        if rc != 0 {
+            return Err(format!("pthread_mutex_init failed with error {rc}"));
+        }
+    }
+    Ok(())
+}
+
+fn destroy_mutex(region: &Region, off: usize) {
+    // SAFETY: initialised by init_mutex, and no task holds it any more.
+    unsafe { libc::pthread_mutex_destroy(region.ptr().add(off) as *mut libc::pthread_mutex_t) };
+}
+
+fn spin_lock(l: &AtomicU32) {
+    loop {
+        if l.swap(1, Ordering::Acquire) == 0 {
+            return;
+        }
+        while l.load(Ordering::Relaxed) != 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+fn lock_task(
+    task: &Task,
+    region: &Region,
+    locks: usize,
+    stride: usize,
+    lines: usize,
+    mutex: bool,
+    ops: u64,
+) -> TaskReport {
+    let mut r = TaskReport::default();
+    let base = region.ptr();
+    task.wait_start();
+    r.start_ns = clock::monotonic_ns();
+    for i in 0..ops {
+        let key = ((task.index as u64) << 40) ^ i;
+        let off = lock_of(key, locks) * stride;
+        // SAFETY: off + stride <= region length (lock index < locks); the
+        // lock line holds either an AtomicU32 (zeroed = unlocked) or a
+        // mutex set up by init_mutex; the data lines are only written while
+        // the lock is held, so the plain accesses do not race.
+        unsafe {
+            let lock = base.add(off);
+            if mutex {
+                libc::pthread_mutex_lock(lock as *mut libc::pthread_mutex_t);
+            } else {
+                spin_lock(&*(lock as *const AtomicU32));
+            }
+            for l in 0..lines {
+                let c = lock.add((1 + l) * LINE) as *mut u64;
+                c.write_volatile(c.read_volatile() + 1);
+            }
+            if mutex {
+                libc::pthread_mutex_unlock(lock as *mut libc::pthread_mutex_t);
+            } else {
+                (*(lock as *const AtomicU32)).store(0, Ordering::Release);
+            }
+        }
+    }
+    r.end_ns = clock::monotonic_ns();
+    r.values[V_DONE] = ops as f64;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(kind: &str, locks: usize, tasks: usize, mode: Mode) -> SampleData {
+        let w = Lockfan::new(
+            Config {
+                tasks: vec![tasks],
+                mode,
+                pin: Pin::None,
+                locks: vec![locks],
+                kinds: vec![kind.into()],
+                ops: 20_000,
+                lines: 3,
+            },
+            crate::machine::live(),
+        )
+        .unwrap();
+        w.sample(&Case::new(tasks, &format!("{kind}-{locks}")))
+            .unwrap()
+    }
+
+    #[test]
+    fn no_lost_updates_under_either_lock() {
+        for (kind, k) in [("spin", 1), ("spin", 4), ("mutex", 1), ("mutex", 8)] {
+            let d = run(kind, k, 3, Mode::Thread);
+            assert_eq!(d.figures["counted"], 60_000.0, "{kind}-{k}");
+            assert_eq!(d.figures["lost"], 0.0, "{kind}-{k}");
+            assert_eq!(d.figures["torn locks"], 0.0, "{kind}-{k}");
+        }
+    }
+
+    #[test]
+    fn keys_spread_over_all_locks() {
+        let mut seen = [0u32; 16];
+        for key in 0..1600u64 {
+            seen[lock_of(key, 16)] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 0));
+    }
+
+    #[test]
+    fn variants_parse() {
+        assert_eq!(parse_variant("spin-256"), Some(("spin", 256)));
+        assert_eq!(parse_variant("mutex"), None);
+    }
+}

@@ -1,0 +1,196 @@
+//! End-to-end tests of the micro-benchmarks: invariants, not timings.
+
+mod common;
+
+use common::{Scratch, json, ok};
+use serde_json::Value;
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn measured(case: &Value) -> Vec<&Value> {
+    case["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["warmup"] == false)
+        .collect()
+}
+
+fn fig(sample: &Value, name: &str) -> f64 {
+    sample["data"]["figures"][name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("figure {name} missing in {sample}"))
+}
+
+#[test]
+fn c2c_has_every_requested_pair_with_positive_latency() {
+    if online_cpus() < 2 {
+        return;
+    }
+    let s = Scratch::new("c2c");
+    let run = json(&s.vmscale(&[
+        "run",
+        "c2c",
+        "--cpus",
+        "0,1",
+        "--rounds",
+        "50",
+        "--batches",
+        "5",
+        "--reps",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "one case per variant");
+    for c in cases {
+        for smp in measured(c) {
+            assert!(fig(smp, "pair 0-1 ns") > 0.0);
+            assert!(fig(smp, "clock res ns") > 0.0);
+            assert!(fig(smp, "clock read ns") > 0.0);
+            let tasks = smp["data"]["tasks"].as_array().unwrap();
+            assert_eq!(tasks.len(), 1, "one entry per pair");
+            assert_eq!(tasks[0]["hand-offs"].as_f64(), Some(2.0 * 50.0 * 5.0));
+        }
+    }
+    // The stored run renders the matrix, plain (stdout is not a terminal).
+    let text = ok(&s.vmscale(&["show", "last"]));
+    assert!(text.contains("cas (compare-and-swap ping-pong)"), "{text}");
+    assert!(text.contains(" 0-1 "), "{text}");
+    assert!(text.contains("clock: CLOCK_MONOTONIC resolution"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour codes off a terminal");
+}
+
+#[test]
+fn c2c_fresh_line_and_bad_cpus() {
+    if online_cpus() < 2 {
+        return;
+    }
+    let s = Scratch::new("c2c-bad");
+    let o = s.vmscale(&["run", "c2c", "--cpus", "0,4096"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("not online"));
+    let o = s.vmscale(&["run", "c2c", "--cpus", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("at least two CPUs"));
+    let o = s.vmscale(&["run", "c2c", "--variant", "xchg"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!s.db().exists(), "a refused run stores nothing");
+    let run = json(&s.vmscale(&[
+        "run",
+        "c2c",
+        "--fresh-line",
+        "--variant",
+        "storeload",
+        "--rounds",
+        "20",
+        "--batches",
+        "3",
+        "--reps",
+        "1",
+        "--json",
+    ]));
+    assert!(fig(measured(&run["cases"][0])[0], "median ns") > 0.0);
+}
+
+#[test]
+fn atomic_counters_equal_the_increments() {
+    let s = Scratch::new("atomic");
+    let run = json(&s.vmscale(&[
+        "run", "atomic", "--tasks", "1,2", "--ops", "30001", "--fold", "64", "--reps", "1",
+        "--mode", "process", "--json",
+    ]));
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 10);
+    for c in cases {
+        let tasks = c["case"]["tasks"].as_f64().unwrap();
+        for smp in c["samples"].as_array().unwrap() {
+            assert_eq!(fig(smp, "counted"), tasks * 30001.0, "{}", c["case"]);
+            assert_eq!(fig(smp, "lost"), 0.0);
+        }
+    }
+    let text = ok(&s.vmscale(&["show", "last"]));
+    assert!(
+        text.contains("count check: every counter read back equals"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lockfan_loses_no_updates_in_threads_and_processes() {
+    let s = Scratch::new("lockfan");
+    for mode in ["thread", "process"] {
+        let run = json(&s.vmscale(&[
+            "run",
+            "lockfan",
+            "--tasks",
+            "2,3",
+            "--locks",
+            "1,4,256",
+            "--kind",
+            "spin,mutex",
+            "--ops",
+            "20000",
+            "--lines",
+            "3",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--mode",
+            mode,
+            "--json",
+        ]));
+        let cases = run["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2 * 3 * 2);
+        for c in cases {
+            let tasks = c["case"]["tasks"].as_f64().unwrap();
+            for smp in measured(c) {
+                assert_eq!(fig(smp, "counted"), tasks * 20000.0, "{mode} {}", c["case"]);
+                assert_eq!(fig(smp, "lost"), 0.0);
+                assert_eq!(fig(smp, "torn locks"), 0.0);
+            }
+        }
+    }
+    let text = ok(&s.vmscale(&["show", "last"]));
+    assert!(text.contains("lock check: no lost updates"), "{text}");
+    let o = s.vmscale(&["run", "lockfan", "--locks", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn latency_measures_each_size_and_page_kind() {
+    let s = Scratch::new("latency");
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .map(|t| !t.contains("[never]"))
+        .unwrap_or(false);
+    let pages = if thp { "base,thp" } else { "base" };
+    let run = json(&s.vmscale(&[
+        "run", "latency", "--min", "4K", "--max", "64K", "--pages", pages, "--loads", "10000",
+        "--reps", "1", "--warmup", "0", "--json",
+    ]));
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 5 * pages.split(',').count());
+    for c in cases {
+        let smp = measured(c)[0];
+        assert!(fig(smp, "ns/load") > 0.0);
+        let size: f64 = c["case"]["variant"]
+            .as_str()
+            .unwrap()
+            .split('/')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(fig(smp, "nodes"), size / 64.0);
+        assert!(fig(smp, "loads") >= 2.0 * fig(smp, "nodes"));
+    }
+    let o = s.vmscale(&["run", "latency", "--min", "1M", "--max", "4K"]);
+    assert_eq!(o.status.code(), Some(2));
+}
