@@ -2,9 +2,11 @@
 //! clap definitions; they turn them into validated inputs for the runner,
 //! store and report layers.
 
+pub mod compare;
 pub mod list;
 pub mod progress;
 pub mod run;
+pub mod samplefile;
 pub mod show;
 pub mod sysinfo;
 

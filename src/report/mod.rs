@@ -1,8 +1,13 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod compare;
+pub mod compare_diff;
+pub mod compare_layout;
+pub mod export;
 pub mod generic;
 pub mod pft;
+pub mod show;
 pub mod sysinfo;
 
 use crate::model::Run;
