@@ -50,8 +50,12 @@ fn store_run(
         .unwrap();
     for (c, vals) in cases {
         for (i, v) in vals.iter().enumerate() {
-            st.add_sample(id, c, &sample(i as i64, *v, &[("pgfault", 1000 + i as i64)]))
-                .unwrap();
+            st.add_sample(
+                id,
+                c,
+                &sample(i as i64, *v, &[("pgfault", 1000 + i as i64)]),
+            )
+            .unwrap();
         }
     }
     st.finish_run(id, Status::Complete, None).unwrap();
@@ -94,7 +98,11 @@ fn null_pairs_are_rarely_marked() {
     // marks about alpha of the families, so 0 or 1.
     let s = Scratch::new("cmp-null");
     let mut rng = SplitMix64::new(99);
-    let mut draw = || (0..5).map(|_| 100.0 + 0.8 * rng.normal()).collect::<Vec<_>>();
+    let mut draw = || {
+        (0..5)
+            .map(|_| 100.0 + 0.8 * rng.normal())
+            .collect::<Vec<_>>()
+    };
     let ca: Vec<(Case, Vec<f64>)> = (1..=200).map(|t| (Case::new(t, "x"), draw())).collect();
     let cb: Vec<(Case, Vec<f64>)> = (1..=200).map(|t| (Case::new(t, "x"), draw())).collect();
     store_run(&s, "a", machine("6.1.0"), &ca);
@@ -113,15 +121,28 @@ fn null_pairs_are_rarely_marked() {
 fn kernel_release_difference_is_reported() {
     let s = Scratch::new("cmp-diff");
     let v = vec![1.0, 1.1, 1.2];
-    store_run(&s, "old", machine("6.1.0-rc1"), &[(Case::new(1, "x"), v.clone())]);
-    store_run(&s, "new", machine("6.8.0-vmscale"), &[(Case::new(1, "x"), v)]);
+    store_run(
+        &s,
+        "old",
+        machine("6.1.0-rc1"),
+        &[(Case::new(1, "x"), v.clone())],
+    );
+    store_run(
+        &s,
+        "new",
+        machine("6.8.0-vmscale"),
+        &[(Case::new(1, "x"), v)],
+    );
     let text = ok(&s.vmscale(&["compare", "old", "new"]));
     assert!(text.contains("These runs also differ in:"), "{text}");
     let line = text
         .lines()
         .find(|l| l.starts_with("kernel_release"))
         .expect("kernel_release line");
-    assert!(line.contains("6.1.0-rc1") && line.contains("6.8.0-vmscale"), "{line}");
+    assert!(
+        line.contains("6.1.0-rc1") && line.contains("6.8.0-vmscale"),
+        "{line}"
+    );
     // mem_available_kib changes between any two runs; it is not a difference.
     let j = json(&s.vmscale(&["compare", "old", "new", "--json"]));
     let whats: Vec<&str> = j["differences"]
@@ -147,15 +168,24 @@ fn knob_variants_of_one_run_give_the_ratio_table() {
     store_run(&s, "ab", machine("6.1.0"), &cases);
     let text = ok(&s.vmscale(&["compare", "ab"]));
     assert!(text.contains("TESTCASE"), "{text}");
-    assert!(text.contains("A: vm.knob=1") && text.contains("B: vm.knob=0"), "{text}");
+    assert!(
+        text.contains("A: vm.knob=1") && text.contains("B: vm.knob=0"),
+        "{text}"
+    );
     assert!(text.contains("RATIO B/A"));
-    let row = text.lines().find(|l| l.trim_start().starts_with("2P")).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("2P"))
+        .unwrap();
     assert!(row.trim_end().ends_with("0.50"), "{row}");
     // Then the comparison of the variants, which is significant.
     assert!(text.contains("Amean") && text.contains(" *"), "{text}");
     let a = ok(&s.vmscale(&["compare", "ab", "--ratio-of", "A"]));
     assert!(a.contains("RATIO A/B"));
-    let row = a.lines().find(|l| l.trim_start().starts_with("1P")).unwrap();
+    let row = a
+        .lines()
+        .find(|l| l.trim_start().starts_with("1P"))
+        .unwrap();
     assert!(row.trim_end().ends_with("2.00"), "{row}");
     let j = json(&s.vmscale(&["compare", "ab", "--json"]));
     assert_eq!(j["kind"], "variants");
@@ -165,7 +195,12 @@ fn knob_variants_of_one_run_give_the_ratio_table() {
 #[test]
 fn bad_names_and_options_exit_2() {
     let s = Scratch::new("cmp-bad");
-    store_run(&s, "solo", machine("6.1.0"), &[(Case::new(1, "x"), vec![1.0, 2.0])]);
+    store_run(
+        &s,
+        "solo",
+        machine("6.1.0"),
+        &[(Case::new(1, "x"), vec![1.0, 2.0])],
+    );
     for args in [
         vec!["compare", "solo", "nosuch"],
         vec!["compare", "last~7", "solo"],
@@ -194,7 +229,11 @@ fn sample_files_like_ministat() {
     let b = s.dir.join("b.csv");
     let c = s.dir.join("c.json");
     std::fs::write(&a, "# base\n100\n100.5\n99.5\n100.2\n99.8\n").unwrap();
-    std::fs::write(&b, "host,value\nx,110\ny,110.5\nz,109.5\nw,110.2\nv,109.8\n").unwrap();
+    std::fs::write(
+        &b,
+        "host,value\nx,110\ny,110.5\nz,109.5\nw,110.2\nv,109.8\n",
+    )
+    .unwrap();
     std::fs::write(&c, "[100, 100.4, 99.6, 100.1, 99.9]").unwrap();
     let (a, b, c) = (
         a.to_str().unwrap(),
@@ -258,7 +297,10 @@ fn real_pft_runs_in_every_format() {
     let csv = ok(&s.vmscale(&["show", "one", "--csv"]));
     // 1 warm-up + 3 samples, each with several figures.
     assert!(csv.starts_with("run,case,variant,tasks,knobs,seq,warmup,flagged,figure,value\n"));
-    assert!(csv.lines().filter(|l| l.contains(",fault/wsec,")).count() == 4, "{csv}");
+    assert!(
+        csv.lines().filter(|l| l.contains(",fault/wsec,")).count() == 4,
+        "{csv}"
+    );
     let j = json(&s.vmscale(&["show", "one", "--json"]));
     assert_eq!(j["meta"]["label"], "one");
 }

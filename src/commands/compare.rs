@@ -68,14 +68,15 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     }
     if r.runs.is_empty() {
         return Err(Error::Input(
-            "name the runs to compare (ids, labels, last, last~N), or sample files with --files".into(),
+            "name the runs to compare (ids, labels, last, last~N), or sample files with --files"
+                .into(),
         ));
     }
     let store = Store::open_existing(db).map_err(Error::Input)?;
     let mut loaded = Vec::new();
     for spec in &r.runs {
         let id = store.resolve(spec).map_err(Error::Input)?;
-        loaded.push(store.load(id).map_err(Error::Failed)?);
+        loaded.push(store.load_figures(id).map_err(Error::Failed)?);
     }
     check_figures(&loaded[0].meta, &opts)?;
     let (sides, kind) = if loaded.len() == 1 {

@@ -23,13 +23,19 @@ pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, Str
     let trimmed = text.trim_start();
     let values = if trimmed.starts_with('[') {
         json(name, trimmed)?
-    } else if text.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.contains(',')) {
+    } else if text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.contains(','))
+    {
         return csv(name, text, column);
     } else {
         lines(name, text)?
     };
     if values.is_empty() {
-        return Err(format!("{name}: no numbers found: give one number a line, CSV with a header, or a JSON array"));
+        return Err(format!(
+            "{name}: no numbers found: give one number a line, CSV with a header, or a JSON array"
+        ));
     }
     Ok(Values {
         column: column.unwrap_or("value").to_string(),
@@ -62,14 +68,19 @@ fn lines(name: &str, text: &str) -> Result<Vec<f64>, String> {
         }
         let first = t.split_whitespace().next().unwrap_or("");
         out.push(number(first).ok_or_else(|| {
-            format!("{name}:{}: '{first}' is not a number: one number a line, `#` for comments", i + 1)
+            format!(
+                "{name}:{}: '{first}' is not a number: one number a line, `#` for comments",
+                i + 1
+            )
         })?);
     }
     Ok(out)
 }
 
 fn split(line: &str) -> Vec<String> {
-    line.split(',').map(|c| c.trim().trim_matches('"').to_string()).collect()
+    line.split(',')
+        .map(|c| c.trim().trim_matches('"').to_string())
+        .collect()
 }
 
 fn csv(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
@@ -80,24 +91,43 @@ fn csv(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
     let (_, head) = it.next().ok_or_else(|| format!("{name}: empty file"))?;
     let header = split(head);
     let rows: Vec<(usize, Vec<String>)> = it.map(|(i, l)| (i + 1, split(l))).collect();
-    let numeric = |c: usize| !rows.is_empty() && rows.iter().all(|(_, r)| r.get(c).and_then(|s| number(s)).is_some());
+    let numeric = |c: usize| {
+        !rows.is_empty()
+            && rows
+                .iter()
+                .all(|(_, r)| r.get(c).and_then(|s| number(s)).is_some())
+    };
     let col = match column {
         Some(want) => header
             .iter()
             .position(|h| h == want)
-            .or_else(|| want.parse::<usize>().ok().filter(|&n| n >= 1 && n <= header.len()).map(|n| n - 1))
+            .or_else(|| {
+                want.parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1 && n <= header.len())
+                    .map(|n| n - 1)
+            })
             .ok_or_else(|| {
-                format!("{name}: no column '{want}'; the header has: {}", header.join(", "))
+                format!(
+                    "{name}: no column '{want}'; the header has: {}",
+                    header.join(", ")
+                )
             })?,
         None => (0..header.len()).find(|&c| numeric(c)).ok_or_else(|| {
-            format!("{name}: no column holds only numbers; name one with --column (header: {})", header.join(", "))
+            format!(
+                "{name}: no column holds only numbers; name one with --column (header: {})",
+                header.join(", ")
+            )
         })?,
     };
     let mut values = Vec::new();
     for (line, r) in &rows {
         let cell = r.get(col).map(String::as_str).unwrap_or("");
         values.push(number(cell).ok_or_else(|| {
-            format!("{name}:{line}: column '{}' holds '{cell}', not a number", header[col])
+            format!(
+                "{name}:{line}: column '{}' holds '{cell}', not a number",
+                header[col]
+            )
         })?);
     }
     if values.is_empty() {
@@ -130,12 +160,19 @@ mod tests {
         assert_eq!(v.values, vec![10.0, 20.0]);
         let v = parse("c", t, Some("3")).unwrap();
         assert_eq!(v.column, "rate");
-        assert!(parse("c", t, Some("nope")).unwrap_err().contains("time, rate"));
+        assert!(
+            parse("c", t, Some("nope"))
+                .unwrap_err()
+                .contains("time, rate")
+        );
     }
 
     #[test]
     fn json_array() {
-        assert_eq!(parse("j", " [1, 2.5]", None).unwrap().values, vec![1.0, 2.5]);
+        assert_eq!(
+            parse("j", " [1, 2.5]", None).unwrap().values,
+            vec![1.0, 2.5]
+        );
         assert!(parse("j", "[1, \"x\"]", None).is_err());
         assert!(parse("j", "{}", None).is_err());
         assert!(parse("e", "\n\n", None).is_err());

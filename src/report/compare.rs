@@ -5,11 +5,12 @@
 //! layout lives in `compare_layout`.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::model::{Better, CaseSamples, Figure, Run, RunMeta};
 use crate::stats::compare::{
-    benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds, figure_p, pct_better, row_seed,
+    BOOTSTRAP_MAX_VALUES, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds, figure_p,
+    normal_ratio_ci, pct_better, row_seed,
 };
 use crate::stats::summary::{Summary, mean, stddev, summarise};
 
@@ -124,6 +125,9 @@ pub struct Cell {
     /// mean(side) / mean(baseline), and its bootstrap 95 % CI.
     pub ratio: Option<f64>,
     pub ratio_ci: Option<(f64, f64)>,
+    /// The interval is the normal (delta-method) one, not the bootstrap
+    /// (rows over `BOOTSTRAP_MAX_VALUES` values).
+    pub ratio_ci_normal: bool,
 }
 
 /// One task count of a case group.
@@ -220,9 +224,17 @@ fn group_of(c: &CaseSamples, key: &str) -> String {
 pub fn interesting_counter(name: &str) -> bool {
     name == "pgfault"
         || name == "pgmajfault"
-        || ["thp_", "numa_", "pgmigrate_", "compact_", "pgsteal_", "pgscan_", "pswp"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        || [
+            "thp_",
+            "numa_",
+            "pgmigrate_",
+            "compact_",
+            "pgsteal_",
+            "pgscan_",
+            "pswp",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 /// Compares `sides`, the first being the baseline.
@@ -249,6 +261,22 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
             None => order.push((g, vec![(key.clone(), c.case.tasks)])),
         }
     }
+
+    // One bootstrap budget for the whole comparison.
+    let per_round: usize = order
+        .iter()
+        .flat_map(|(_, keys)| keys)
+        .map(|(key, _)| {
+            let n = |l: &BTreeMap<&str, &CaseSamples>| {
+                l.get(key.as_str()).map_or(0, |c| c.measured().count())
+            };
+            (1..sides.len())
+                .map(|i| n(&lookup[0]) + n(&lookup[i]))
+                .sum::<usize>()
+        })
+        .sum::<usize>()
+        * figures.len();
+    let rounds = bootstrap_rounds(per_round);
 
     let mut groups = Vec::new();
     for (gname, keys) in &order {
@@ -278,7 +306,13 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
                                     opts.seed,
                                     &format!("{key}\0{}\0{}", f.name, sides[i].name),
                                 );
-                                cell.ratio_ci = bootstrap_ratio_ci(&base_vals, &vals, f.rate, seed);
+                                if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
+                                    cell.ratio_ci =
+                                        bootstrap_ratio_ci(&base_vals, &vals, f.rate, seed, rounds);
+                                } else {
+                                    cell.ratio_ci = normal_ratio_ci(&base_vals, &vals, f.rate);
+                                    cell.ratio_ci_normal = true;
+                                }
                             }
                         }
                         cell.summary = summary;
@@ -348,12 +382,6 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
     } else {
         None
     };
-    let largest = sides
-        .iter()
-        .flat_map(|s| s.cases.iter())
-        .map(|(_, c)| c.measured().count())
-        .max()
-        .unwrap_or(0);
 
     Comparison {
         sides: sides
@@ -368,7 +396,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         alpha: opts.alpha,
         seed: opts.seed,
         tests,
-        bootstrap_rounds: bootstrap_rounds(2 * largest),
+        bootstrap_rounds: rounds,
         groups,
         vmstat,
         differences,
@@ -386,6 +414,7 @@ fn empty_cell() -> Cell {
         significant: false,
         ratio: None,
         ratio_ci: None,
+        ratio_ci_normal: false,
     }
 }
 
@@ -399,42 +428,55 @@ fn pcts(b: &Summary, s: &Summary, better: Better) -> [f64; 5] {
     ]
 }
 
+/// A side's measured sample count and its per-sample counter deltas.
+type SideCounters<'a> = (usize, HashMap<&'a str, Vec<f64>>);
+
 fn vmstat_case(key: &str, lookup: &[BTreeMap<&str, &CaseSamples>]) -> Option<VmstatCase> {
-    let mut names = BTreeSet::new();
+    // One pass over each side's samples: counter -> per-sample deltas.
+    let mut per_side: Vec<Option<SideCounters>> = Vec::new();
+    let mut names: BTreeSet<&str> = BTreeSet::new();
     for l in lookup {
-        if let Some(c) = l.get(key) {
-            for s in c.measured() {
-                names.extend(
-                    s.vmstat
-                        .iter()
-                        .filter(|(n, v)| **v != 0 && interesting_counter(n))
-                        .map(|(n, _)| n.clone()),
-                );
+        let Some(c) = l.get(key) else {
+            per_side.push(None);
+            continue;
+        };
+        let n = c.measured().count();
+        let mut acc: HashMap<&str, Vec<f64>> = HashMap::new();
+        for (i, s) in c.measured().enumerate() {
+            for (name, v) in &s.vmstat {
+                if *v != 0 && interesting_counter(name) {
+                    acc.entry(name.as_str()).or_insert_with(|| vec![0.0; n])[i] = *v as f64;
+                }
             }
         }
+        names.extend(acc.keys().copied());
+        per_side.push(Some((n, acc)));
     }
     if names.is_empty() {
         return None;
     }
     let counters = names
         .into_iter()
-        .map(|n| {
-            let per_side = lookup
+        .map(|name| {
+            let spreads = per_side
                 .iter()
-                .map(|l| {
-                    let c = l.get(key)?;
-                    let v: Vec<f64> = c
-                        .measured()
-                        .map(|s| s.vmstat.get(&n).copied().unwrap_or(0) as f64)
-                        .collect();
-                    (!v.is_empty()).then(|| Spread {
-                        n: v.len(),
-                        mean: mean(&v),
-                        stddev: stddev(&v),
+                .map(|side| {
+                    let (n, acc) = side.as_ref()?;
+                    Some(match acc.get(name) {
+                        Some(v) => Spread {
+                            n: *n,
+                            mean: mean(v),
+                            stddev: stddev(v),
+                        },
+                        None => Spread {
+                            n: *n,
+                            mean: 0.0,
+                            stddev: 0.0,
+                        },
                     })
                 })
                 .collect();
-            (n, per_side)
+            (name.to_string(), spreads)
         })
         .collect();
     Some(VmstatCase {

@@ -109,10 +109,12 @@ pub fn differences(sides: &[Side]) -> Vec<Difference> {
             .iter()
             .map(|v| v.map(scalar).unwrap_or_else(|| "absent".into()))
             .collect();
-        let what = if vals
-            .iter()
-            .any(|v| v.is_some_and(|v| v.as_array().is_some_and(|a| a.iter().any(|x| x.is_object()))))
-        {
+        let what = if vals.iter().any(|v| {
+            v.is_some_and(|v| {
+                v.as_array()
+                    .is_some_and(|a| a.iter().any(|x| x.is_object()))
+            })
+        }) {
             describe(k, &vals)
         } else {
             k.clone()

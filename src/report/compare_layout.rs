@@ -17,7 +17,7 @@ fn num(v: f64) -> String {
     let decimals = if a == 0.0 || a >= 10.0 {
         2
     } else {
-        (3 - a.log10().floor() as i32).clamp(2, 9) as usize
+        (3 - (a * (1.0 + 1e-9)).log10().floor() as i32).clamp(2, 9) as usize
     };
     format!("{v:.decimals$}")
 }
@@ -62,11 +62,13 @@ fn row_label(g: &Group, tasks: usize) -> String {
     }
 }
 
+type StatFn = fn(&crate::stats::summary::Summary) -> f64;
+
 /// Rows Min, Amean/Hmean, Stddev, CoeffVar, Max per task count, then the
 /// p-value and ratio rows.
 fn group_table(c: &Comparison, g: &Group) -> Table {
     let mean_name = if g.figure.rate { "Hmean" } else { "Amean" };
-    let stats: [(&str, fn(&crate::stats::summary::Summary) -> f64); 5] = [
+    let stats: [(&str, StatFn); 5] = [
         ("Min", |s| s.min),
         ("", |s| s.mean),
         ("Stddev", |s| s.stddev),
@@ -81,7 +83,11 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
             for cell in &r.cells {
                 row.push(match (&cell.summary, &cell.pct) {
                     (Some(s), Some(p)) => {
-                        let mark = if si == 1 && cell.significant { " *" } else { "  " };
+                        let mark = if si == 1 && cell.significant {
+                            " *"
+                        } else {
+                            "  "
+                        };
                         format!("{} {}{mark}", num(get(s)), pct(p[si]))
                     }
                     (Some(s), None) => format!("{}  {:>10}  ", num(get(s)), ""),
@@ -103,7 +109,10 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
         for (i, cell) in r.cells.iter().enumerate() {
             row.push(match (i, cell.ratio, cell.ratio_ci) {
                 (0, _, _) => "1.000  ".into(),
-                (_, Some(x), Some((lo, hi))) => format!("{x:.3} [{lo:.3},{hi:.3}]  "),
+                (_, Some(x), Some((lo, hi))) => format!(
+                    "{x:.3} [{lo:.3},{hi:.3}]{}",
+                    if cell.ratio_ci_normal { "n " } else { "  " }
+                ),
                 (_, Some(x), None) => format!("{x:.3}  "),
                 _ => "-  ".into(),
             });
@@ -149,7 +158,7 @@ fn legend(c: &Comparison) -> String {
          title says which way the figure is better); Stddev, CoeffVar: less is better.\n\
          p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
          adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n\
-         Ratio: mean / baseline mean, [95% CI] by seeded bootstrap (seed {}, {} rounds).\n",
+         Ratio: mean / baseline mean, [95% CI] by seeded bootstrap (seed {}, {} rounds).\n{}",
         base.name,
         if base.label.is_empty() {
             String::new()
@@ -160,6 +169,16 @@ fn legend(c: &Comparison) -> String {
         c.alpha,
         c.seed,
         c.bootstrap_rounds,
+        if c.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .flat_map(|r| &r.cells)
+            .any(|c| c.ratio_ci_normal)
+        {
+            "[CI]n: normal interval on logs (delta method), for rows over 20000 values.\n"
+        } else {
+            ""
+        },
     )
 }
 
@@ -174,11 +193,9 @@ fn vmstat_table(c: &Comparison, v: &super::compare::VmstatCase) -> Table {
         let mut row = vec![name.clone()];
         for s in spreads {
             row.push(match s {
-                Some(s) if s.mean != 0.0 => format!(
-                    "{:.0} ±{:.1}%",
-                    s.mean,
-                    s.stddev / s.mean.abs() * 100.0
-                ),
+                Some(s) if s.mean != 0.0 => {
+                    format!("{:.0} ±{:.1}%", s.mean, s.stddev / s.mean.abs() * 100.0)
+                }
                 Some(s) => format!("{:.0} ±{:.0}", s.mean, s.stddev),
                 None => "-".into(),
             });
@@ -209,25 +226,23 @@ fn ratio_block(c: &Comparison) -> Option<Table> {
             last = Some(row.case.clone());
         }
         rows.push(vec![
-            format!("{}P", row.tasks),
+            format!("{:>8}", format!("{}P", row.tasks)),
             num(row.a),
             num(row.b),
             format!("{:.2}", row.ratio),
         ]);
     }
     Some(Table {
-        header: vec![
-            vec![
-                "TESTCASE".into(),
-                format!("A: {}", a.label),
-                format!("B: {}", b.label),
-                match r.ratio_of {
-                    RatioOf::B => "RATIO B/A".into(),
-                    RatioOf::A => "RATIO A/B".into(),
-                },
-            ],
-        ],
-        align: vec![Align::Right, Align::Right, Align::Right, Align::Right],
+        header: vec![vec![
+            "TESTCASE".into(),
+            format!("A: {}", a.label),
+            format!("B: {}", b.label),
+            match r.ratio_of {
+                RatioOf::B => "RATIO B/A".into(),
+                RatioOf::A => "RATIO A/B".into(),
+            },
+        ]],
+        align: vec![Align::Left, Align::Right, Align::Right, Align::Right],
         rows,
     })
 }
@@ -306,9 +321,29 @@ fn opt(v: Option<f64>) -> String {
 /// One record per (case, figure, side).
 fn records(c: &Comparison) -> Records {
     let columns = [
-        "case", "tasks", "figure", "unit", "better", "side", "label", "n", "min", "median",
-        "mean", "mean_kind", "stddev", "coeff_var", "max", "ci95", "pct_mean", "p",
-        "p_adjusted", "significant", "ratio", "ratio_ci_low", "ratio_ci_high",
+        "case",
+        "tasks",
+        "figure",
+        "unit",
+        "better",
+        "side",
+        "label",
+        "n",
+        "min",
+        "median",
+        "mean",
+        "mean_kind",
+        "stddev",
+        "coeff_var",
+        "max",
+        "ci95",
+        "pct_mean",
+        "p",
+        "p_adjusted",
+        "significant",
+        "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
     ];
     let mut rows = Vec::new();
     for g in &c.groups {
@@ -330,7 +365,12 @@ fn records(c: &Comparison) -> Records {
                     opt(s.map(|s| s.min)),
                     opt(s.map(|s| s.median)),
                     opt(s.map(|s| s.mean)),
-                    if g.figure.rate { "harmonic" } else { "arithmetic" }.into(),
+                    if g.figure.rate {
+                        "harmonic"
+                    } else {
+                        "arithmetic"
+                    }
+                    .into(),
                     opt(s.map(|s| s.stddev)),
                     opt(s.map(|s| s.coeff_var)),
                     opt(s.map(|s| s.max)),

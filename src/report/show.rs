@@ -45,8 +45,7 @@ pub fn summary_table(run: &Run) -> Table {
     Table {
         header: vec![
             [
-                "case", "figure", "n", "Min", "Median", "Mean", "Stddev", "CoeffVar", "Max",
-                "CI95",
+                "case", "figure", "n", "Min", "Median", "Mean", "Stddev", "CoeffVar", "Max", "CI95",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -115,36 +115,53 @@ pub fn figure_mean(values: &[f64], rate: bool) -> f64 {
     }
 }
 
-/// Resampling rounds for a bootstrap over `total` values: 2000, fewer for
-/// very large samples so that the work stays near 4e7 draws (at 100,000
-/// values a side the interval of a mean is already narrow and stable).
+/// Resampling rounds for the bootstraps of one comparison that together
+/// draw from `total` values per round: 2000, fewer for very large
+/// comparisons so that the work stays near 1e8 draws, and never under 200
+/// (at tens of thousands of values a side the interval of a mean is
+/// narrow and its percentiles settle with fewer rounds).
 pub fn bootstrap_rounds(total: usize) -> usize {
-    (40_000_000 / total.max(1)).clamp(200, 2000)
+    (100_000_000 / total.max(1)).clamp(200, 2000)
 }
 
-/// Percentile bootstrap 95 % CI of mean(new) / mean(base), resampling each
-/// side with replacement; deterministic for a given `seed`. `None` with
-/// fewer than two values a side or a zero base mean.
-pub fn bootstrap_ratio_ci(base: &[f64], new: &[f64], rate: bool, seed: u64) -> Option<(f64, f64)> {
-    if base.len() < 2 || new.len() < 2 {
+/// Percentile bootstrap 95 % CI of mean(new) / mean(base) over `rounds`
+/// resamplings of each side with replacement (the mean as the figure is
+/// summarised: harmonic for rates); deterministic for a given `seed`.
+/// `None` with fewer than two values a side or a zero base mean.
+pub fn bootstrap_ratio_ci(
+    base: &[f64],
+    new: &[f64],
+    rate: bool,
+    seed: u64,
+    rounds: usize,
+) -> Option<(f64, f64)> {
+    if base.len() < 2 || new.len() < 2 || rounds == 0 {
         return None;
     }
-    let rounds = bootstrap_rounds(base.len() + new.len());
     let mut rng = SplitMix64::new(seed);
     let mut ratios = Vec::with_capacity(rounds);
-    let resample = |v: &[f64], rng: &mut SplitMix64| -> f64 {
-        let use_h = rate && v.iter().all(|&x| x > 0.0);
+    // Rates resample their reciprocals (harmonic mean = 1 / mean of 1/x),
+    // so each draw is one load and one add.
+    let prep = |v: &[f64]| -> (Vec<f64>, bool) {
+        if rate && v.iter().all(|&x| x > 0.0) {
+            (v.iter().map(|x| 1.0 / x).collect(), true)
+        } else {
+            (v.to_vec(), false)
+        }
+    };
+    let (base, base_h) = prep(base);
+    let (new, new_h) = prep(new);
+    let resample = |v: &[f64], h: bool, rng: &mut SplitMix64| -> f64 {
         let mut acc = 0.0;
         for _ in 0..v.len() {
-            let x = v[rng.below(v.len())];
-            acc += if use_h { 1.0 / x } else { x };
+            acc += v[rng.below(v.len())];
         }
-        let n = v.len() as f64;
-        if use_h { n / acc } else { acc / n }
+        let m = acc / v.len() as f64;
+        if h { 1.0 / m } else { m }
     };
     for _ in 0..rounds {
-        let b = resample(base, &mut rng);
-        let n = resample(new, &mut rng);
+        let b = resample(&base, base_h, &mut rng);
+        let n = resample(&new, new_h, &mut rng);
         if b != 0.0 && (n / b).is_finite() {
             ratios.push(n / b);
         }
@@ -155,6 +172,43 @@ pub fn bootstrap_ratio_ci(base: &[f64], new: &[f64], rate: bool, seed: u64) -> O
     ratios.sort_by(f64::total_cmp);
     let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
     Some((at(0.025), at(0.975)))
+}
+
+/// Rows with more values than this (both sides together) get the normal
+/// interval instead of the bootstrap: there the bootstrap distribution of
+/// a mean is normal by the central limit theorem, and resampling would
+/// cost seconds.
+pub const BOOTSTRAP_MAX_VALUES: usize = 20_000;
+
+/// Normal (delta-method) 95 % CI of mean(new) / mean(base) on the log
+/// scale: var(ln mean(y)) ~ var(y) / (n mean(y)^2), with y = 1/x for rates
+/// (whose harmonic means are compared), y = x otherwise.
+pub fn normal_ratio_ci(base: &[f64], new: &[f64], rate: bool) -> Option<(f64, f64)> {
+    if base.len() < 2 || new.len() < 2 {
+        return None;
+    }
+    let ys = |v: &[f64]| -> Vec<f64> {
+        if rate && v.iter().all(|&x| x > 0.0) {
+            v.iter().map(|x| 1.0 / x).collect()
+        } else {
+            v.to_vec()
+        }
+    };
+    let (yb, yn) = (ys(base), ys(new));
+    let (mb, mn) = (mean(&yb), mean(&yn));
+    if mb <= 0.0 || mn <= 0.0 {
+        return None;
+    }
+    let var = |y: &[f64], m: f64| stddev(y).powi(2) / (y.len() as f64 * m * m);
+    let se = (var(&yb, mb) + var(&yn, mn)).sqrt();
+    let harmonic = rate && base.iter().chain(new).all(|&x| x > 0.0);
+    let log_r = if harmonic {
+        (mb / mn).ln()
+    } else {
+        (mn / mb).ln()
+    };
+    let z = 1.959_963_984_540_054;
+    Some(((log_r - z * se).exp(), (log_r + z * se).exp()))
 }
 
 /// A stable seed for one row, so the same comparison prints the same interval.
@@ -254,11 +308,25 @@ mod tests {
         let mut rng = SplitMix64::new(1);
         let a = draw(&mut rng, 20, 100.0, 1.0);
         let b = draw(&mut rng, 20, 110.0, 1.0);
-        let ci = bootstrap_ratio_ci(&a, &b, false, 42).unwrap();
-        assert_eq!(Some(ci), bootstrap_ratio_ci(&a, &b, false, 42));
+        let ci = bootstrap_ratio_ci(&a, &b, false, 42, 2000).unwrap();
+        assert_eq!(Some(ci), bootstrap_ratio_ci(&a, &b, false, 42, 2000));
         let r = mean(&b) / mean(&a);
         assert!(ci.0 < r && r < ci.1, "{ci:?} vs {r}");
         assert!(ci.0 > 1.08 && ci.1 < 1.12, "{ci:?}");
+    }
+
+    #[test]
+    fn normal_interval_agrees_with_the_bootstrap_on_large_samples() {
+        let mut rng = SplitMix64::new(3);
+        for rate in [false, true] {
+            let a = draw(&mut rng, 4000, 100.0, 5.0);
+            let b = draw(&mut rng, 4000, 103.0, 5.0);
+            let boot = bootstrap_ratio_ci(&a, &b, rate, 9, 1000).unwrap();
+            let norm = normal_ratio_ci(&a, &b, rate).unwrap();
+            let width = boot.1 - boot.0;
+            assert!((boot.0 - norm.0).abs() < 0.1 * width, "{boot:?} {norm:?}");
+            assert!((boot.1 - norm.1).abs() < 0.1 * width, "{boot:?} {norm:?}");
+        }
     }
 
     #[test]
@@ -266,6 +334,9 @@ mod tests {
         assert_eq!(welch_p(&[1.0], &[1.0, 2.0]), None);
         assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
         assert_eq!(welch_p(&[1.0, 1.0], &[2.0, 2.0]), Some(0.0));
-        assert_eq!(bootstrap_ratio_ci(&[1.0], &[1.0, 2.0], false, 1), None);
+        assert_eq!(
+            bootstrap_ratio_ci(&[1.0], &[1.0, 2.0], false, 1, 2000),
+            None
+        );
     }
 }
