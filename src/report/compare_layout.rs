@@ -259,11 +259,15 @@ fn blocks(c: &Comparison) -> Vec<Block> {
         b.push(Block::Table(t));
     }
     for g in &c.groups {
+        let unit = if g.figure.unit.is_empty() {
+            String::new()
+        } else {
+            format!("{}, ", g.figure.unit)
+        };
         b.push(Block::Title(format!(
-            "{}: {} ({}, {})",
+            "{}: {} ({unit}{})",
             g.case,
             g.figure.name,
-            g.figure.unit,
             better_word(g.figure.better)
         )));
         b.push(Block::Table(group_table(c, g)));

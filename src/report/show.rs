@@ -100,3 +100,70 @@ pub fn report(run: &Run) -> Report {
         data: serde_json::to_value(run).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData, Status};
+    use crate::report::export::{Format, exporter};
+
+    fn run() -> Run {
+        let samples = (0..3)
+            .map(|i| Sample {
+                seq: i,
+                warmup: i == 0,
+                taken_at: String::new(),
+                data: SampleData {
+                    figures: [("wall".to_string(), 1.0 + i as f64)].into(),
+                    tasks: Vec::new(),
+                },
+                vmstat: Default::default(),
+                noise: Default::default(),
+                flagged: false,
+            })
+            .collect();
+        Run {
+            meta: RunMeta {
+                id: 4,
+                label: Some("l".into()),
+                workload: "other".into(),
+                command_line: String::new(),
+                version: String::new(),
+                config: serde_json::Value::Null,
+                figures: vec![Figure::new("wall", "s", Better::Lower, false)],
+                machine: serde_json::Value::Null,
+                knobs: serde_json::Value::Null,
+                started_at: String::new(),
+                ended_at: None,
+                status: Status::Complete,
+                note: None,
+                origin: "measured".into(),
+            },
+            cases: vec![CaseSamples {
+                case: Case::new(2, "x"),
+                samples,
+            }],
+        }
+    }
+
+    #[test]
+    fn text_is_the_historical_layout_byte_for_byte() {
+        let r = run();
+        let out = exporter(Format::Text).export(&report(&r)).unwrap();
+        assert_eq!(out, crate::report::text(&r));
+    }
+
+    #[test]
+    fn csv_has_every_sample_and_markdown_the_summary() {
+        let r = run();
+        let csv = exporter(Format::Csv).export(&report(&r)).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 3);
+        assert!(csv.contains("4,x/2,x,2,,0,true,false,wall,1\n"), "{csv}");
+        let md = exporter(Format::Markdown).export(&report(&r)).unwrap();
+        // Warm-up excluded: n = 2, values 2 and 3.
+        assert!(
+            md.contains("| x/2 | wall | 2 | 2.000 | 2.500 | 2.500 A |"),
+            "{md}"
+        );
+    }
+}
