@@ -10,7 +10,9 @@ Examples:
   vmscale run pft --tasks 1-4 --mode process --size-per-task 256M --populate
   vmscale show last                         reprint the newest run
   vmscale list --json                       every stored run, as JSON
-  vmscale sysinfo                           what vmscale sees of this machine";
+  vmscale sysinfo                           what vmscale sees of this machine
+  vmscale run pft --tasks 1,2 --size 64M --knob thp_defrag=madvise,never
+  vmscale restore                           undo knobs left changed by a killed run";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,6 +34,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
     /// Run a workload or a suite and store every sample
     Run(RunArgs),
@@ -44,6 +47,26 @@ pub enum Command {
     Compare(CompareArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
     Sysinfo(SysinfoArgs),
+    /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
+    Restore(RestoreArgs),
+    /// Write an HTML report with plots for one or more runs
+    #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
+vmscale report 3 4 5 --html compare.html --figure fault/wsec")]
+    Report(ReportArgs),
+    /// Fit the Universal Scalability Law to a run (or to a file of `N X` pairs)
+    #[command(after_help = "Examples:\n  vmscale fit last\n  \
+vmscale fit 3 --figure flt/cpu/s --extrapolate 16,64,512\n  \
+vmscale fit --file pairs.txt --json")]
+    Fit(FitArgs),
+    /// Import pft tables or will-it-scale CSV into the store as runs
+    #[command(after_help = "Examples:\n  vmscale import lameter-2005.txt\n  \
+vmscale import page_fault1.csv --label wis-pf1")]
+    Import(ImportArgs),
+    /// Per-CPU page lists from /proc/zoneinfo: count, high, batch per CPU and zone
+    #[command(
+        after_help = "Examples:\n  vmscale pcp\n  vmscale pcp --per-cpu\n  vmscale pcp --json"
+    )]
+    Pcp(PcpArgs),
 }
 
 #[derive(Args, Debug)]
@@ -54,7 +77,7 @@ pub struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum RunWhat {
-    /// The short suite: sysinfo, then pft in thread and process mode over auto tasks
+    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn, cmd
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(
@@ -63,14 +86,59 @@ vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
+    /// autonumabench numa01 (seed 001): 2 processes share a region first touched on one node
+    #[command(after_help = NUMA_EXAMPLES)]
+    Numa01(NumaArgs),
+    /// numa01 with each thread zeroing only its own slice
+    #[command(name = "numa01-threadlocal", after_help = NUMA_EXAMPLES)]
+    Numa01Threadlocal(NumaArgs),
+    /// autonumabench numa02: one thread per CPU, each zeroing its slice
+    #[command(after_help = NUMA_EXAMPLES)]
+    Numa02(NumaArgs),
+    /// numa02 with half the threads
+    #[command(name = "numa02-smt", after_help = NUMA_EXAMPLES)]
+    Numa02Smt(NumaArgs),
+    /// fork over a populated mapping (seed 002): forks/s, system time per fork and per page
+    #[command(
+        after_help = "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
+vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
+    )]
+    Fork(ForkArgs),
+    /// Timed mmap/touch/munmap loop (seed 004): zfod faults/s per task and in total
+    #[command(
+        after_help = "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
+vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3"
+    )]
+    Churn(ChurnArgs),
+    /// Any external command under the harness: times, faults, vmstat and disk deltas
+    #[command(
+        after_help = "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
+Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
+failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
+    )]
+    Cmd(CmdArgs),
+    /// Page colours (seed 003): tasks allocate in parallel, PFNs give per-task colour skew
+    #[command(
+        after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
+vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
+vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
+Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
+    )]
+    Colour(ColourArgs),
 }
+
+const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
+vmscale run numa02 --reps 3\n  \
+vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
 
 /// Options every run shares.
 #[derive(Args, Debug, Clone)]
 pub struct Harness {
-    /// Measured samples per case, after one discarded warm-up
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    pub reps: usize,
+    /// A fixed count of measured samples per case, instead of adaptive stopping
+    #[arg(long, value_name = "N")]
+    pub reps: Option<usize>,
     /// Warm-up samples per case (stored, not counted)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
@@ -80,6 +148,28 @@ pub struct Harness {
     /// Print the stored run as JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Adaptive: sample until the 95 % CI of the headline mean is within P % of it
+    #[arg(long, default_value = "1%", value_name = "P%")]
+    pub precision: String,
+    /// Adaptive: at most N measured samples per case [default: 30; run quick: 5]
+    #[arg(long, value_name = "N")]
+    pub max_reps: Option<usize>,
+    /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases
+    #[arg(long, default_value = "10m", value_name = "TIME")]
+    pub max_time: String,
+    /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
+    #[arg(long, default_value = "5%", value_name = "P%")]
+    pub noise_threshold: String,
+    /// Before each sample, wait (up to 30 s) for the machine to be quiet
+    #[arg(long)]
+    pub wait_quiet: bool,
+    /// Vary a kernel knob over values, A B A B per repetition; repeat for the cross product.
+    /// Needs root; restored at the end, on error and on SIGINT/SIGTERM. Knobs: thp, thp_defrag,
+    /// thp_shmem, khugepaged_defrag, numa_balancing, pcp_high_fraction, zone_reclaim,
+    /// overcommit, swappiness, stat_interval, compaction_proactiveness,
+    /// watermark_scale_factor (see docs/knobs.md)
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knob: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -114,6 +204,126 @@ pub struct PftArgs {
     /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
     #[arg(long)]
     pub populate: bool,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct NumaArgs {
+    /// Region size (default: autonumabench's, capped to half the first node's memory)
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Passes over the region (default: autonumabench's 50, 1000 or 800)
+    #[arg(long)]
+    pub loops: Option<u64>,
+    /// Locality sampling interval from /proc/PID/numa_maps, e.g. 1s, 200ms
+    #[arg(long, default_value = "1s")]
+    pub interval: String,
+    /// Locality fraction that counts as converged
+    #[arg(long, default_value_t = 0.9)]
+    pub threshold: f64,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ForkArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// process or thread (forking tasks)
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// The mapping each task populates before forking
+    #[arg(long, default_value = "64M")]
+    pub size: String,
+    /// Forks per task per sample
+    #[arg(long, default_value_t = 200)]
+    pub forks: u64,
+    /// Pages each child writes before exiting
+    #[arg(long, default_value_t = 16)]
+    pub touch: u64,
+    /// Map a shared file instead of anonymous private memory
+    #[arg(long)]
+    pub shared_file: bool,
+    /// Directory for the shared file (default: the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub file_dir: Option<PathBuf>,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ChurnArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// Bytes mapped, touched and unmapped per loop
+    #[arg(long, default_value = "1M")]
+    pub chunk: String,
+    /// Seconds per sample
+    #[arg(long, default_value_t = 5.0)]
+    pub time: f64,
+    /// Seconds between each task's fault-count readings
+    #[arg(long, default_value_t = 1.0)]
+    pub every: f64,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CmdArgs {
+    /// A block device from /proc/diskstats to report (e.g. vda, sdb)
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Shell command run before each sample (not timed)
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// Shell command run after each sample (not timed), even after a failure
+    #[arg(long)]
+    pub cleanup: Option<String>,
+    /// Seconds between diskstats readings (for the Max figures)
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+    #[command(flatten)]
+    pub harness: Harness,
+    /// The command and its arguments, after --
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ColourArgs {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "2")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Memory each task allocates and touches (e.g. 10M, 1G)
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    pub size_per_task: String,
+    /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
+    pub interleave: Option<u64>,
+    /// Colours to analyse instead of the LLC's size / (ways x page size)
+    #[arg(long, value_name = "N")]
+    pub colours: Option<u64>,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    /// Transparent huge pages for the mapping (madvise): never or always
+    #[arg(long, default_value = "never")]
+    pub thp: String,
     #[command(flatten)]
     pub harness: Harness,
 }
@@ -191,6 +401,19 @@ pub struct ListArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PcpArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Also list every CPU's page list in every zone
+    #[arg(long)]
+    pub per_cpu: bool,
+    /// Read procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
+}
+
+#[derive(Args, Debug)]
 pub struct SysinfoArgs {
     /// JSON instead of text
     #[arg(long)]
@@ -198,4 +421,53 @@ pub struct SysinfoArgs {
     /// Read sysfs/procfs under this root instead of / (for fixtures)
     #[arg(long, hide = true, default_value = "/")]
     pub root: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs (ids, labels, `last`, `last~N`); several are compared
+    #[arg(default_value = "last", num_args = 1..)]
+    pub runs: Vec<String>,
+    /// The HTML file to write
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+    /// The figure to plot (default: each run's headline figure)
+    #[arg(long)]
+    pub figure: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// Run id, label, `last` or `last~N` (not with --file)
+    pub run: Option<String>,
+    /// Figure to fit (default: the run's headline figure)
+    #[arg(long)]
+    pub figure: Option<String>,
+    /// Variant to fit (default: the run's first)
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Task counts to predict, e.g. 16,64,512 (default: 2x .. 16x the largest measured)
+    #[arg(long, value_name = "N,...")]
+    pub extrapolate: Option<String>,
+    /// A plain file of `N X` pairs instead of a run
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// A pft table (Lameter's layout or pft 0.12) or a will-it-scale runtest CSV
+    pub file: PathBuf,
+    /// A label for the imported runs
+    #[arg(long)]
+    pub label: Option<String>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
 }

@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod commands;
 pub mod exec;
+pub mod import;
+pub mod knobs;
 pub mod machine;
 pub mod model;
 pub mod monitor;

@@ -8,6 +8,9 @@ use vmscale::commands::{self, Error};
 fn main() {
     let cli = Cli::parse();
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
+    if !matches!(cli.command, Command::Restore(_)) {
+        commands::restore::at_start();
+    }
     let result = match cli.command {
         Command::Run(a) => commands::run::run(&db, a),
         Command::Show(a) => commands::show::show_as(
@@ -18,10 +21,15 @@ fn main() {
         Command::Compare(a) => commands::compare::compare(&db, commands::compare::Request::from(a)),
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
+        Command::Restore(_) => commands::restore::restore(),
+        Command::Report(a) => commands::report::report(&db, &a),
+        Command::Fit(a) => commands::fit::fit(&db, &a),
+        Command::Import(a) => commands::import::import(&db, &a),
+        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json, a.per_cpu),
     };
     if let Err(e) = result {
         match &e {
-            Error::Input(m) | Error::Failed(m) => eprintln!("vmscale: {m}"),
+            Error::Input(m) | Error::Failed(m) | Error::Exit(_, m) => eprintln!("vmscale: {m}"),
             Error::Interrupted => eprintln!(
                 "vmscale: interrupted; samples taken so far are stored, run marked incomplete"
             ),

@@ -97,6 +97,41 @@ fn auto_tasks(online: usize) -> Vec<usize> {
     out
 }
 
+/// A percentage as a fraction: "1%", "0.5 %" or "2" -> 0.01, 0.005, 0.02.
+pub fn percent(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    match n.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage between 0 and 100 (exclusive): write e.g. 1% or 0.5%"
+        )),
+    }
+}
+
+/// A duration: "500ms", "30s", "10m", "1h", or plain seconds ("90").
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let bad = || format!("'{text}' is not a duration: write e.g. 30s, 10m, 1h or 500ms");
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale < 1e9 => {
+            Ok(std::time::Duration::from_secs_f64(v * scale))
+        }
+        _ => Err(bad()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +163,22 @@ mod tests {
         assert!(tasks("0", 2).is_err());
         assert!(tasks("x", 2).is_err());
         assert!(tasks("4-2", 2).is_err());
+    }
+
+    #[test]
+    fn percents_and_durations() {
+        assert_eq!(percent("1%").unwrap(), 0.01);
+        assert_eq!(percent(" 0.5 %").unwrap(), 0.005);
+        assert_eq!(percent("2").unwrap(), 0.02);
+        for bad in ["0%", "100", "-1%", "x", ""] {
+            assert!(percent(bad).is_err(), "{bad}");
+        }
+        assert_eq!(duration("10m").unwrap().as_secs(), 600);
+        assert_eq!(duration("90").unwrap().as_secs(), 90);
+        assert_eq!(duration("500ms").unwrap().as_millis(), 500);
+        assert_eq!(duration("1h").unwrap().as_secs(), 3600);
+        for bad in ["0s", "-1m", "soon", "1d", ""] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,9 +1,17 @@
-//! Repetitions: warm-up, samples per case, vmstat deltas around each
-//! sample, every sample written to the store as soon as it is taken.
+//! Repetitions: warm-up, samples per case (a fixed count or adaptive
+//! stopping), knob variants interleaved A B A B, vmstat deltas and noise
+//! accounting around each sample, every sample written to the store as soon
+//! as it is taken.
 
-use crate::exec::signals;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::exec::{clock, signals};
+use crate::knobs::Session;
 use crate::model::{Case, Sample, Status};
-use crate::monitor::vmstat;
+use crate::monitor::{stat, vmstat};
+use crate::stats::stopping::{self, Rule, Stop};
 use crate::store::Store;
 use crate::workload::Workload;
 
@@ -12,6 +20,42 @@ use crate::workload::Workload;
 pub enum Reps {
     /// Exactly this many measured samples per case.
     Fixed(usize),
+    /// Until the headline figure's mean is known to the rule's precision.
+    Adaptive(Rule),
+}
+
+/// Per-sample accounting and knob variants (`execute` uses the defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// A sample is flagged when others used more than this share of the
+    /// machine's CPU capacity during it (0.05 = 5 %).
+    pub noise_threshold: f64,
+    /// Wait up to this long for a quiet machine before each sample.
+    pub wait_quiet: Option<Duration>,
+    /// Knob values of each variant; empty (or one empty map) for none.
+    pub combos: Vec<BTreeMap<String, String>>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            noise_threshold: 0.05,
+            wait_quiet: None,
+            combos: Vec::new(),
+        }
+    }
+}
+
+/// The cases a run stores: each workload case once per knob combination,
+/// combinations adjacent (the order they are sampled and printed).
+pub fn expand_cases(cases: &[Case], combos: &[BTreeMap<String, String>]) -> Vec<Case> {
+    if combos.iter().all(|c| c.is_empty()) {
+        return cases.to_vec();
+    }
+    cases
+        .iter()
+        .flat_map(|c| combos.iter().map(|k| c.with_knobs(k.clone())))
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,38 +86,227 @@ pub fn execute(
     plan: &Plan,
     progress: &dyn Progress,
 ) -> Result<Ending, String> {
-    let Reps::Fixed(reps) = plan.reps;
-    let cases = workload.cases();
-    progress.start((cases.len() * (plan.warmup + reps)) as u64);
-    for case in &cases {
-        for seq in 0..(plan.warmup + reps) {
-            if let Some(sig) = signals::caught() {
-                progress.finish();
-                return Ok(Ending {
-                    status: Status::Incomplete,
-                    note: format!("interrupted by {}", signals::name(sig)),
-                });
+    execute_with(
+        store,
+        run_id,
+        workload,
+        plan,
+        &Options::default(),
+        None,
+        progress,
+    )
+}
+
+/// As `execute`, with noise options and knob variants set through `knobs`
+/// before each sample (variants of one case alternate every repetition).
+pub fn execute_with(
+    store: &mut Store,
+    run_id: i64,
+    workload: &dyn Workload,
+    plan: &Plan,
+    opts: &Options,
+    mut knobs: Option<&mut Session>,
+    progress: &dyn Progress,
+) -> Result<Ending, String> {
+    let bases = workload.cases();
+    let combos = &opts.combos;
+    let variants = expand_cases(&bases[..bases.len().min(1)], combos)
+        .len()
+        .max(1);
+    // A case's headline is the first declared figure its samples report
+    // (pft's populate cases report pages/wsec, not fault/wsec).
+    let figures: Vec<String> = workload.figures().into_iter().map(|f| f.name).collect();
+    let mut headlines: Vec<String> = Vec::new();
+    let most = match plan.reps {
+        Reps::Fixed(n) => n,
+        Reps::Adaptive(r) => r.max_reps,
+    };
+    progress.start((bases.len() * variants * (plan.warmup + most)) as u64);
+    let started = Instant::now();
+    let mut stops: Vec<(String, Stop, usize)> = Vec::new();
+    for (gi, base) in bases.iter().enumerate() {
+        let cases = expand_cases(std::slice::from_ref(base), combos);
+        // The run's time budget, shared evenly by the cases still to run.
+        let rule = match plan.reps {
+            Reps::Adaptive(r) => Some(Rule {
+                max_time: r.max_time.saturating_sub(started.elapsed()) / (bases.len() - gi) as u32,
+                ..r
+            }),
+            Reps::Fixed(_) => None,
+        };
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        let mut seq = 0i64;
+        let mut case_started = Instant::now();
+        loop {
+            let warmup = (seq as usize) < plan.warmup;
+            if !warmup && values[0].is_empty() {
+                case_started = Instant::now();
             }
-            let warmup = seq < plan.warmup;
-            progress.step(&format!(
-                "{} {} tasks={}{}",
-                workload.name(),
-                case.variant,
-                case.tasks,
-                if warmup { " (warm-up)" } else { "" }
-            ));
-            let sample = take_sample(workload, case, seq as i64, warmup)?;
-            store.add_sample(run_id, case, &sample)?;
+            for (ci, case) in cases.iter().enumerate() {
+                if let Some(sig) = signals::caught() {
+                    progress.finish();
+                    return Ok(Ending {
+                        status: Status::Incomplete,
+                        note: format!("interrupted by {}", signals::name(sig)),
+                    });
+                }
+                if let Some(k) = knobs.as_deref_mut() {
+                    k.apply(&case.knobs)?;
+                }
+                progress.step(&format!(
+                    "{} {} tasks={}{}{}",
+                    workload.name(),
+                    case.variant,
+                    case.tasks,
+                    if case.knobs.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", case.knobs_label())
+                    },
+                    if warmup { " (warm-up)" } else { "" }
+                ));
+                let sample = take_sample(workload, base, seq, warmup, opts)?;
+                if !warmup {
+                    let head = figures
+                        .iter()
+                        .find_map(|f| sample.data.figures.get(f).map(|v| (f, *v)));
+                    if let Some((name, _)) = head
+                        && !headlines.contains(name)
+                    {
+                        headlines.push(name.clone());
+                    }
+                    values[ci].push(head.map_or(f64::NAN, |(_, v)| v));
+                }
+                store.add_sample(run_id, case, &sample)?;
+            }
+            seq += 1;
+            if warmup {
+                continue;
+            }
+            match &rule {
+                None => {
+                    if values[0].len() >= most {
+                        break;
+                    }
+                }
+                Some(rule) => {
+                    let elapsed = case_started.elapsed();
+                    let d: Vec<Option<Stop>> = values
+                        .iter()
+                        .map(|v| stopping::decide(rule, v, elapsed))
+                        .collect();
+                    if d.iter().all(Option::is_some) {
+                        for (case, stop) in cases.iter().zip(d.into_iter().flatten()) {
+                            stops.push((case.key(), stop, values[0].len()));
+                        }
+                        break;
+                    }
+                }
+            }
         }
     }
     progress.finish();
+    let note = match plan.reps {
+        Reps::Fixed(reps) => format!(
+            "fixed count: {reps} samples per case after {} warm-up{}",
+            plan.warmup,
+            if variants > 1 {
+                format!("; {variants} knob variants interleaved")
+            } else {
+                String::new()
+            }
+        ),
+        Reps::Adaptive(rule) => adaptive_note(
+            &rule,
+            &if headlines.is_empty() {
+                "?".to_string()
+            } else {
+                headlines.join("|")
+            },
+            &stops,
+            plan.warmup,
+            variants,
+        ),
+    };
     Ok(Ending {
         status: Status::Complete,
-        note: format!(
-            "fixed count: {reps} samples per case after {} warm-up",
-            plan.warmup
-        ),
+        note,
     })
+}
+
+/// "0.5%" for 0.005.
+pub fn percent(fraction: f64) -> String {
+    format!("{}%", (fraction * 100.0 * 1e6).round() / 1e6)
+}
+
+/// Says which rule stopped the cases: how many by precision (and the sample
+/// counts), which by max-reps or max-time.
+fn adaptive_note(
+    rule: &Rule,
+    headline: &str,
+    stops: &[(String, Stop, usize)],
+    warmup: usize,
+    variants: usize,
+) -> String {
+    let n = stops.len();
+    let by_precision: Vec<usize> = stops
+        .iter()
+        .filter(|(_, s, _)| matches!(s, Stop::Precision(_)))
+        .map(|(_, _, n)| *n)
+        .collect();
+    let mut parts = Vec::new();
+    if !by_precision.is_empty() {
+        let (lo, hi) = (
+            by_precision.iter().min().copied().unwrap_or(0),
+            by_precision.iter().max().copied().unwrap_or(0),
+        );
+        parts.push(format!(
+            "precision reached in {} of {n} cases (n={}{})",
+            by_precision.len(),
+            lo,
+            if hi > lo {
+                format!("..{hi}")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    for (what, limit, pick) in [
+        ("max-reps", rule.max_reps.to_string(), Stop::MaxReps),
+        ("max-time", format!("{:?}", rule.max_time), Stop::MaxTime),
+    ] {
+        let hit: Vec<&str> = stops
+            .iter()
+            .filter(|(_, s, _)| *s == pick)
+            .map(|(k, _, _)| k.as_str())
+            .collect();
+        if !hit.is_empty() {
+            let mut names = hit.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            if hit.len() > 3 {
+                names.push_str(", ...");
+            }
+            parts.push(format!("{what} {limit} stopped {} ({names})", hit.len()));
+        }
+    }
+    format!(
+        "adaptive, 95% CI of {headline} mean within {}: {}; after {warmup} warm-up{}",
+        percent(rule.precision),
+        parts.join("; "),
+        if variants > 1 {
+            format!("; {variants} knob variants interleaved")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// CPU time of this process and its waited-for children, in seconds.
+fn own_cpu_s() -> f64 {
+    let (p, c) = (
+        clock::usage(clock::Who::Process),
+        clock::usage(clock::Who::Children),
+    );
+    (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9
 }
 
 fn take_sample(
@@ -81,8 +314,24 @@ fn take_sample(
     case: &Case,
     seq: i64,
     warmup: bool,
+    opts: &Options,
 ) -> Result<Sample, String> {
+    let root = Path::new("/");
+    let mut noise = BTreeMap::new();
+    if let Some(limit) = opts.wait_quiet {
+        let (waited, quiet) = stat::wait_quiet(
+            root,
+            opts.noise_threshold,
+            Duration::from_millis(200),
+            limit,
+        );
+        noise.insert("quiet_wait_s".to_string(), waited.as_secs_f64());
+        noise.insert("quiet".to_string(), if quiet { 1.0 } else { 0.0 });
+    }
     let before = vmstat::read_live();
+    let cpu0 = stat::read(root);
+    let own0 = own_cpu_s();
+    let t0 = Instant::now();
     let data = workload.sample(case).map_err(|e| {
         format!(
             "{} {} with {} tasks: {e}",
@@ -91,14 +340,23 @@ fn take_sample(
             case.tasks
         )
     })?;
+    let wall = t0.elapsed().as_secs_f64();
+    let own = own_cpu_s() - own0;
+    let cpu1 = stat::read(root);
     let after = vmstat::read_live();
+    let mut flagged = false;
+    if let (Some(a), Some(b)) = (cpu0, cpu1) {
+        let n = stat::noise(&a, &b, own, wall, clock::ticks_per_second());
+        flagged = n.flagged(opts.noise_threshold);
+        noise.extend(n.to_map());
+    }
     Ok(Sample {
         seq,
         warmup,
         taken_at: crate::timefmt::now(),
         data,
         vmstat: vmstat::delta(&before, &after),
-        noise: Default::default(),
-        flagged: false,
+        noise,
+        flagged,
     })
 }

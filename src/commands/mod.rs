@@ -3,9 +3,15 @@
 //! store and report layers.
 
 pub mod compare;
+pub mod fit;
+pub mod import;
 pub mod list;
+pub mod pcp;
 pub mod progress;
+pub mod report;
+pub mod restore;
 pub mod run;
+pub mod run_procs;
 pub mod samplefile;
 pub mod show;
 pub mod sysinfo;
@@ -19,6 +25,8 @@ pub enum Error {
     Failed(String),
     /// Interrupted by a signal after storing what was measured: exit 130.
     Interrupted,
+    /// A measured command failed: exit with its own code (see docs/cmd.md).
+    Exit(i32, String),
 }
 
 impl Error {
@@ -27,6 +35,7 @@ impl Error {
             Error::Input(_) => 2,
             Error::Failed(_) => 1,
             Error::Interrupted => 130,
+            Error::Exit(code, _) => *code,
         }
     }
 }

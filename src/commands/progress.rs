@@ -5,6 +5,12 @@ use std::io::IsTerminal;
 
 pub struct Bar(ProgressBar);
 
+impl Default for Bar {
+    fn default() -> Self {
+        Bar::new()
+    }
+}
+
 impl Bar {
     pub fn new() -> Bar {
         let bar = if std::io::stderr().is_terminal() {

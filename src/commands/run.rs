@@ -4,14 +4,16 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
+use crate::cli::{ColourArgs, Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
 use crate::exec::{Mode, pin::Pin, signals};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
 use crate::runner::{self, Plan, Reps};
 use crate::store::{NewRun, Store};
-use crate::workload::{Workload, pft};
+use crate::workload::{Workload, colour, numa, pft};
+
+use super::run_procs;
 
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
@@ -23,22 +25,85 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             print_runs(&[run], a.harness.json)
         }
         RunWhat::Quick(a) => quick(db, &a, &machine),
+        RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
+        RunWhat::Numa01Threadlocal(a) => numa(db, numa::Pattern::Numa01Threadlocal, &a, &machine),
+        RunWhat::Numa02(a) => numa(db, numa::Pattern::Numa02, &a, &machine),
+        RunWhat::Numa02Smt(a) => numa(db, numa::Pattern::Numa02Smt, &a, &machine),
+        RunWhat::Fork(a) => {
+            let w = run_procs::fork_from_args(&a, &machine)?;
+            run_procs::run_one(db, &w, &a.harness, &machine)
+        }
+        RunWhat::Churn(a) => {
+            let w = run_procs::churn_from_args(&a, &machine)?;
+            run_procs::run_one(db, &w, &a.harness, &machine)
+        }
+        RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
+        RunWhat::Colour(a) => {
+            let plan = plan(&a.harness)?;
+            let w = colour_from_args(&a, &machine)?;
+            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
+            print_runs(&[run], a.harness.json)
+        }
     }
+}
+
+fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
+    let w = run_procs::numa_from_args(p, a, m)?;
+    run_procs::run_one(db, &w, &a.harness, m)
 }
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
 }
 
-fn plan(h: &Harness) -> Result<Plan> {
-    if h.reps == 0 {
+pub(crate) fn plan(h: &Harness) -> Result<Plan> {
+    plan_with(h, DEFAULT_MAX_REPS)
+}
+
+const DEFAULT_MAX_REPS: usize = 30;
+/// `run quick` stops adaptive sampling sooner, to stay quick.
+const QUICK_MAX_REPS: usize = 5;
+
+/// The plan from the harness options: `--reps N` fixed, else adaptive.
+fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
+    if h.reps == Some(0) {
         return Err(Error::Input(
             "--reps 0 takes no samples: use 1 or more".into(),
         ));
     }
+    if h.max_reps == Some(0) {
+        return Err(Error::Input(
+            "--max-reps 0 takes no samples: use 1 or more".into(),
+        ));
+    }
+    let precision = input(parse::percent(&h.precision).map_err(|e| format!("--precision: {e}")))?;
+    let max_time = input(parse::duration(&h.max_time).map_err(|e| format!("--max-time: {e}")))?;
+    let reps = match h.reps {
+        Some(n) => Reps::Fixed(n),
+        None => Reps::Adaptive(crate::stats::stopping::Rule {
+            precision,
+            min_reps: MIN_REPS,
+            max_reps: h.max_reps.unwrap_or(default_max_reps),
+            max_time,
+        }),
+    };
     Ok(Plan {
         warmup: h.warmup,
-        reps: Reps::Fixed(h.reps),
+        reps,
+    })
+}
+
+/// Adaptive stopping never trusts a CI of fewer samples than this.
+const MIN_REPS: usize = 3;
+
+/// Noise and knob options from the harness, validated.
+fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
+    let threshold =
+        input(parse::percent(&h.noise_threshold).map_err(|e| format!("--noise-threshold: {e}")))?;
+    Ok(runner::Options {
+        noise_threshold: threshold,
+        wait_quiet: h.wait_quiet.then(|| std::time::Duration::from_secs(30)),
+        combos: knobs.combos(),
     })
 }
 
@@ -71,6 +136,46 @@ pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
         line_size: line_size(m),
     };
     input(pft::Pft::new(cfg, m.clone()))
+}
+
+pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> {
+    let (colours, colours_from) = match a.colours {
+        Some(n) => (n, "--colours".to_string()),
+        None => {
+            let n = m.llc_colours().ok_or_else(|| {
+                Error::Input(
+                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
+                     page colours are unknown: give --colours N"
+                        .into(),
+                )
+            })?;
+            let from = m
+                .llc()
+                .map(|c| {
+                    format!(
+                        "L{} {} {}-way",
+                        c.level,
+                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                        c.ways.unwrap_or(0)
+                    )
+                })
+                .unwrap_or_default();
+            (n, from)
+        }
+    };
+    let cfg = colour::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size_per_task: input(parse::size(&a.size_per_task))?,
+        pin: input(a.pin.parse::<Pin>())?,
+        interleave: a.interleave,
+        colours,
+        colours_from,
+        l2_colours: m.l2_colours().filter(|&c| c >= 2),
+        thp: input(a.thp.parse())?,
+        page_size: page_size(m),
+    };
+    input(colour::Colour::new(cfg, m.clone()))
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.
@@ -116,10 +221,27 @@ pub fn run_workload(
     m: &Snapshot,
 ) -> Result<Run> {
     check_memory(w, m)?;
+    let knob_plan = input(crate::knobs::Plan::parse(&h.knob))?;
+    let opts = options(h, &knob_plan)?;
+    let journal = crate::knobs::journal::default_path();
+    let root = crate::knobs::live_root();
+    input(knob_plan.preflight(&root, &journal))?;
+    // Handlers first: from here a SIGINT only sets the flag, so the knobs
+    // are restored by the session rather than left changed.
+    signals::install();
+    let mut session = if knob_plan.is_empty() {
+        None
+    } else {
+        Some(crate::knobs::Session::begin(&knob_plan, &root, &journal).map_err(Error::Failed)?)
+    };
+    let knobs_json = session
+        .as_ref()
+        .map(|s| knob_plan.describe(&s.originals()))
+        .unwrap_or_else(|| serde_json::json!({}));
     let mut store = Store::open(db).map_err(Error::Failed)?;
     let machine_json = serde_json::to_value(m).unwrap_or_default();
     let config = w.config();
-    let cases = w.cases();
+    let cases = runner::expand_cases(&w.cases(), &opts.combos);
     let figures = w.figures();
     let id = store
         .create_run(&NewRun {
@@ -129,18 +251,34 @@ pub fn run_workload(
             config: &config,
             figures: &figures,
             machine: &machine_json,
-            knobs: &serde_json::json!({}),
+            knobs: &knobs_json,
             cases: &cases,
             origin: "measured",
         })
         .map_err(Error::Failed)?;
-    signals::install();
     let bar = super::progress::Bar::new();
-    let outcome = runner::execute(&mut store, id, w, plan, &bar);
-    let (status, note, error) = match outcome {
+    let outcome = runner::execute_with(&mut store, id, w, plan, &opts, session.as_mut(), &bar);
+    let (mut status, mut note, mut error) = match outcome {
         Ok(end) => (end.status, end.note, None),
         Err(e) => (Status::Failed, e.clone(), Some(e)),
     };
+    if let Some(s) = session.as_mut() {
+        match s.restore() {
+            Ok(()) => {
+                let was: Vec<String> = s
+                    .originals()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                note.push_str(&format!("; knobs restored to {}", was.join(",")));
+            }
+            Err(e) => {
+                note.push_str(&format!("; knobs NOT restored: {e}"));
+                status = Status::Failed;
+                error.get_or_insert(e);
+            }
+        }
+    }
     store
         .finish_run(id, status, Some(&note))
         .map_err(Error::Failed)?;
@@ -172,9 +310,10 @@ fn print_runs(runs: &[Run], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The quick suite: sysinfo, then pft in threads and processes.
+/// The quick suite: sysinfo, pft in threads and processes, the process and
+/// NUMA workloads at short sizes (run_procs::quick_suite), then colour.
 fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
-    let plan = plan(&a.harness)?;
+    let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
     let suite: Vec<Box<dyn Workload>> = ["thread", "process"]
         .iter()
         .map(|mode| {
@@ -195,6 +334,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             .map(|w| Box::new(w) as Box<dyn Workload>)
         })
         .collect::<Result<_>>()?;
+    let mut suite = suite;
+    suite.extend(run_procs::quick_suite(&a.harness, m)?);
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
@@ -215,8 +356,43 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             return Err(Error::Interrupted);
         }
     }
+    if let Some(run) = quick_colour(db, a, &plan, m)? {
+        if !a.harness.json {
+            print!("{}", crate::report::text(&run));
+            println!();
+        }
+        runs.push(run);
+    }
     if a.harness.json {
         super::print_json(&serde_json::json!({ "machine": m, "runs": runs }))?;
     }
     Ok(())
+}
+
+/// The quick suite's colour entry: 2 tasks x 16 MiB, skipped with a note
+/// when this process cannot read physical frame numbers.
+fn quick_colour(db: &Path, a: &QuickArgs, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
+    let args = ColourArgs {
+        tasks: "2".into(),
+        mode: "thread".into(),
+        size_per_task: "16M".into(),
+        interleave: None,
+        colours: m.llc_colours().is_none().then_some(16),
+        pin: "compact".into(),
+        thp: "never".into(),
+        harness: a.harness.clone(),
+    };
+    let w = match colour_from_args(&args, m) {
+        Ok(w) => w,
+        Err(Error::Input(e)) => {
+            eprintln!("vmscale: quick: colour skipped: {e}");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let run = run_workload(db, &w, plan, &a.harness, m)?;
+    if run.meta.status == Status::Incomplete {
+        return Err(Error::Interrupted);
+    }
+    Ok(Some(run))
 }

@@ -66,3 +66,10 @@ pub fn from_rusage(ru: &libc::rusage) -> Usage {
         majflt: ru.ru_majflt as u64,
     }
 }
+
+/// The kernel's USER_HZ: the unit of /proc/stat's CPU times (100 if unknown).
+pub fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf only reads a configuration value; no pointers involved.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as u64 } else { 100 }
+}

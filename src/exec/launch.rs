@@ -147,7 +147,7 @@ fn wait_all_arrived(
     while (block.arrived() as usize) < n {
         std::thread::yield_now();
         polls += 1;
-        if polls % 1024 == 0 {
+        if polls.is_multiple_of(1024) {
             check()?;
         }
     }
@@ -157,22 +157,19 @@ fn wait_all_arrived(
 /// Fails if any child has already exited (it would never arrive).
 fn check_children(pids: &[libc::pid_t]) -> Result<(), String> {
     for (i, &pid) in pids.iter().enumerate() {
-        let mut status = 0;
-        // SAFETY: waitid with WNOWAIT only peeks; siginfo is plain data.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
+        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only peeks and
+        // leaves the child to be reaped later.
+        let exited = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
             libc::waitid(
                 libc::P_PID,
                 pid as libc::id_t,
                 &mut info,
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
+            ) == 0
+                && info.si_pid() == pid
         };
-        // SAFETY: si_pid is valid to read after a successful waitid.
-        if r == 0 && unsafe { info.si_pid() } == pid {
-            status += 1;
-        }
-        if status > 0 {
+        if exited {
             return Err(format!(
                 "task {i} (pid {pid}) exited before the start barrier"
             ));
@@ -229,8 +226,10 @@ mod tests {
     fn threads_all_report_and_start_after_release() {
         let out = run_tasks(Mode::Thread, &[None, None, None], |t| {
             t.wait_start();
-            let mut r = TaskReport::default();
-            r.start_ns = clock::monotonic_ns();
+            let mut r = TaskReport {
+                start_ns: clock::monotonic_ns(),
+                ..Default::default()
+            };
             r.values[0] = t.index as f64;
             r.end_ns = clock::monotonic_ns();
             r

@@ -1,3 +1,8 @@
 //! Readers of the kernel's own counters, taken around each sample.
 
+pub mod autonuma;
+pub mod diskstats;
+pub mod numa_maps;
+pub mod stat;
 pub mod vmstat;
+pub mod zoneinfo;

@@ -18,11 +18,24 @@ pub fn text(run: &Run) -> String {
                 .collect();
             if let Some(s) = summarise(&values, f.rate) {
                 out.push_str(&format!(
-                    "{:<18} {:>5} {:<14} {:>3} {:>14.3} {:>8.2}\n",
-                    c.case.variant, c.case.tasks, f.name, s.n, s.median, s.coeff_var
+                    "{:<18} {:>5} {:<14} {:>3} {:>14.3} {:>8.2}{}\n",
+                    c.case.variant,
+                    c.case.tasks,
+                    f.name,
+                    s.n,
+                    s.median,
+                    s.coeff_var,
+                    if c.measured().any(|s| s.flagged) {
+                        " *"
+                    } else {
+                        ""
+                    }
                 ));
             }
         }
+    }
+    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
+        out.push_str("  * a sample of this case was flagged as noisy\n");
     }
     out
 }

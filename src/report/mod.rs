@@ -1,12 +1,23 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
 //! exactly what `run` printed.
 
+pub mod churn;
+pub mod cmd;
+pub mod colour;
 pub mod compare;
 pub mod compare_diff;
 pub mod compare_layout;
 pub mod export;
+pub mod fit;
+pub mod fork;
 pub mod generic;
+pub mod html;
+pub mod imported;
+pub mod knobs;
+pub mod numa;
+pub mod pcp;
 pub mod pft;
+pub mod series;
 pub mod show;
 pub mod sysinfo;
 
@@ -14,8 +25,28 @@ use crate::model::Run;
 
 /// The text report of a run, chosen by its workload.
 pub fn text(run: &Run) -> String {
+    // Most reports print one block per knob combination; colour sets its
+    // combinations side by side itself.
+    let own_ab = run.meta.workload == "colour";
+    if let Some(blocks) = knobs::split(run).filter(|_| !own_ab) {
+        let mut out = header(run);
+        for (label, sub) in &blocks {
+            let t = text(sub);
+            out.push_str(&format!(
+                "\n[{label}]\n{}",
+                t.strip_prefix(&header(sub)).unwrap_or(&t)
+            ));
+        }
+        return out;
+    }
     let body = match run.meta.workload.as_str() {
+        _ if imported::handles(run) => imported::text(run),
         "pft" => pft::text(run),
+        "numa01" | "numa01-threadlocal" | "numa02" | "numa02-smt" => numa::text(run),
+        "fork" => fork::text(run),
+        "churn" => churn::text(run),
+        "cmd" => cmd::text(run),
+        "colour" => colour::text(run),
         _ => generic::text(run),
     };
     format!("{}{}", header(run), body)
@@ -41,6 +72,7 @@ pub fn header(run: &Run) -> String {
     if m.origin != "measured" {
         s.push_str(&format!("origin: {}\n", m.origin));
     }
+    s.push_str(&knobs::summary(run));
     s
 }
 

@@ -1,6 +1,12 @@
 //! Workloads: one module each, registered in one table. A workload turns a
 //! case (task count, variant) into one measured sample.
 
+pub mod churn;
+pub mod cmd;
+pub mod colour;
+mod colour_data;
+pub mod fork;
+pub mod numa;
 pub mod pft;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
@@ -21,7 +27,38 @@ pub trait Workload {
 }
 
 /// The registry: every workload's name and one-line description.
-pub const REGISTRY: &[(&str, &str)] = &[(
-    "pft",
-    "anonymous write faults by N tasks released together (Lameter's pft)",
-)];
+pub const REGISTRY: &[(&str, &str)] = &[
+    (
+        "pft",
+        "anonymous write faults by N tasks released together (Lameter's pft)",
+    ),
+    (
+        "numa01",
+        "autonumabench numa01: 2 processes share a region first touched on one node",
+    ),
+    (
+        "numa01-threadlocal",
+        "autonumabench numa01, each thread zeroing only its own slice",
+    ),
+    (
+        "numa02",
+        "autonumabench numa02: one thread per CPU zeroes its slice of a private region",
+    ),
+    ("numa02-smt", "autonumabench numa02 with half the threads"),
+    (
+        "fork",
+        "fork over a populated mapping, children write K pages and exit (seed 002)",
+    ),
+    (
+        "churn",
+        "timed mmap/touch/munmap loop: zfod faults/s (seed 004)",
+    ),
+    (
+        "cmd",
+        "any external command under the harness: times, faults, disk",
+    ),
+    (
+        "colour",
+        "page colours of memory tasks allocate in parallel (Steiner's per-CPU list skew)",
+    ),
+];

@@ -1,0 +1,182 @@
+//! `vmscale run` for the process and NUMA workloads: numa01..numa02-smt,
+//! fork, churn and cmd. Options become validated configurations here
+//! (input errors exit 2 before anything is stored), then the shared
+//! `run::run_workload` takes over.
+
+use std::path::Path;
+
+use super::run::{plan, run_workload};
+use super::{Error, Result};
+use crate::cli::{ChurnArgs, CmdArgs, ForkArgs, Harness, NumaArgs};
+use crate::exec::{Mode, pin::Pin};
+use crate::machine::Snapshot;
+use crate::model::{Run, Status};
+use crate::parse;
+use crate::workload::{Workload, churn, cmd, fork, numa};
+
+fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
+    r.map_err(Error::Input)
+}
+
+/// "1s", "200ms", "0.5" (seconds) -> milliseconds.
+pub fn millis(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000.0)
+    } else {
+        (t, 1000.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("cannot parse interval '{text}': use e.g. 1s or 200ms"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("interval '{text}' must be positive"));
+    }
+    Ok((v * scale).round() as u64)
+}
+
+pub fn numa_from_args(p: numa::Pattern, a: &NumaArgs, m: &Snapshot) -> Result<numa::Numa> {
+    let size = input(a.size.as_deref().map(parse::size).transpose())?;
+    let cfg = input(numa::plan(
+        p,
+        size,
+        a.loops,
+        input(millis(&a.interval))?,
+        a.threshold,
+        m,
+    ))?;
+    Ok(numa::Numa::new(cfg, m))
+}
+
+pub fn fork_from_args(a: &ForkArgs, m: &Snapshot) -> Result<fork::Fork> {
+    let cfg = fork::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size: input(parse::size(&a.size))?,
+        backing: if a.shared_file {
+            fork::Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
+        } else if a.file_dir.is_some() {
+            return Err(Error::Input(
+                "--file-dir only applies with --shared-file".into(),
+            ));
+        } else {
+            fork::Backing::Anon
+        },
+        forks: a.forks,
+        touch: a.touch,
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: m.page_size.unwrap_or(4096),
+    };
+    input(fork::Fork::new(cfg, m.clone()))
+}
+
+pub fn churn_from_args(a: &ChurnArgs, m: &Snapshot) -> Result<churn::Churn> {
+    let cfg = churn::Config {
+        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        chunk: input(parse::size(&a.chunk))?,
+        secs: a.time,
+        every: a.every,
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: m.page_size.unwrap_or(4096),
+    };
+    input(churn::Churn::new(cfg, m.clone()))
+}
+
+pub fn cmd_from_args(a: &CmdArgs) -> Result<cmd::Cmd> {
+    input(cmd::Cmd::new(cmd::Config {
+        argv: a.command.clone(),
+        setup: a.setup.clone(),
+        cleanup: a.cleanup.clone(),
+        device: a.device.clone(),
+        interval: a.interval,
+    }))
+}
+
+fn print(run: &Run, json: bool) -> Result<()> {
+    if json {
+        super::print_json(run)?;
+    } else {
+        print!("{}", crate::report::text(run));
+    }
+    if run.meta.status == Status::Incomplete {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// Runs one of these workloads and prints it.
+pub fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
+    let run = run_workload(db, w, &plan(h)?, h, m)?;
+    print(&run, h.json)
+}
+
+/// cmd: a failed command makes vmscale exit with the command's own code.
+pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
+    let w = cmd_from_args(a)?;
+    let p = plan(&a.harness)?;
+    match run_workload(db, &w, &p, &a.harness, m) {
+        Ok(run) => print(&run, a.harness.json),
+        Err(Error::Failed(msg)) => match w.exit_code() {
+            Some(code) => Err(Error::Exit(code, msg)),
+            None => Err(Error::Failed(msg)),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// The quick suite's share: every workload here at short sizes.
+pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> {
+    let numa = |size: &str, loops| NumaArgs {
+        size: Some(size.into()),
+        loops: Some(loops),
+        interval: "50ms".into(),
+        threshold: 0.9,
+        harness: h.clone(),
+    };
+    use numa::Pattern::*;
+    let mut v: Vec<Box<dyn Workload>> = vec![
+        Box::new(numa_from_args(Numa01, &numa("32M", 10), m)?),
+        Box::new(numa_from_args(Numa01Threadlocal, &numa("32M", 20), m)?),
+        Box::new(numa_from_args(Numa02, &numa("32M", 20), m)?),
+        Box::new(numa_from_args(Numa02Smt, &numa("32M", 20), m)?),
+    ];
+    v.push(Box::new(fork_from_args(
+        &ForkArgs {
+            tasks: "auto".into(),
+            mode: "process".into(),
+            size: "16M".into(),
+            forks: 40,
+            touch: 16,
+            shared_file: false,
+            file_dir: None,
+            pin: "compact".into(),
+            harness: h.clone(),
+        },
+        m,
+    )?));
+    v.push(Box::new(churn_from_args(
+        &ChurnArgs {
+            tasks: "auto".into(),
+            mode: "process".into(),
+            chunk: "1M".into(),
+            time: 0.2,
+            every: 0.05,
+            pin: "compact".into(),
+            harness: h.clone(),
+        },
+        m,
+    )?));
+    v.push(Box::new(cmd_from_args(&CmdArgs {
+        device: None,
+        setup: None,
+        cleanup: None,
+        interval: 1.0,
+        harness: h.clone(),
+        command: vec!["sh".into(), "-c".into(), "seq 200000 >/dev/null".into()],
+    })?));
+    Ok(v)
+}

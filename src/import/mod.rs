@@ -1,0 +1,39 @@
+//! Reading other tools' results into vmscale's model: pft tables (Lameter's
+//! layout with or without the Rep column, pft 0.12) and will-it-scale's
+//! runtest CSV. Parsers are pure: text in, runs-to-be out; the import
+//! command stores them.
+
+pub mod pft;
+pub mod wis;
+
+use crate::model::{Case, Figure, SampleData};
+
+/// One table read from a file, ready to be stored as an imported run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub workload: &'static str,
+    /// "pft-lameter", "pft-0.12" or "will-it-scale".
+    pub format: &'static str,
+    pub figures: Vec<Figure>,
+    /// Provenance and what the table says of its setup.
+    pub config: serde_json::Value,
+    /// Rows in file order; a case may repeat (several rows, several samples).
+    pub rows: Vec<(Case, SampleData)>,
+}
+
+/// Reads every table the text holds, trying each format in turn.
+pub fn parse(text: &str, file_stem: &str) -> Result<Vec<Table>, String> {
+    if let Some(t) = wis::parse(text, file_stem)? {
+        return Ok(vec![t]);
+    }
+    let tables = pft::parse(text);
+    if tables.is_empty() {
+        return Err(
+            "no table found: import reads pft tables (a header `Gb Rep Thr CLine User System Wall \
+             flt/cpu/s fault/wsec`, with or without Rep) and will-it-scale CSV (a header \
+             `tasks,processes,processes_idle,threads,threads_idle,linear`)"
+                .into(),
+        );
+    }
+    Ok(tables)
+}

@@ -1,0 +1,218 @@
+//! Kernel knob A/B runs: `--knob NAME=V1,V2` parsed against the registry of
+//! known knobs, checked before anything changes, then set per variant,
+//! verified, and always restored (see `session` and `journal`).
+
+pub mod journal;
+pub mod registry;
+pub mod session;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use registry::Knob;
+pub use session::Session;
+
+/// Most variants one run may cross (the product of the value counts).
+const MAX_COMBOS: usize = 64;
+
+/// The knobs a run varies and the values each takes, validated.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub knobs: Vec<(&'static Knob, Vec<String>)>,
+}
+
+/// The root knob files live under on this machine.
+pub fn live_root() -> PathBuf {
+    PathBuf::from("/")
+}
+
+impl Plan {
+    /// Parses `NAME=V1,V2[,...]` specs; an unknown knob, a bad value, a
+    /// repeated knob or value is an error naming the fix.
+    pub fn parse(specs: &[String]) -> Result<Plan, String> {
+        let mut knobs: Vec<(&'static Knob, Vec<String>)> = Vec::new();
+        for spec in specs {
+            let (name, values) = spec.split_once('=').ok_or_else(|| {
+                format!(
+                    "--knob '{spec}': write NAME=VALUE[,VALUE...], e.g. thp_defrag=madvise,never"
+                )
+            })?;
+            let knob = registry::find(name.trim()).ok_or_else(|| {
+                format!(
+                    "--knob '{spec}': unknown knob '{}'; known knobs: {}",
+                    name.trim(),
+                    registry::names()
+                )
+            })?;
+            if knobs.iter().any(|(k, _)| k.name == knob.name) {
+                return Err(format!(
+                    "--knob {}: given twice; list all its values in one --knob",
+                    knob.name
+                ));
+            }
+            let mut vals: Vec<String> = Vec::new();
+            for v in values.split(',') {
+                let v = knob.validate(v)?;
+                if vals.contains(&v) {
+                    return Err(format!("--knob {}: value '{v}' listed twice", knob.name));
+                }
+                vals.push(v);
+            }
+            knobs.push((knob, vals));
+        }
+        let plan = Plan { knobs };
+        let n = plan.combos().len();
+        if !plan.is_empty() && n > MAX_COMBOS {
+            return Err(format!(
+                "--knob: {n} combinations of values; at most {MAX_COMBOS} fit one run, split it"
+            ));
+        }
+        Ok(plan)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.knobs.is_empty()
+    }
+
+    /// The cross product of values, first knob varying slowest; one empty
+    /// map when no knob is varied.
+    pub fn combos(&self) -> Vec<BTreeMap<String, String>> {
+        let mut out = vec![BTreeMap::new()];
+        for (k, vals) in &self.knobs {
+            out = out
+                .iter()
+                .flat_map(|m| {
+                    vals.iter().map(move |v| {
+                        let mut m = m.clone();
+                        m.insert(k.name.to_string(), v.clone());
+                        m
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// Refuses a run that cannot set its knobs, before anything changes:
+    /// not root, a knob missing on this kernel, a file not writable, or a
+    /// journal held by another running vmscale.
+    pub fn preflight(&self, root: &Path, journal_path: &Path) -> Result<(), String> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        if effective_uid() != Some(0) {
+            return Err(format!(
+                "--knob changes kernel settings and needs root (effective uid is {}): run vmscale \
+                 as root, e.g. with sudo, or drop --knob",
+                effective_uid().map_or("unknown".into(), |u| u.to_string())
+            ));
+        }
+        for (k, _) in &self.knobs {
+            let f = k.file(root);
+            if !f.exists() {
+                return Err(format!(
+                    "knob {}: {} does not exist on this kernel; drop --knob {}",
+                    k.name,
+                    f.display(),
+                    k.name
+                ));
+            }
+            k.read(root)?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&f)
+                .map_err(|e| format!("knob {}: {} is not writable: {e}", k.name, f.display()))?;
+        }
+        if let Some(j) = journal::read(journal_path)?
+            && journal::owner_alive(&j)
+        {
+            return Err(format!(
+                "another vmscale (pid {}) is running with changed knobs (journal {}); wait for it \
+                 to finish",
+                j.pid,
+                journal_path.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the store keeps as the run's knobs: originals and variants.
+    pub fn describe(&self, originals: &BTreeMap<String, String>) -> serde_json::Value {
+        serde_json::json!({
+            "original": originals,
+            "values": self.knobs.iter()
+                .map(|(k, v)| (k.name.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            "files": self.knobs.iter()
+                .map(|(k, _)| (k.name.to_string(), format!("/{}", k.path)))
+                .collect::<BTreeMap<_, _>>(),
+        })
+    }
+}
+
+/// The effective uid, from /proc/self/status ("Uid: real effective saved fs").
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn cross_product_first_knob_slowest() {
+        let p = Plan::parse(&specs(&["thp=never,always", "kernel.numa_balancing=0,1,2"])).unwrap();
+        let c = p.combos();
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0]["thp"], "never");
+        assert_eq!(c[0]["numa_balancing"], "0");
+        assert_eq!(c[2]["numa_balancing"], "2");
+        assert_eq!(c[3]["thp"], "always");
+        assert_eq!(Plan::parse(&[]).unwrap().combos(), vec![BTreeMap::new()]);
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_the_fix() {
+        let e = |s: &[&str]| Plan::parse(&specs(s)).unwrap_err();
+        assert!(e(&["thp"]).contains("NAME=VALUE"));
+        assert!(e(&["nosuch=1"]).contains("known knobs: thp"));
+        assert!(e(&["thp=sometimes"]).contains("always, madvise, never"));
+        assert!(e(&["thp=never,never"]).contains("twice"));
+        assert!(e(&["thp=never", "thp_enabled=always"]).contains("given twice"));
+        assert!(
+            e(&[
+                "swappiness=1,2,3,4,5,6,7,8",
+                "zone_reclaim=0,1,2,3,4,5,6,7",
+                "overcommit=0,1"
+            ])
+            .contains("combinations")
+        );
+    }
+
+    #[test]
+    fn preflight_refuses_missing_files() {
+        let p = Plan::parse(&specs(&["thp_defrag=never"])).unwrap();
+        let root = std::env::temp_dir().join("vmscale-no-such-root");
+        let j = root.join("j");
+        if effective_uid() == Some(0) {
+            assert!(
+                p.preflight(&root, &j)
+                    .unwrap_err()
+                    .contains("does not exist")
+            );
+        } else {
+            assert!(p.preflight(&root, &j).unwrap_err().contains("needs root"));
+        }
+    }
+}

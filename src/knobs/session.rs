@@ -1,0 +1,292 @@
+//! A run's hold on the knobs: originals journaled before the first change,
+//! values set and read back per variant, and the originals written back when
+//! the session is restored or dropped (normal end, error, signal, panic).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::journal::{self, Entry, Journal};
+use super::{Plan, registry};
+
+pub struct Session {
+    root: PathBuf,
+    journal_path: PathBuf,
+    originals: Vec<(&'static registry::Knob, String)>,
+    current: BTreeMap<String, String>,
+    restored: bool,
+}
+
+impl Session {
+    /// Repairs a journal left behind by a dead run, reads the originals and
+    /// journals them durably. Nothing is changed yet.
+    pub fn begin(plan: &Plan, root: &Path, journal_path: &Path) -> Result<Session, String> {
+        for line in recover(journal_path)? {
+            eprintln!("vmscale: {line}");
+        }
+        let mut originals = Vec::new();
+        for (k, _) in &plan.knobs {
+            originals.push((*k, k.read(root)?));
+        }
+        let j = Journal {
+            pid: std::process::id(),
+            started_at: crate::timefmt::now(),
+            entries: originals
+                .iter()
+                .map(|(k, v)| Entry {
+                    name: k.name.to_string(),
+                    path: k.file(root),
+                    original: v.clone(),
+                })
+                .collect(),
+        };
+        journal::write(journal_path, &j)?;
+        Ok(Session {
+            root: root.to_path_buf(),
+            journal_path: journal_path.to_path_buf(),
+            current: originals
+                .iter()
+                .map(|(k, v)| (k.name.to_string(), v.clone()))
+                .collect(),
+            originals,
+            restored: false,
+        })
+    }
+
+    /// Knob name -> value found before the run.
+    pub fn originals(&self) -> BTreeMap<String, String> {
+        self.originals
+            .iter()
+            .map(|(k, v)| (k.name.to_string(), v.clone()))
+            .collect()
+    }
+
+    /// Sets every knob to its value in `values` (skipping those already
+    /// set), verifying each by reading it back.
+    pub fn apply(&mut self, values: &BTreeMap<String, String>) -> Result<(), String> {
+        for (k, _) in &self.originals {
+            let Some(v) = values.get(k.name) else {
+                continue;
+            };
+            if self.current.get(k.name) == Some(v) && k.read(&self.root)? == *v {
+                continue;
+            }
+            // Until read back the value is unknown; a failed write is restored too.
+            self.current.remove(k.name);
+            k.write_verified(&self.root, v)?;
+            self.current.insert(k.name.to_string(), v.clone());
+        }
+        Ok(())
+    }
+
+    /// Writes the originals back, verifies them and removes the journal.
+    /// Idempotent; on failure the journal stays for `vmscale restore`.
+    pub fn restore(&mut self) -> Result<(), String> {
+        if self.restored {
+            return Ok(());
+        }
+        let mut errors = Vec::new();
+        for (k, v) in &self.originals {
+            if let Err(e) = k.write_verified(&self.root, v) {
+                errors.push(e);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(format!(
+                "{}; the journal {} is kept: fix the cause and run `vmscale restore`",
+                errors.join("; "),
+                self.journal_path.display()
+            ));
+        }
+        journal::remove(&self.journal_path)?;
+        self.restored = true;
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("vmscale: restoring knobs failed: {e}");
+        }
+    }
+}
+
+/// Restores the knobs of a journal whose run is gone and removes it;
+/// returns one line per knob restored, nothing when there is no journal,
+/// and an error when the run that wrote it is still alive.
+pub fn recover(journal_path: &Path) -> Result<Vec<String>, String> {
+    let Some(j) = journal::read(journal_path)? else {
+        return Ok(Vec::new());
+    };
+    if journal::owner_alive(&j) {
+        return Err(format!(
+            "vmscale pid {} still holds changed knobs (journal {}); it restores them when it \
+             ends: stop it with SIGINT, or wait",
+            j.pid,
+            journal_path.display()
+        ));
+    }
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    for e in &j.entries {
+        // Only a known knob at its own file is written back: the journal is
+        // data, not a licence to write anywhere.
+        let Some(k) = registry::find(&e.name).filter(|k| e.path.ends_with(k.path)) else {
+            errors.push(format!(
+                "journal entry {} at {} is not a known knob",
+                e.name,
+                e.path.display()
+            ));
+            continue;
+        };
+        let original = match k.validate(&e.original) {
+            Ok(v) => v,
+            Err(err) => {
+                errors.push(err);
+                continue;
+            }
+        };
+        let before = std::fs::read_to_string(&e.path)
+            .map(|t| registry::current(&t))
+            .unwrap_or_else(|_| "?".into());
+        match registry::write_verified(k.name, &e.path, &original) {
+            Ok(()) => lines.push(format!(
+                "restored knob {} to '{original}' (was '{before}') from the journal of run pid {} \
+                 started {}",
+                k.name, j.pid, j.started_at
+            )),
+            Err(err) => errors.push(err),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(format!(
+            "{}; the journal {} is kept",
+            errors.join("; "),
+            journal_path.display()
+        ));
+    }
+    journal::remove(journal_path)?;
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake root holding THP defrag and swappiness files.
+    fn fake_root(tag: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("vmscale-knobs-{tag}-{}", std::process::id()));
+        let thp = root.join("sys/kernel/mm/transparent_hugepage");
+        std::fs::create_dir_all(&thp).unwrap();
+        std::fs::create_dir_all(root.join("proc/sys/vm")).unwrap();
+        std::fs::write(
+            thp.join("defrag"),
+            "always defer defer+madvise [madvise] never\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("proc/sys/vm/swappiness"), "60\n").unwrap();
+        root
+    }
+
+    fn read(root: &Path, rel: &str) -> String {
+        registry::current(&std::fs::read_to_string(root.join(rel)).unwrap())
+    }
+
+    fn plan() -> Plan {
+        Plan::parse(&["thp_defrag=never,always".into(), "swappiness=10".into()]).unwrap()
+    }
+
+    #[test]
+    fn set_verify_restore_and_journal() {
+        let root = fake_root("cycle");
+        let jp = root.join("state/knobs.journal");
+        let p = plan();
+        {
+            let mut s = Session::begin(&p, &root, &jp).unwrap();
+            assert_eq!(s.originals()["thp_defrag"], "madvise");
+            let j = journal::read(&jp).unwrap().unwrap();
+            assert_eq!(j.entries.len(), 2);
+            assert_eq!(j.entries[1].original, "60");
+            for combo in p.combos() {
+                s.apply(&combo).unwrap();
+                assert_eq!(
+                    read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+                    combo["thp_defrag"]
+                );
+                assert_eq!(read(&root, "proc/sys/vm/swappiness"), "10");
+            }
+            // Dropped here, mid-run, as on an error or a panic.
+        }
+        assert_eq!(
+            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            "madvise"
+        );
+        assert_eq!(read(&root, "proc/sys/vm/swappiness"), "60");
+        assert_eq!(journal::read(&jp).unwrap(), None);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn restores_on_panic() {
+        let root = fake_root("panic");
+        let jp = root.join("knobs.journal");
+        let r = std::panic::catch_unwind(|| {
+            let mut s = Session::begin(&plan(), &root, &jp).unwrap();
+            s.apply(&plan().combos()[0]).unwrap();
+            panic!("workload bug");
+        });
+        assert!(r.is_err());
+        assert_eq!(
+            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            "madvise"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn recover_repairs_a_journal_left_by_a_killed_run() {
+        let root = fake_root("recover");
+        let jp = root.join("knobs.journal");
+        let mut s = Session::begin(&plan(), &root, &jp).unwrap();
+        s.apply(&plan().combos()[1]).unwrap();
+        std::mem::forget(s); // as SIGKILL would
+        assert_eq!(
+            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            "always"
+        );
+        let lines = recover(&jp).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains("thp_defrag to 'madvise' (was 'always')"));
+        assert_eq!(
+            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            "madvise"
+        );
+        assert_eq!(read(&root, "proc/sys/vm/swappiness"), "60");
+        assert!(recover(&jp).unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn journal_pointing_elsewhere_is_not_written() {
+        let root = fake_root("evil");
+        let jp = root.join("knobs.journal");
+        let victim = root.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        journal::write(
+            &jp,
+            &Journal {
+                pid: u32::MAX,
+                started_at: String::new(),
+                entries: vec![Entry {
+                    name: "thp_defrag".into(),
+                    path: victim.clone(),
+                    original: "never".into(),
+                }],
+            },
+        )
+        .unwrap();
+        assert!(recover(&jp).unwrap_err().contains("not a known knob"));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

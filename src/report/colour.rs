@@ -1,0 +1,366 @@
+//! The colour report (seed 003): per case, the median sample's per-task
+//! colour summary, Steiner's table when there are 32 colours or fewer, run
+//! lengths, physical interleaving, page counts and per-CPU lists; then, when
+//! the run has several knob combinations, skew and effective colours side
+//! by side with the change against the first combination.
+
+use std::collections::BTreeMap;
+
+use crate::model::{CaseSamples, Run, Sample};
+use crate::parse::format_size;
+
+const HEADLINE: &str = "eff_fraction";
+
+fn fig(s: &Sample, k: &str) -> Option<f64> {
+    s.data.figures.get(k).copied()
+}
+
+fn cfg<'a>(run: &'a Run, k: &str) -> Option<&'a serde_json::Value> {
+    run.meta.config.get(k)
+}
+
+fn cfg_text(run: &Run, k: &str) -> String {
+    match cfg(run, k) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => "?".into(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Values of "prefix:N" keys of a task map, by N.
+fn series(t: &BTreeMap<String, f64>, prefix: &str) -> BTreeMap<u64, f64> {
+    t.iter()
+        .filter_map(|(k, &v)| {
+            let n = k.strip_prefix(prefix)?.strip_prefix(':')?.parse().ok()?;
+            Some((n, v))
+        })
+        .collect()
+}
+
+/// exp(-(k-1)/2N): the effective fraction expected when N pages fall on k
+/// colours uniformly at random (the plug-in entropy is biased low by
+/// (k-1)/2N nats), so a reader can tell noise from skew.
+pub fn uniform_baseline(pages: f64, colours: f64) -> f64 {
+    if pages <= 0.0 {
+        return f64::NAN;
+    }
+    (-(colours - 1.0) / (2.0 * pages)).exp()
+}
+
+pub fn text(run: &Run) -> String {
+    let page = cfg(run, "page_size")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(4096);
+    let size = cfg(run, "size_per_task")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    let touch = match cfg(run, "interleave").and_then(|v| v.as_u64()) {
+        Some(k) => format!("interleaved touch, {k} page(s) per turn"),
+        None => "parallel touch".into(),
+    };
+    let mut out = format!(
+        "colour: page colours of memory allocated in parallel (seed 003)\n\
+         {} mode, {} per task, {}, THP {}, {} KiB pages\n",
+        cfg_text(run, "mode"),
+        format_size(size),
+        touch,
+        cfg_text(run, "thp"),
+        page / 1024
+    );
+    let colours = cfg(run, "colours").and_then(|v| v.as_u64()).unwrap_or(0);
+    let l2 = cfg(run, "l2_colours").and_then(|v| v.as_u64());
+    out.push_str(&format!(
+        "colours: {colours} ({}){}\n",
+        cfg_text(run, "colours_from"),
+        l2.map(|c| format!(", L2 {c}")).unwrap_or_default()
+    ));
+    for c in &run.cases {
+        out.push('\n');
+        out.push_str(&case_block(c, colours, l2, page));
+    }
+    out.push_str(&knob_ab(run, colours));
+    out
+}
+
+fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> String {
+    let knobs = if c.case.knobs.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", c.case.knobs_label())
+    };
+    let Some((s, n)) = crate::report::median_sample(c, HEADLINE) else {
+        return format!(
+            "case {}, {} tasks{knobs}: no samples\n",
+            c.case.variant, c.case.tasks
+        );
+    };
+    let mut out = format!(
+        "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)\n",
+        c.case.variant,
+        c.case.tasks,
+        if n == 1 { "" } else { "s" }
+    );
+    out.push_str(
+        "task  cpu    pages    thp  min  max   CoV%      chi2  p-value    eff  frac  L2frac\n",
+    );
+    for (i, t) in s.data.tasks.iter().enumerate() {
+        let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
+        out.push_str(&format!(
+            "{:>4} {:>4} {:>8} {:>6} {:>4} {:>4} {:>6.1} {:>9.1} {:>8} {:>6.1} {:>5.2} {:>7}\n",
+            i,
+            if g("cpu") >= 0.0 {
+                format!("{}", g("cpu"))
+            } else {
+                "-".into()
+            },
+            g("pages"),
+            g("thp_pages"),
+            g("min"),
+            g("max"),
+            g("cov"),
+            g("chi2"),
+            pval(g("p")),
+            g("eff"),
+            g("eff_fraction"),
+            t.get("l2_eff_fraction")
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        ));
+    }
+    if let Some(t) = s.data.tasks.first() {
+        let base = t.get("base_pages").copied().unwrap_or(0.0);
+        out.push_str(&format!(
+            "uniform-random baseline: {:.0} pages over {colours} colours give frac ~{:.2}\n",
+            base,
+            uniform_baseline(base, colours as f64)
+        ));
+    }
+    for (name, prefix, k) in [("LLC", "llc", Some(colours)), ("L2", "l2", l2)] {
+        if let Some(k) = k.filter(|&k| k <= 32) {
+            out.push_str(&steiner_table(s, name, prefix, k));
+        }
+    }
+    out.push_str(&runs_table(s));
+    out.push_str(&footer(s, page));
+    out
+}
+
+fn pval(p: f64) -> String {
+    if p.is_nan() {
+        "-".into()
+    } else if p < 1e-3 {
+        format!("{p:.0e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Seed 003's table: one row per task, one column per colour, 16 a line.
+fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> String {
+    let mut out = String::new();
+    for lo in (0..colours).step_by(16) {
+        let hi = (lo + 16).min(colours);
+        out.push_str(&format!("{name} colour  "));
+        for c in lo..hi {
+            out.push_str(&format!("{c:>4}"));
+        }
+        out.push('\n');
+        for (i, t) in s.data.tasks.iter().enumerate() {
+            let h = series(t, prefix);
+            out.push_str(&format!("task {i:>4}:  "));
+            for c in lo..hi {
+                out.push_str(&format!("{:>4}", h.get(&c).copied().unwrap_or(0.0)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+const BUCKETS: [(u64, u64, &str); 7] = [
+    (1, 1, "1"),
+    (2, 3, "2-3"),
+    (4, 7, "4-7"),
+    (8, 15, "8-15"),
+    (16, 63, "16-63"),
+    (64, 511, "64-511"),
+    (512, u64::MAX, "512+"),
+];
+
+/// Share of pages in runs of physically consecutive frames, by run length.
+fn runs_table(s: &Sample) -> String {
+    let mut out = String::from("% of pages in runs of consecutive frames (virtual order)\n");
+    out.push_str("task");
+    for (_, _, l) in BUCKETS {
+        out.push_str(&format!("{l:>8}"));
+    }
+    out.push_str("   typical\n");
+    for (i, t) in s.data.tasks.iter().enumerate() {
+        let h = series(t, "run");
+        let pages: f64 = h.iter().map(|(len, n)| *len as f64 * n).sum();
+        out.push_str(&format!("{i:>4}"));
+        for (lo, hi, _) in BUCKETS {
+            let p: f64 = h.range(lo..=hi).map(|(len, n)| *len as f64 * n).sum();
+            // + 0.0: an empty f64 sum is -0.0.
+            out.push_str(&format!("{:>8.1}", 100.0 * p / pages.max(1.0) + 0.0));
+        }
+        out.push_str(&format!(
+            "{:>10}\n",
+            t.get("typical_run")
+                .map(|v| format!("{v}"))
+                .unwrap_or_else(|| "-".into())
+        ));
+    }
+    out
+}
+
+fn footer(s: &Sample, page: u64) -> String {
+    let f = |k: &str| fig(s, k).unwrap_or(f64::NAN);
+    let mut out = String::new();
+    let mean_prun: Vec<String> = s
+        .data
+        .tasks
+        .iter()
+        .map(|t| {
+            let h = series(t, "prun");
+            let (pages, runs) = h
+                .iter()
+                .fold((0.0, 0.0), |(p, r), (len, n)| (p + *len as f64 * n, r + n));
+            format!("{:.1}", pages / runs.max(1.0))
+        })
+        .collect();
+    out.push_str(&format!(
+        "physical interleave: {} adjacent frame pairs, {} change task ({:.1}%); \
+         mean own run in PFN order {}\n",
+        f("adjacent_pairs"),
+        f("switches"),
+        100.0 * f("switch_fraction"),
+        mean_prun.join(" / ")
+    ));
+    let ok = f("pages") == f("pages_read");
+    out.push_str(&format!(
+        "pages touched {} read {}{}; faults {}; THP pages {} ({})\n",
+        f("pages"),
+        f("pages_read"),
+        if ok { " (equal)" } else { " (MISMATCH)" },
+        f("faults"),
+        f("thp_pages"),
+        if f("thp_separated") == 1.0 {
+            "from kpageflags, kept out of the histograms"
+        } else {
+            "kpageflags unreadable: not separated"
+        }
+    ));
+    if f("duplicate_frames") > 0.0 {
+        out.push_str(&format!(
+            "WARNING: {} frames appear in more than one task\n",
+            f("duplicate_frames")
+        ));
+    }
+    if let (Some(b), Some(a)) = (fig(s, "pcp_before_kib"), fig(s, "pcp_after_kib")) {
+        let kib = |v: f64| format_size((v * 1024.0) as u64);
+        out.push_str(&format!(
+            "per-CPU lists held {} before, {} after (all lists at high: {}, batch {}, {} KiB pages)\n",
+            kib(b),
+            kib(a),
+            kib(f("pcp_high_kib")),
+            f("pcp_batch"),
+            page / 1024
+        ));
+    }
+    out
+}
+
+/// Side-by-side skew and effective colours per knob combination.
+fn knob_ab(run: &Run, colours: u64) -> String {
+    let mut combos: Vec<String> = Vec::new();
+    for c in &run.cases {
+        let l = c.case.knobs_label();
+        if !combos.contains(&l) {
+            combos.push(l);
+        }
+    }
+    if combos.len() < 2 {
+        return String::new();
+    }
+    let mut rows: Vec<(String, usize)> = Vec::new();
+    for c in &run.cases {
+        let r = (c.case.variant.clone(), c.case.tasks);
+        if !rows.contains(&r) {
+            rows.push(r);
+        }
+    }
+    let value = |variant: &str, tasks: usize, combo: &str, figure: &str| {
+        run.cases
+            .iter()
+            .find(|c| {
+                c.case.variant == variant && c.case.tasks == tasks && c.case.knobs_label() == combo
+            })
+            .and_then(|c| crate::report::median_sample(c, HEADLINE))
+            .and_then(|(s, _)| fig(s, figure))
+    };
+    let width = combos.iter().map(|c| c.len()).max().unwrap_or(0).max(9);
+    let mut out = format!("\nknob A/B, median samples; change against {}\n", combos[0]);
+    for (title, figure, better_higher) in [
+        (
+            format!("effective colours of the worst task (of {colours})"),
+            "eff_colours",
+            true,
+        ),
+        (
+            "colour skew: largest per-task CoV of colour counts (%)".to_string(),
+            "cov_max",
+            false,
+        ),
+    ] {
+        out.push_str(&format!("{title}\n{:<12} {:>5}", "case", "tasks"));
+        for c in &combos {
+            out.push_str(&format!(" {c:>width$}"));
+        }
+        for c in &combos[1..] {
+            out.push_str(&format!(" {:>16}", format!("change {}", short(c))));
+        }
+        out.push('\n');
+        for (variant, tasks) in &rows {
+            out.push_str(&format!("{variant:<12} {tasks:>5}"));
+            let vals: Vec<Option<f64>> = combos
+                .iter()
+                .map(|c| value(variant, *tasks, c, figure))
+                .collect();
+            for v in &vals {
+                match v {
+                    Some(v) => out.push_str(&format!(" {v:>width$.1}")),
+                    None => out.push_str(&format!(" {:>width$}", "-")),
+                }
+            }
+            for v in &vals[1..] {
+                out.push_str(&format!(" {:>16}", change(vals[0], *v, better_higher)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The value part of "name=value", for narrow column headers.
+fn short(combo: &str) -> &str {
+    combo.rsplit('=').next().unwrap_or(combo)
+}
+
+fn change(base: Option<f64>, v: Option<f64>, better_higher: bool) -> String {
+    match (base, v) {
+        (Some(b), Some(v)) if b != 0.0 => {
+            let pct = 100.0 * (v - b) / b;
+            let better = if better_higher { pct > 0.0 } else { pct < 0.0 };
+            let word = if pct == 0.0 {
+                "same"
+            } else if better {
+                "better"
+            } else {
+                "worse"
+            };
+            format!("{pct:+.1}% {word}")
+        }
+        _ => "-".into(),
+    }
+}

@@ -1,0 +1,137 @@
+//! Comparison bars for several runs: one group per task count, one bar per
+//! run (mean with 95 % CI whiskers), for the figure the runs share.
+
+use plotters::prelude::*;
+
+use super::svg::{self, colour, e, span, tick};
+use crate::model::Run;
+use crate::report::series;
+use crate::stats::summary::mean;
+
+/// The figure plotted: `figure`, else the first run's headline; None when
+/// a run lacks it.
+fn shared_figure<'a>(runs: &'a [Run], figure: Option<&str>) -> Option<&'a crate::model::Figure> {
+    let fig = series::find_figure(runs.first()?, figure).ok()?;
+    runs.iter()
+        .all(|r| r.meta.figures.iter().any(|f| f.name == fig.name))
+        .then_some(fig)
+}
+
+/// (caption, svg), or None when the runs share no figure.
+pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
+    let fig = shared_figure(runs, figure)?;
+    // Each run's first variant, the one its table leads with.
+    let per_run: Vec<series::Series> = runs
+        .iter()
+        .map(|r| {
+            let v = series::variants(r).into_iter().next().unwrap_or_default();
+            series::series(r, fig, &v)
+        })
+        .collect();
+    let mut tasks: Vec<usize> = per_run
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.tasks))
+        .collect();
+    tasks.sort_unstable();
+    tasks.dedup();
+    if tasks.is_empty() {
+        return None;
+    }
+    let top = per_run
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().map(|p| {
+                mean(&p.values)
+                    + if p.summary.ci95.is_finite() {
+                        p.summary.ci95
+                    } else {
+                        0.0
+                    }
+            })
+        })
+        .fold(0.0, f64::max);
+    let k = runs.len() as f64;
+    let width = 0.8 / k;
+    let labels: Vec<String> = runs
+        .iter()
+        .map(|r| match &r.meta.label {
+            Some(l) => format!("run {} [{l}]", r.meta.id),
+            None => format!("run {}", r.meta.id),
+        })
+        .collect();
+    let svg = svg::render(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .caption(format!("{} ({})", fig.name, fig.unit), ("sans-serif", 18))
+            .build_cartesian_2d(-0.5..tasks.len() as f64 - 0.5, span(0.0, top * 1.15))
+            .map_err(e)?;
+        let names = tasks.clone();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(tasks.len() * 2 + 1)
+            .x_label_formatter(&|x: &f64| {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 {
+                    names
+                        .get(i as usize)
+                        .map(|t| t.to_string())
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("tasks")
+            .y_desc(fig.unit.as_str())
+            .y_label_formatter(&tick)
+            .draw()
+            .map_err(e)?;
+        for (r, s) in per_run.iter().enumerate() {
+            let c = colour(r);
+            let bars: Vec<(f64, f64, f64)> = s
+                .points
+                .iter()
+                .filter_map(|p| {
+                    let g = tasks.iter().position(|&t| t == p.tasks)? as f64;
+                    let x0 = g - 0.4 + width * r as f64;
+                    let ci = if p.summary.ci95.is_finite() {
+                        p.summary.ci95
+                    } else {
+                        0.0
+                    };
+                    Some((x0, mean(&p.values), ci))
+                })
+                .collect();
+            chart
+                .draw_series(bars.iter().map(|&(x0, m, _)| {
+                    Rectangle::new([(x0, 0.0), (x0 + width * 0.92, m)], c.filled())
+                }))
+                .map_err(e)?
+                .label(labels[r].as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+            chart
+                .draw_series(bars.iter().map(|&(x0, m, ci)| {
+                    ErrorBar::new_vertical(x0 + width * 0.46, m - ci, m, m + ci, BLACK, 6)
+                }))
+                .map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    });
+    Some((
+        format!(
+            "{} by task count for {} runs: mean ± 95 % CI (each run's first variant)",
+            fig.name,
+            runs.len()
+        ),
+        svg,
+    ))
+}

@@ -1,0 +1,257 @@
+//! Scaling curves (figure against tasks: mean with 95 % CI bars, the ideal
+//! line from the smallest-N point, the USL fit) and efficiency per task.
+
+use plotters::prelude::*;
+
+use super::svg::{self, colour, e, span, tick};
+use crate::model::{Better, Run};
+use crate::report::series::{self, Series};
+use crate::stats::summary::mean;
+use crate::stats::usl;
+
+/// Mean and 95 % CI half-width of a point's samples (0 when n = 1).
+fn mean_ci(p: &series::Point) -> (f64, f64) {
+    let ci = if p.summary.ci95.is_finite() {
+        p.summary.ci95
+    } else {
+        0.0
+    };
+    (mean(&p.values), ci)
+}
+
+/// The plots for one figure of a run: one scaling curve with all variants,
+/// then efficiency per task for figures where more is better.
+pub fn plots(run: &Run, figure: Option<&str>) -> Vec<(String, String)> {
+    let Ok(fig) = series::find_figure(run, figure) else {
+        return Vec::new();
+    };
+    let all: Vec<Series> = series::variants(run)
+        .iter()
+        .map(|v| series::series(run, fig, v))
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![(
+        format!(
+            "{} against tasks: mean ± 95 % CI, ideal linear scaling from the smallest N, USL fit",
+            fig.name
+        ),
+        curve(&all),
+    )];
+    if fig.better == Better::Higher {
+        out.push((
+            format!(
+                "efficiency per task: ({} / N) / ({} / N at the smallest N)",
+                fig.name, fig.name
+            ),
+            efficiency(&all),
+        ));
+    }
+    out
+}
+
+/// At most one tick per task count, and no more than 12.
+fn x_labels(max_n: f64) -> usize {
+    (max_n as usize + 1).clamp(2, 12)
+}
+
+/// Task counts are whole: blank the fractional ticks.
+fn int_tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        String::new()
+    }
+}
+
+fn curve(all: &[Series]) -> String {
+    let higher = all[0].figure.better == Better::Higher;
+    let max_n = all
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.tasks))
+        .max()
+        .unwrap_or(1) as f64;
+    let data_top = all
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| mean_ci(p).0 + mean_ci(p).1))
+        .fold(0.0, f64::max);
+    // The ideal line may run far above the data; show it up to 1.5x the data.
+    let ideal_top = all
+        .iter()
+        .filter_map(|s| s.points.first())
+        .filter(|_| higher)
+        .map(|p| mean_ci(p).0 / p.tasks as f64 * max_n)
+        .fold(0.0, f64::max);
+    let top = data_top.max(ideal_top.min(1.5 * data_top));
+    let fits: Vec<Option<usl::Params>> = all
+        .iter()
+        .map(|s| {
+            // Three coefficients need at least three distinct N.
+            (higher && s.points.len() >= 3)
+                .then(|| usl::fit(&s.pairs()).ok().map(|f| f.params()))
+                .flatten()
+        })
+        .collect();
+    let unit = all[0].figure.unit.clone();
+    let name = all[0].figure.name.clone();
+    svg::render(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .caption(format!("{name} ({unit})"), ("sans-serif", 18))
+            .build_cartesian_2d(span(0.0, max_n), span(0.0, top * 1.05))
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("tasks")
+            .x_labels(x_labels(max_n))
+            .x_label_formatter(&int_tick)
+            .y_desc(unit.as_str())
+            .y_label_formatter(&tick)
+            .draw()
+            .map_err(e)?;
+        for (i, s) in all.iter().enumerate() {
+            let c = colour(i);
+            let pts: Vec<(f64, f64, f64)> = s
+                .points
+                .iter()
+                .map(|p| {
+                    let (m, ci) = mean_ci(p);
+                    (p.tasks as f64, m, ci)
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.iter().map(|&(n, m, _)| (n, m)), c))
+                .map_err(e)?
+                .label(format!("{} (measured)", s.variant))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|&(n, m, ci)| ErrorBar::new_vertical(n, m - ci, m, m + ci, c, 6)),
+                )
+                .map_err(e)?;
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|&(n, m, _)| Circle::new((n, m), 3, c.filled())),
+                )
+                .map_err(e)?;
+            if !higher {
+                continue;
+            }
+            if let Some(&(n0, m0, _)) = pts.first() {
+                // Plotters clamps points outside the chart instead of clipping
+                // the line, which would bend it; end it where it leaves the chart.
+                let end_n = if m0 / n0 * max_n > top {
+                    top * n0 / m0
+                } else {
+                    max_n
+                };
+                let ideal = [(n0, m0), (end_n, m0 / n0 * end_n)];
+                chart
+                    .draw_series(DashedLineSeries::new(ideal, 6, 4, c.mix(0.6).into()))
+                    .map_err(e)?
+                    .label(format!("{} ideal", s.variant))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.mix(0.6)));
+            }
+            if let Some(p) = fits[i] {
+                let steps = 200;
+                let line = (0..=steps).map(|k| {
+                    let n = 1.0 + (max_n - 1.0) * k as f64 / steps as f64;
+                    (n, p.x(n))
+                });
+                chart
+                    .draw_series(LineSeries::new(line, c.stroke_width(1)))
+                    .map_err(e)?
+                    .label(format!(
+                        "{} USL σ={:.3} κ={:.2e}",
+                        s.variant, p.sigma, p.kappa
+                    ))
+                    .legend(move |(x, y)| Circle::new((x + 8, y), 2, c));
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    })
+}
+
+fn efficiency(all: &[Series]) -> String {
+    let max_n = all
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.tasks))
+        .max()
+        .unwrap_or(1) as f64;
+    let lines: Vec<(String, Vec<(f64, f64)>)> = all
+        .iter()
+        .map(|s| {
+            let base = s.points.first().map(|p| mean(&p.values) / p.tasks as f64);
+            let pts = s
+                .points
+                .iter()
+                .filter_map(|p| {
+                    let b = base.filter(|b| *b > 0.0)?;
+                    Some((p.tasks as f64, mean(&p.values) / p.tasks as f64 / b))
+                })
+                .collect();
+            (s.variant.clone(), pts)
+        })
+        .collect();
+    let top = lines
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|p| p.1))
+        .fold(1.0, f64::max);
+    svg::render(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .caption("efficiency per task", ("sans-serif", 18))
+            .build_cartesian_2d(span(0.0, max_n), span(0.0, top * 1.1))
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("tasks")
+            .x_labels(x_labels(max_n))
+            .x_label_formatter(&int_tick)
+            .y_desc("efficiency (1 = linear)")
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, 1.0), (max_n, 1.0)],
+                6,
+                4,
+                BLACK.mix(0.4).into(),
+            ))
+            .map_err(e)?;
+        for (i, (variant, pts)) in lines.iter().enumerate() {
+            let c = colour(i);
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), c))
+                .map_err(e)?
+                .label(variant.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                .map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,287 @@
+//! churn (seed 004): for a fixed time each task loops mmap, touch every
+//! page, munmap: zero-fill-on-demand faults with their teardown. Each task
+//! samples its own fault count (rusage) about once a second with the real
+//! timestamp of each reading, so rates never assume the interval.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub tasks: Vec<usize>,
+    pub mode: Mode,
+    /// Bytes mapped, touched and unmapped per loop.
+    pub chunk: u64,
+    /// Seconds each sample runs.
+    pub secs: f64,
+    /// Seconds between a task's fault-count readings.
+    pub every: f64,
+    pub pin: Pin,
+    pub page_size: u64,
+}
+
+/// Readings kept per task (time, faults); later readings overwrite the last.
+const POINTS: usize = 256;
+const V_LOOPS: usize = 0;
+const V_PAGES: usize = 1;
+const V_POINTS: usize = 2;
+
+pub struct Churn {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl Churn {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn, String> {
+        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
+            return Err("--tasks must name at least one task count of 1 or more".into());
+        }
+        if cfg.chunk < cfg.page_size {
+            return Err(format!(
+                "--chunk must be at least one page ({} bytes)",
+                cfg.page_size
+            ));
+        }
+        if !(cfg.secs >= 0.1 && cfg.secs <= 3600.0) {
+            return Err(format!(
+                "--time {} is out of range: use 0.1 to 3600 seconds",
+                cfg.secs
+            ));
+        }
+        if cfg.every.is_nan() || cfg.every < 0.01 {
+            return Err("--every must be at least 0.01 seconds".into());
+        }
+        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
+        exec::pin::plan(&cfg.pin, most, &machine)?;
+        Ok(Churn { cfg, machine })
+    }
+}
+
+impl Workload for Churn {
+    fn name(&self) -> &'static str {
+        "churn"
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+    fn cases(&self) -> Vec<Case> {
+        self.cfg
+            .tasks
+            .iter()
+            .map(|&t| Case::new(t, "zfod"))
+            .collect()
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("zfod/s", "faults/s", Better::Higher, true),
+            Figure::new("zfod/s/task", "faults/s", Better::Higher, true),
+            Figure::new("task_min", "faults/s", Better::Higher, true),
+            Figure::new("task_max", "faults/s", Better::Higher, true),
+        ]
+    }
+    fn memory_need(&self) -> u64 {
+        self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64 * self.cfg.chunk
+    }
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let series = Series::new(case.tasks)?;
+        let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task, &series))?;
+        summarise(&out.reports, &series)
+    }
+}
+
+/// Shared (fork-surviving) per-task readings: (seconds, faults) pairs.
+struct Series {
+    base: *mut f64,
+    len: usize,
+}
+
+// SAFETY: each task writes only its own rows; the parent reads after join.
+unsafe impl Sync for Series {}
+
+impl Series {
+    fn new(tasks: usize) -> Result<Series, String> {
+        let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
+        // SAFETY: anonymous shared mapping, checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!("mmap for readings failed: {}", exec::errno_text()));
+        }
+        Ok(Series {
+            base: p as *mut f64,
+            len,
+        })
+    }
+    fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
+        let at = (task * POINTS + i.min(POINTS - 1)) * 2;
+        // SAFETY: at+1 < tasks*POINTS*2, inside the mapping; one writer per row.
+        unsafe {
+            self.base.add(at).write_volatile(t);
+            self.base.add(at + 1).write_volatile(faults);
+        }
+    }
+    fn get(&self, task: usize, i: usize) -> (f64, f64) {
+        let at = (task * POINTS + i) * 2;
+        // SAFETY: as in put; read after the tasks finished.
+        unsafe {
+            (
+                self.base.add(at).read_volatile(),
+                self.base.add(at + 1).read_volatile(),
+            )
+        }
+    }
+}
+
+impl Drop for Series {
+    fn drop(&mut self) {
+        // SAFETY: our mapping, unmapped once.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+impl Churn {
+    fn task(&self, task: &Task, series: &Series) -> TaskReport {
+        let mut r = TaskReport::default();
+        let (len, ps) = (self.cfg.chunk as usize, self.cfg.page_size as usize);
+        let every = (self.cfg.every * 1e9) as u64;
+        task.wait_start();
+        let before = task.usage();
+        let t0 = clock::monotonic_ns();
+        r.start_ns = t0;
+        let end = t0 + (self.cfg.secs * 1e9) as u64;
+        let mut next = t0 + every;
+        let mut n = 0usize;
+        series.put(task.index, 0, 0.0, 0.0);
+        n += 1;
+        loop {
+            // SAFETY: fresh anonymous private mapping, checked for MAP_FAILED.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                r.fail(&format!("mmap failed: {}", exec::errno_text()));
+                break;
+            }
+            // SAFETY: our mapping; base pages so one fault per page.
+            unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+            let b = p as *mut u8;
+            for off in (0..len).step_by(ps) {
+                // SAFETY: off < len.
+                unsafe { b.add(off).write_volatile(1) };
+                r.values[V_PAGES] += 1.0;
+            }
+            // SAFETY: unmapping the mapping just made.
+            unsafe { libc::munmap(p, len) };
+            r.values[V_LOOPS] += 1.0;
+            let now = clock::monotonic_ns();
+            if now >= next || now >= end {
+                let u = task.usage().since(&before);
+                series.put(task.index, n, (now - t0) as f64 / 1e9, u.minflt as f64);
+                n = (n + 1).min(POINTS);
+                next = now + every;
+            }
+            if now >= end {
+                break;
+            }
+        }
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&task.usage().since(&before));
+        r.values[V_POINTS] = n as f64;
+        r
+    }
+}
+
+fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, String> {
+    if let Some((i, e)) = reports
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| r.error().map(|e| (i, e)))
+    {
+        return Err(format!("task {i}: {e}"));
+    }
+    let rates: Vec<f64> = reports
+        .iter()
+        .map(|r| {
+            let w = r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
+            if w > 0.0 { r.minflt as f64 / w } else { 0.0 }
+        })
+        .collect();
+    let mut d = SampleData::default();
+    let f = &mut d.figures;
+    let total: f64 = rates.iter().sum();
+    f.insert("zfod/s".into(), total);
+    f.insert("zfod/s/task".into(), total / rates.len().max(1) as f64);
+    let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = rates.iter().copied().fold(0.0, f64::max);
+    f.insert("task_min".into(), min);
+    f.insert("task_max".into(), max);
+    if min > 0.0 {
+        f.insert("imbalance".into(), max / min);
+    }
+    let sum = |g: &dyn Fn(&TaskReport) -> f64| reports.iter().map(g).sum::<f64>();
+    f.insert("loops".into(), sum(&|r| r.values[V_LOOPS]));
+    f.insert("pages".into(), sum(&|r| r.values[V_PAGES]));
+    f.insert("faults".into(), sum(&|r| r.minflt as f64));
+    f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
+    f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
+    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    f.insert("wall".into(), end.saturating_sub(start) as f64 / 1e9);
+    // Per-interval totals: interval k of every task, each rate over its own
+    // measured interval, summed.
+    let points = reports
+        .iter()
+        .map(|r| r.values[V_POINTS] as usize)
+        .min()
+        .unwrap_or(0);
+    for k in 1..points {
+        let mut rate = 0.0;
+        let mut t = 0.0;
+        for i in 0..reports.len() {
+            let (t0, f0) = series.get(i, k - 1);
+            let (t1, f1) = series.get(i, k);
+            if t1 > t0 {
+                rate += (f1 - f0) / (t1 - t0);
+            }
+            t = f64::max(t, t1);
+        }
+        f.insert(format!("series/{k:03}/t"), t);
+        f.insert(format!("series/{k:03}/rate"), rate);
+    }
+    d.tasks = reports
+        .iter()
+        .zip(&rates)
+        .map(|(r, rate)| {
+            [
+                ("cpu", r.cpu as f64),
+                ("zfod/s", *rate),
+                ("faults", r.minflt as f64),
+                ("loops", r.values[V_LOOPS]),
+                ("pages", r.values[V_PAGES]),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        })
+        .collect();
+    Ok(d)
+}

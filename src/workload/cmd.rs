@@ -1,0 +1,216 @@
+//! cmd (seeds 001, 003, 004): any external command as a workload. Each
+//! sample runs an optional setup command, the command itself, then an
+//! optional cleanup command. Figures are the whole command tree's wall,
+//! user and system time and faults (wait4 rusage), and /proc/diskstats
+//! deltas for a named device with iostat-like figures, the mean over the
+//! sample and the worst of the per-interval values.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::clock;
+use crate::monitor::diskstats;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub argv: Vec<String>,
+    pub setup: Option<String>,
+    pub cleanup: Option<String>,
+    pub device: Option<String>,
+    /// Seconds between diskstats readings while the command runs.
+    pub interval: f64,
+}
+
+pub struct Cmd {
+    cfg: Config,
+    /// The exit code vmscale should leave with after a failed sample.
+    exit: Mutex<Option<i32>>,
+}
+
+impl Cmd {
+    pub fn new(cfg: Config) -> Result<Cmd, String> {
+        if cfg.argv.is_empty() {
+            return Err("give the command after --, e.g. vmscale run cmd -- make -j2".into());
+        }
+        if let Some(dev) = &cfg.device
+            && diskstats::read_device(Path::new("/"), dev).is_none()
+        {
+            return Err(format!(
+                "--device {dev} is not in /proc/diskstats; devices: {}",
+                diskstats::devices(Path::new("/")).join(" ")
+            ));
+        }
+        if cfg.interval.is_nan() || cfg.interval < 0.05 {
+            return Err("--interval must be at least 0.05 seconds".into());
+        }
+        Ok(Cmd {
+            cfg,
+            exit: Mutex::new(None),
+        })
+    }
+
+    /// After a failed run: the exit code to propagate (see docs/cmd.md).
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit.lock().ok().and_then(|g| *g)
+    }
+
+    fn failed(&self, code: i32, msg: String) -> String {
+        if let Ok(mut g) = self.exit.lock() {
+            *g = Some(code);
+        }
+        msg
+    }
+
+    fn shell(&self, what: &str, script: &str) -> Result<(), String> {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        let (status, _) = self.spawn_wait(c, what, &mut |_| {})?;
+        match status {
+            0 => Ok(()),
+            code => Err(self.failed(code, format!("{what} `{script}` exited with status {code}"))),
+        }
+    }
+
+    /// Spawns `c` (stdout sent to our stderr, so tables stay clean) and
+    /// waits with wait4, calling `tick` between polls. Returns the exit
+    /// code (128+N for signal N) and the tree's rusage.
+    fn spawn_wait(
+        &self,
+        mut c: Command,
+        what: &str,
+        tick: &mut dyn FnMut(u64),
+    ) -> Result<(i32, clock::Usage), String> {
+        c.stdin(Stdio::null());
+        if let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
+            c.stdout(Stdio::from(fd));
+        }
+        let child = c.spawn().map_err(|e| {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => 127,
+                _ => 126,
+            };
+            self.failed(code, format!("{what} could not be started: {e}"))
+        })?;
+        let pid = child.id() as libc::pid_t;
+        loop {
+            let mut status = 0;
+            // SAFETY: rusage is plain data; pid is our child, waited only here.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == pid {
+                let code = if libc::WIFSIGNALED(status) {
+                    128 + libc::WTERMSIG(status)
+                } else {
+                    libc::WEXITSTATUS(status)
+                };
+                return Ok((code, clock::from_rusage(&ru)));
+            }
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return Err(format!("wait4 for {what}: {}", crate::exec::errno_text()));
+            }
+            tick(clock::monotonic_ns());
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+impl Workload for Cmd {
+    fn name(&self) -> &'static str {
+        "cmd"
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+    fn cases(&self) -> Vec<Case> {
+        vec![Case::new(1, "cmd")]
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("wall", "s", Better::Lower, false),
+            Figure::new("user", "s", Better::Lower, false),
+            Figure::new("system", "s", Better::Lower, false),
+            Figure::new("minflt", "faults", Better::Lower, false),
+            Figure::new("majflt", "faults", Better::Lower, false),
+        ]
+    }
+    fn memory_need(&self) -> u64 {
+        0
+    }
+    fn sample(&self, _case: &Case) -> Result<SampleData, String> {
+        if let Some(s) = &self.cfg.setup {
+            self.shell("setup", s)?;
+        }
+        let result = self.measure();
+        if let Some(s) = &self.cfg.cleanup {
+            let cleaned = self.shell("cleanup", s);
+            if result.is_ok() {
+                cleaned?;
+            }
+        }
+        result
+    }
+}
+
+impl Cmd {
+    fn measure(&self) -> Result<SampleData, String> {
+        let root = Path::new("/");
+        let dev = self.cfg.device.clone();
+        let read = || dev.as_deref().and_then(|d| diskstats::read_device(root, d));
+        let first = read();
+        let mut last = (clock::monotonic_ns(), first);
+        let mut worst: BTreeMap<String, f64> = BTreeMap::new();
+        let every = (self.cfg.interval * 1e9) as u64;
+        let mut tick = |now: u64| {
+            if dev.is_none() || now < last.0 + every {
+                return;
+            }
+            let cur = read();
+            if let (Some(a), Some(b)) = (&last.1, &cur) {
+                for (k, v) in diskstats::figures(a, b, (now - last.0) as f64 / 1e9) {
+                    let w = worst.entry(k).or_insert(0.0);
+                    *w = w.max(v);
+                }
+            }
+            last = (now, cur);
+        };
+        let mut c = Command::new(&self.cfg.argv[0]);
+        c.args(&self.cfg.argv[1..]);
+        let t0 = clock::monotonic_ns();
+        let (code, u) = self.spawn_wait(c, "the command", &mut tick)?;
+        let t1 = clock::monotonic_ns();
+        if code != 0 {
+            return Err(self.failed(
+                code,
+                format!(
+                    "the command exited with status {code}{}: {}",
+                    if code > 128 {
+                        " (killed by a signal)"
+                    } else {
+                        ""
+                    },
+                    self.cfg.argv.join(" ")
+                ),
+            ));
+        }
+        let mut d = SampleData::default();
+        let f = &mut d.figures;
+        f.insert("wall".into(), (t1 - t0) as f64 / 1e9);
+        f.insert("user".into(), u.user_ns as f64 / 1e9);
+        f.insert("system".into(), u.sys_ns as f64 / 1e9);
+        f.insert("minflt".into(), u.minflt as f64);
+        f.insert("majflt".into(), u.majflt as f64);
+        if let (Some(a), Some(b)) = (first, read()) {
+            for (k, v) in diskstats::figures(&a, &b, (t1 - t0) as f64 / 1e9) {
+                f.insert(format!("disk/{k}"), v);
+            }
+            for (k, v) in worst {
+                f.insert(format!("disk_max/{k}"), v);
+            }
+        }
+        Ok(d)
+    }
+}

@@ -1,0 +1,343 @@
+//! fork (seed 002): each task populates a mapping, then forks children over
+//! it; each child writes K pages (copy-on-write for a private mapping) and
+//! exits. Measured per fork: the time inside fork() (copy_page_range), and
+//! apart from it the teardown from the child's last instruction to the
+//! parent's wait4 return (exit_mmap, zap_pte_range, reap). System time is
+//! the parent's plus the children's (wait4 rusage); forks are counted.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+/// What the parent's mapping is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backing {
+    /// Anonymous private: children's writes copy pages.
+    Anon,
+    /// A shared file in this directory (created, then unlinked once mapped).
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub tasks: Vec<usize>,
+    pub mode: Mode,
+    /// Bytes of the mapping each task populates before forking.
+    pub size: u64,
+    pub backing: Backing,
+    /// Forks each task performs per sample.
+    pub forks: u64,
+    /// Pages each child writes before exiting.
+    pub touch: u64,
+    pub pin: Pin,
+    pub page_size: u64,
+}
+
+const V_FORKS: usize = 0;
+const V_FORK_NS: usize = 1;
+const V_TEARDOWN_NS: usize = 2;
+const V_CHILD_USER_NS: usize = 3;
+const V_CHILD_SYS_NS: usize = 4;
+const V_PAGES: usize = 5;
+const V_CHILD_MINFLT: usize = 6;
+
+pub struct Fork {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl Fork {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork, String> {
+        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
+            return Err("--tasks must name at least one task count of 1 or more".into());
+        }
+        if cfg.forks == 0 {
+            return Err("--forks 0 does no work: use 1 or more".into());
+        }
+        let pages = cfg.size / cfg.page_size;
+        if pages == 0 {
+            return Err(format!(
+                "--size must be at least one page ({} bytes)",
+                cfg.page_size
+            ));
+        }
+        if cfg.touch > pages {
+            return Err(format!(
+                "--touch {} is more pages than the mapping has ({pages}): lower --touch or raise --size",
+                cfg.touch
+            ));
+        }
+        if let Backing::File(dir) = &cfg.backing
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "--file-dir {}: not a directory; name an existing directory for the shared file",
+                dir.display()
+            ));
+        }
+        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
+        exec::pin::plan(&cfg.pin, most, &machine)?;
+        Ok(Fork { cfg, machine })
+    }
+}
+
+impl Workload for Fork {
+    fn name(&self) -> &'static str {
+        "fork"
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        let v = match self.cfg.backing {
+            Backing::Anon => "anon",
+            Backing::File(_) => "file",
+        };
+        self.cfg.tasks.iter().map(|&t| Case::new(t, v)).collect()
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("forks/s", "forks/s", Better::Higher, true),
+            Figure::new("sys/fork", "us", Better::Lower, false),
+            Figure::new("sys/page", "ns", Better::Lower, false),
+            Figure::new("fork", "us", Better::Lower, false),
+            Figure::new("teardown", "us", Better::Lower, false),
+            Figure::new("wall", "s", Better::Lower, false),
+        ]
+    }
+
+    fn memory_need(&self) -> u64 {
+        // Each live child may copy `touch` pages; one child per task at a time.
+        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
+        most * (self.cfg.size + self.cfg.touch * self.cfg.page_size)
+    }
+
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task))?;
+        summarise(&out.reports, self.cfg.size / self.cfg.page_size)
+    }
+}
+
+impl Fork {
+    fn map(&self, task: usize) -> Result<*mut u8, String> {
+        let len = self.cfg.size as usize;
+        let (flags, fd) = match &self.cfg.backing {
+            Backing::Anon => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1),
+            Backing::File(dir) => {
+                let path = dir.join(format!(
+                    ".vmscale-fork-{}-{task}-{}",
+                    std::process::id(),
+                    clock::monotonic_ns()
+                ));
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| format!("creating {}: {e}", path.display()))?;
+                let _ = std::fs::remove_file(&path);
+                f.set_len(self.cfg.size)
+                    .map_err(|e| format!("sizing {}: {e}", path.display()))?;
+                use std::os::fd::IntoRawFd;
+                (libc::MAP_SHARED, f.into_raw_fd())
+            }
+        };
+        // SAFETY: a fresh mapping of len bytes; checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd,
+                0,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the mapping keeps the file; our descriptor is no longer needed.
+            unsafe { libc::close(fd) };
+        }
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "mmap of {len} bytes failed: {}",
+                exec::errno_text()
+            ));
+        }
+        // SAFETY: our own mapping; base pages keep the per-page costs comparable.
+        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+        Ok(p as *mut u8)
+    }
+
+    fn task(&self, task: &Task) -> TaskReport {
+        let mut r = TaskReport::default();
+        let ps = self.cfg.page_size as usize;
+        let len = self.cfg.size as usize;
+        let base = match self.map(task.index) {
+            Ok(b) => b,
+            Err(e) => {
+                r.fail(&e);
+                return r;
+            }
+        };
+        for off in (0..len).step_by(ps) {
+            // SAFETY: off < len, inside the mapping.
+            unsafe { base.add(off).write_volatile(1) };
+        }
+        r.values[V_PAGES] = resident(base, len, ps) as f64;
+        // One shared word where a child leaves its exit timestamp.
+        // SAFETY: anonymous shared page, checked below.
+        let stamp = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                ps,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if stamp == libc::MAP_FAILED {
+            r.fail(&format!(
+                "mmap of the timestamp page failed: {}",
+                exec::errno_text()
+            ));
+            return r;
+        }
+        let stamp = stamp as *mut u64;
+        let touch = self.cfg.touch as usize;
+
+        task.wait_start();
+        let before = task.usage();
+        r.start_ns = clock::monotonic_ns();
+        for _ in 0..self.cfg.forks {
+            let t0 = clock::monotonic_ns();
+            // SAFETY: the child only writes memory, reads the clock and _exits
+            // (async-signal-safe even when the parent has threads).
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                for i in 0..touch {
+                    // SAFETY: i < touch <= pages of the mapping.
+                    unsafe { base.add(i * ps).write_volatile(2) };
+                }
+                // SAFETY: the shared stamp page is mapped in the child too.
+                unsafe {
+                    stamp.write_volatile(clock::monotonic_ns());
+                    libc::_exit(0)
+                };
+            }
+            let t1 = clock::monotonic_ns();
+            if pid < 0 {
+                r.fail(&format!("fork failed: {}", exec::errno_text()));
+                break;
+            }
+            // SAFETY: rusage is plain data; pid is our child.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let mut status = 0;
+            let w = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            let t2 = clock::monotonic_ns();
+            if w != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+                r.fail(&format!(
+                    "child {pid} did not exit cleanly (status {status})"
+                ));
+                break;
+            }
+            let u = clock::from_rusage(&ru);
+            // SAFETY: the child wrote the stamp before exiting; it is reaped now.
+            let exited = unsafe { stamp.read_volatile() };
+            r.values[V_FORKS] += 1.0;
+            r.values[V_FORK_NS] += (t1 - t0) as f64;
+            r.values[V_TEARDOWN_NS] += t2.saturating_sub(exited) as f64;
+            r.values[V_CHILD_USER_NS] += u.user_ns as f64;
+            r.values[V_CHILD_SYS_NS] += u.sys_ns as f64;
+            r.values[V_CHILD_MINFLT] += u.minflt as f64;
+        }
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&task.usage().since(&before));
+        // SAFETY: unmapping our own mappings once.
+        unsafe {
+            libc::munmap(stamp as *mut libc::c_void, ps);
+            libc::munmap(base as *mut libc::c_void, len);
+        }
+        r
+    }
+}
+
+fn resident(base: *mut u8, len: usize, ps: usize) -> u64 {
+    let mut v = vec![0u8; len.div_ceil(ps)];
+    // SAFETY: v has one byte per page of the mapping.
+    if unsafe { libc::mincore(base as *mut libc::c_void, len, v.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    v.iter().filter(|&&b| b & 1 == 1).count() as u64
+}
+
+fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, String> {
+    if let Some((i, e)) = reports
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| r.error().map(|e| (i, e)))
+    {
+        return Err(format!("task {i}: {e}"));
+    }
+    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let wall = end.saturating_sub(start) as f64 / 1e9;
+    let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
+    let forks = sum(&|r| r.values[V_FORKS]);
+    let parent_sys = sum(&|r| r.sys_ns as f64) / 1e9;
+    let child_sys = sum(&|r| r.values[V_CHILD_SYS_NS]) / 1e9;
+    let pages = sum(&|r| r.values[V_PAGES]) / reports.len().max(1) as f64;
+    let mut d = SampleData::default();
+    let f = &mut d.figures;
+    f.insert("forks".into(), forks);
+    f.insert("wall".into(), wall);
+    f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
+    f.insert("system".into(), parent_sys);
+    f.insert(
+        "child_user".into(),
+        sum(&|r| r.values[V_CHILD_USER_NS]) / 1e9,
+    );
+    f.insert("child_system".into(), child_sys);
+    f.insert("child_minflt".into(), sum(&|r| r.values[V_CHILD_MINFLT]));
+    f.insert("pages_populated".into(), pages);
+    f.insert("pages_configured".into(), pages_per_task as f64);
+    if forks > 0.0 {
+        let per = (parent_sys + child_sys) / forks;
+        f.insert("sys/fork".into(), per * 1e6);
+        if pages > 0.0 {
+            f.insert("sys/page".into(), per / pages * 1e9);
+        }
+        f.insert("fork".into(), sum(&|r| r.values[V_FORK_NS]) / forks / 1e3);
+        f.insert(
+            "teardown".into(),
+            sum(&|r| r.values[V_TEARDOWN_NS]) / forks / 1e3,
+        );
+    }
+    if wall > 0.0 {
+        f.insert("forks/s".into(), forks / wall);
+    }
+    d.tasks = reports
+        .iter()
+        .map(|r| {
+            [
+                ("cpu", r.cpu as f64),
+                ("forks", r.values[V_FORKS]),
+                ("wall", r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9),
+                ("system", r.sys_ns as f64 / 1e9),
+                ("child_system", r.values[V_CHILD_SYS_NS] / 1e9),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        })
+        .collect();
+    Ok(d)
+}

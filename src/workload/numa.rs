@@ -1,0 +1,729 @@
+//! The autonumabench access patterns (seed 001), written afresh and sized
+//! from the machine at run time:
+//!
+//! - numa01: 2 processes x (CPUs/2) threads share one region first touched
+//!   on one node; every thread zeroes the whole region, 50 passes.
+//! - numa01-threadlocal: the same, each thread zeroing only its own slice,
+//!   1000 passes.
+//! - numa02: 1 process, one thread per CPU, a private region first touched
+//!   by the main thread; each thread zeroes its own slice, 800 passes.
+//! - numa02-smt: numa02 with half the threads.
+//!
+//! The first touch runs on the CPUs of the first node that has CPUs (a
+//! memory-only node cannot run it), so every page starts on one node. The
+//! workers are then left to the scheduler and NUMA balancing. A sampler
+//! thread in the parent reads /proc/PID/numa_maps at an interval and
+//! records the locality (pages on the nodes the process's threads run on).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::{self, TaskReport, clock, shared::SharedBlock};
+use crate::machine::Snapshot;
+use crate::monitor::{autonuma, numa_maps, vmstat};
+
+/// Which access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    Numa01,
+    Numa01Threadlocal,
+    Numa02,
+    Numa02Smt,
+}
+
+impl Pattern {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pattern::Numa01 => "numa01",
+            Pattern::Numa01Threadlocal => "numa01-threadlocal",
+            Pattern::Numa02 => "numa02",
+            Pattern::Numa02Smt => "numa02-smt",
+        }
+    }
+
+    /// autonumabench's pass counts.
+    pub fn original_loops(&self) -> u64 {
+        match self {
+            Pattern::Numa01 => 50,
+            Pattern::Numa01Threadlocal => 1000,
+            Pattern::Numa02 | Pattern::Numa02Smt => 800,
+        }
+    }
+
+    /// autonumabench's region sizes.
+    pub fn original_size(&self) -> u64 {
+        match self {
+            Pattern::Numa01 | Pattern::Numa01Threadlocal => 3 << 30,
+            Pattern::Numa02 | Pattern::Numa02Smt => 1 << 30,
+        }
+    }
+
+    /// numa01 shares one region between its two processes.
+    fn shared(&self) -> bool {
+        matches!(self, Pattern::Numa01 | Pattern::Numa01Threadlocal)
+    }
+
+    /// Every thread zeroes the whole region (numa01) or only its slice.
+    fn whole_region(&self) -> bool {
+        matches!(self, Pattern::Numa01)
+    }
+}
+
+/// The validated configuration, stored with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub pattern: Pattern,
+    pub processes: usize,
+    /// Threads per process.
+    pub threads: usize,
+    pub size: u64,
+    pub loops: u64,
+    /// How the size was chosen, for the report.
+    pub sized_by: String,
+    /// The node the first touch runs on, and its CPUs.
+    pub first_node: usize,
+    pub first_cpus: Vec<usize>,
+    pub nodes_with_cpus: Vec<usize>,
+    pub nodes_with_memory: Vec<usize>,
+    /// Locality sampling interval and the convergence threshold (0..1].
+    pub interval_ms: u64,
+    pub threshold: f64,
+    pub page_size: u64,
+    /// kernel.numa_balancing when the run was planned.
+    pub numa_balancing: Option<String>,
+}
+
+impl Config {
+    /// One node with memory: NUMA balancing has nothing to move.
+    pub fn single_node(&self) -> bool {
+        self.nodes_with_memory.len() <= 1
+    }
+}
+
+/// Plans a pattern on `m`: task counts, first-touch node and size.
+pub fn plan(
+    pattern: Pattern,
+    size: Option<u64>,
+    loops: Option<u64>,
+    interval_ms: u64,
+    threshold: f64,
+    m: &Snapshot,
+) -> Result<Config, String> {
+    let cpus = m.cpus.len().max(1);
+    let half = (cpus / 2).max(1);
+    let (processes, threads) = match pattern {
+        Pattern::Numa01 | Pattern::Numa01Threadlocal => (2, half),
+        Pattern::Numa02 => (1, cpus),
+        Pattern::Numa02Smt => (1, half),
+    };
+    let nodes_with_cpus: Vec<usize> = m
+        .nodes
+        .iter()
+        .filter(|n| !n.cpus.is_empty())
+        .map(|n| n.id)
+        .collect();
+    let nodes_with_memory: Vec<usize> = m
+        .nodes
+        .iter()
+        .filter(|n| n.mem_total_kib.unwrap_or(0) > 0)
+        .map(|n| n.id)
+        .collect();
+    // Without node information (a kernel without NUMA) there is one node 0.
+    let (first_node, first_cpus, first_mem) = match m.nodes.iter().find(|n| !n.cpus.is_empty()) {
+        Some(n) => (n.id, n.cpus.clone(), n.mem_total_kib.map(|k| k * 1024)),
+        None => (0, m.online_cpus(), m.mem_total_kib.map(|k| k * 1024)),
+    };
+    let page = m.page_size.unwrap_or(4096);
+    let avail = m.mem_available_kib.map(|k| k * 1024);
+    let size = match size {
+        Some(s) => s / page * page,
+        None => {
+            let mut s = pattern.original_size();
+            if let Some(fm) = first_mem {
+                s = s.min(fm / 2);
+            }
+            if let Some(a) = avail {
+                s = s.min(a / 4);
+            }
+            s / page * page
+        }
+    };
+    let sized_by = match size {
+        _ if size == pattern.original_size() => "autonumabench's size".to_string(),
+        _ => "--size, or capped at half of the first node's memory and a quarter of MemAvailable"
+            .to_string(),
+    };
+    let tasks = (processes * threads) as u64;
+    if size < page * tasks {
+        return Err(format!(
+            "{}: --size {} gives {} threads less than one page each: raise --size to at least {}",
+            pattern.name(),
+            crate::parse::format_size(size),
+            tasks,
+            crate::parse::format_size(page * tasks)
+        ));
+    }
+    let loops = loops.unwrap_or(pattern.original_loops());
+    if loops == 0 {
+        return Err("--loops 0 does no work: use 1 or more".into());
+    }
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(format!(
+            "--threshold {threshold} is out of range: give a locality fraction in (0, 1], e.g. 0.9"
+        ));
+    }
+    if interval_ms < 10 {
+        return Err("--interval must be at least 10 ms (numa_maps walks page tables)".into());
+    }
+    Ok(Config {
+        pattern,
+        processes,
+        threads,
+        size,
+        loops,
+        sized_by,
+        first_node,
+        first_cpus,
+        nodes_with_cpus,
+        nodes_with_memory,
+        interval_ms,
+        threshold,
+        page_size: page,
+        numa_balancing: m.sysctls.get("kernel.numa_balancing").cloned().flatten(),
+    })
+}
+
+pub struct Numa {
+    cfg: Config,
+    node_of: BTreeMap<usize, usize>,
+}
+
+impl Numa {
+    pub fn new(cfg: Config, m: &Snapshot) -> Numa {
+        let node_of = m
+            .cpus
+            .iter()
+            .map(|c| (c.id, c.node.unwrap_or(cfg.first_node)))
+            .collect();
+        Numa { cfg, node_of }
+    }
+
+    pub fn config_ref(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// (offset, length) of the bytes global thread `g` zeroes.
+    fn slice(&self, g: usize) -> (usize, usize) {
+        let size = self.cfg.size as usize;
+        if self.cfg.pattern.whole_region() {
+            return (0, size);
+        }
+        let n = self.cfg.processes * self.cfg.threads;
+        let page = self.cfg.page_size as usize;
+        let each = size / n / page * page;
+        let off = g * each;
+        let len = if g + 1 == n { size - off } else { each };
+        (off, len)
+    }
+}
+
+const V_PASSES: usize = 0;
+
+impl Workload for Numa {
+    fn name(&self) -> &'static str {
+        self.cfg.pattern.name()
+    }
+
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        vec![Case::new(
+            self.cfg.processes * self.cfg.threads,
+            self.cfg.pattern.name(),
+        )]
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("elapsed", "s", Better::Lower, false),
+            Figure::new("user", "s", Better::Lower, false),
+            Figure::new("system", "s", Better::Lower, false),
+            Figure::new("numa_hint_faults", "faults", Better::Lower, false),
+            Figure::new("numa_hint_local%", "%", Better::Higher, false),
+            Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
+            Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
+            Figure::new("autonuma_cost", "units", Better::Lower, false),
+            Figure::new("locality_final", "fraction", Better::Higher, false),
+        ]
+    }
+
+    fn memory_need(&self) -> u64 {
+        self.cfg.size
+    }
+
+    fn sample(&self, _case: &Case) -> Result<SampleData, String> {
+        let region = Region::map(
+            self.cfg.size as usize,
+            self.cfg.page_size as usize,
+            self.cfg.pattern.shared(),
+        )?;
+        if self.cfg.pattern.shared() {
+            on_cpus(&self.cfg.first_cpus, || region.touch())?;
+        }
+        let procs = self.cfg.processes;
+        let block = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        // Children wait here after their work so the last locality sample
+        // sees their mappings.
+        let done = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        let mut pids = Vec::with_capacity(procs);
+        for p in 0..procs {
+            // SAFETY: vmscale is single-threaded here (no sampler yet, earlier
+            // samples joined their threads), so the child may run Rust code.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                let e = exec::errno_text();
+                kill_all(&pids);
+                return Err(format!("fork of process {p} failed: {e}"));
+            }
+            if pid == 0 {
+                let r = self.child(p, &region, &block);
+                let failed = r.error().is_some();
+                block.put(p, r);
+                if failed {
+                    // child() returns before the barrier on failure.
+                    block.arrive();
+                }
+                done.arrive();
+                done.wait_release();
+                // SAFETY: leave the child without the parent's destructors.
+                unsafe { libc::_exit(0) };
+            }
+            pids.push(pid);
+        }
+        while (block.arrived() as usize) < procs {
+            if let Some(e) = early_exit(&pids) {
+                kill_all(&pids);
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let sampler = numa_maps::Sampler::start(
+            PathBuf::from("/"),
+            pids.clone(),
+            region.data as u64,
+            self.node_of.clone(),
+            std::time::Duration::from_millis(self.cfg.interval_ms),
+        );
+        let before = vmstat::read_live();
+        let released = clock::monotonic_ns();
+        block.release();
+        while (done.arrived() as usize) < procs {
+            if let Some(e) = early_exit(&pids) {
+                done.release();
+                let _ = sampler.finish();
+                kill_all(&pids);
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let points = sampler.finish();
+        done.release();
+        let mut total = clock::Usage::default();
+        let mut failure = None;
+        for (p, &pid) in pids.iter().enumerate() {
+            match reap(pid) {
+                Ok(u) => {
+                    total.user_ns += u.user_ns;
+                    total.sys_ns += u.sys_ns;
+                }
+                Err(e) => failure = failure.or(Some(format!("process {p}: {e}"))),
+            }
+        }
+        let after = vmstat::read_live();
+        drop(region);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let reports: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
+        if let Some((i, e)) = reports
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.error().map(|e| (i, e)))
+        {
+            return Err(format!("process {i}: {e}"));
+        }
+        Ok(self.summarise(
+            &reports,
+            released,
+            &total,
+            &vmstat::delta(&before, &after),
+            &points,
+        ))
+    }
+}
+
+impl Numa {
+    /// One worker process: first touch (private patterns), barrier, threads.
+    fn child(&self, p: usize, region: &Region, block: &SharedBlock) -> TaskReport {
+        let mut r = TaskReport::default();
+        if !self.cfg.pattern.shared()
+            && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
+        {
+            r.fail(&e);
+            return r;
+        }
+        block.arrive();
+        block.wait_release();
+        let before = clock::usage(clock::Who::Process);
+        r.start_ns = clock::monotonic_ns();
+        let passes = AtomicU64::new(0);
+        let base = region.data as usize;
+        std::thread::scope(|s| {
+            for t in 0..self.cfg.threads {
+                let (off, len) = self.slice(p * self.cfg.threads + t);
+                let (passes, loops) = (&passes, self.cfg.loops);
+                s.spawn(move || {
+                    for _ in 0..loops {
+                        let ptr = std::hint::black_box(base) as *mut u8;
+                        // SAFETY: off..off+len lies inside the region's data pages.
+                        unsafe { std::ptr::write_bytes(ptr.add(off), 0, len) };
+                        passes.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&clock::usage(clock::Who::Process).since(&before));
+        r.values[V_PASSES] = passes.load(Ordering::Relaxed) as f64;
+        r
+    }
+
+    fn summarise(
+        &self,
+        reports: &[TaskReport],
+        released: u64,
+        total: &clock::Usage,
+        delta: &BTreeMap<String, i64>,
+        points: &[numa_maps::Point],
+    ) -> SampleData {
+        let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(released);
+        let mut d = SampleData::default();
+        let f = &mut d.figures;
+        f.insert("elapsed".into(), end.saturating_sub(released) as f64 / 1e9);
+        f.insert(
+            "user".into(),
+            reports.iter().map(|r| r.user_ns as f64).sum::<f64>() / 1e9,
+        );
+        f.insert(
+            "system".into(),
+            reports.iter().map(|r| r.sys_ns as f64).sum::<f64>() / 1e9,
+        );
+        f.insert("user_total".into(), total.user_ns as f64 / 1e9);
+        f.insert("system_total".into(), total.sys_ns as f64 / 1e9);
+        f.insert(
+            "passes".into(),
+            reports.iter().map(|r| r.values[V_PASSES]).sum(),
+        );
+        f.insert(
+            "minflt".into(),
+            reports.iter().map(|r| r.minflt as f64).sum(),
+        );
+        f.extend(autonuma::figures(delta));
+        f.insert("locality_samples".into(), points.len() as f64);
+        if let Some(last) = points.last() {
+            f.insert("locality_final".into(), last.locality);
+            f.insert("pages_mapped".into(), last.pages as f64);
+        }
+        if let Some(min) = points.iter().map(|p| p.locality).reduce(f64::min) {
+            f.insert("locality_min".into(), min);
+        }
+        if let Some(t) = numa_maps::converged_at(points, self.cfg.threshold) {
+            f.insert("converged_s".into(), t);
+        }
+        for (i, p) in thin(points, 60).iter().enumerate() {
+            f.insert(format!("series/{i:03}/t"), p.t);
+            f.insert(format!("series/{i:03}/locality"), p.locality);
+        }
+        d.tasks = reports
+            .iter()
+            .map(|r| {
+                BTreeMap::from([
+                    (
+                        "wall".to_string(),
+                        (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9,
+                    ),
+                    ("user".to_string(), r.user_ns as f64 / 1e9),
+                    ("system".to_string(), r.sys_ns as f64 / 1e9),
+                    ("passes".to_string(), r.values[V_PASSES]),
+                ])
+            })
+            .collect();
+        d
+    }
+}
+
+/// At most `n` points, evenly spread, always keeping the last.
+fn thin(points: &[numa_maps::Point], n: usize) -> Vec<numa_maps::Point> {
+    if points.len() <= n {
+        return points.to_vec();
+    }
+    let step = points.len().div_ceil(n);
+    let mut v: Vec<_> = points.iter().step_by(step).copied().collect();
+    if let Some(&last) = points.last()
+        && v.last() != Some(&last)
+    {
+        v.push(last);
+    }
+    v
+}
+
+/// The mapping: data pages between two PROT_NONE guard pages, so the data
+/// is a VMA of its own whose start numa_maps lists.
+struct Region {
+    base: *mut libc::c_void,
+    total: usize,
+    data: *mut u8,
+    len: usize,
+}
+
+impl Region {
+    fn map(len: usize, page: usize, shared: bool) -> Result<Region, String> {
+        let total = len + 2 * page;
+        let kind = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        // SAFETY: anonymous mapping, checked for MAP_FAILED.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_NONE,
+                kind | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(format!(
+                "mmap of {total} bytes failed: {}",
+                exec::errno_text()
+            ));
+        }
+        // SAFETY: base+page..base+page+len lies inside the mapping just made.
+        let data = unsafe { (base as *mut u8).add(page) };
+        let r = Region {
+            base,
+            total,
+            data,
+            len,
+        };
+        // SAFETY: as above; only the data pages become accessible.
+        if unsafe {
+            libc::mprotect(
+                data as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        } != 0
+        {
+            return Err(format!("mprotect failed: {}", exec::errno_text()));
+        }
+        Ok(r)
+    }
+
+    /// First touch: zero every byte (faults every page in on this CPU's node).
+    fn touch(&self) -> Result<(), String> {
+        // SAFETY: data..data+len is readable and writable.
+        unsafe { std::ptr::write_bytes(self.data, 0, self.len) };
+        Ok(())
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in map(), once.
+        unsafe { libc::munmap(self.base, self.total) };
+    }
+}
+
+/// Runs `f` with the calling thread allowed only on `cpus`, then restores
+/// the thread's previous affinity.
+fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; CPU_SET indexes are checked against CPU_SETSIZE.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut old) != 0 {
+            return Err(format!("sched_getaffinity: {}", exec::errno_text()));
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, size, &set) != 0 {
+            return Err(format!(
+                "placing the first touch on CPUs {}: {}",
+                crate::machine::cpulist::format(cpus),
+                exec::errno_text()
+            ));
+        }
+        let out = f();
+        libc::sched_setaffinity(0, size, &old);
+        out
+    }
+}
+
+/// A child that already exited cannot arrive at the barrier.
+fn early_exit(pids: &[libc::pid_t]) -> Option<String> {
+    for (i, &pid) in pids.iter().enumerate() {
+        // SAFETY: siginfo is plain data; WNOWAIT only peeks at our own child.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid after a successful waitid.
+        if r == 0 && unsafe { info.si_pid() } == pid {
+            return Some(format!("process {i} (pid {pid}) exited before the start"));
+        }
+    }
+    None
+}
+
+/// Waits for a child with wait4 and returns its rusage.
+fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pid is our child; status and ru are writable.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(format!("wait4 for pid {pid}: {}", exec::errno_text()));
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        return Err(format!("killed by signal {}", libc::WTERMSIG(status)));
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
+        return Err(format!("exited with status {}", libc::WEXITSTATUS(status)));
+    }
+    Ok(clock::from_rusage(&ru))
+}
+
+fn kill_all(pids: &[libc::pid_t]) {
+    for &pid in pids {
+        // SAFETY: our own children.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake() -> Snapshot {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-2s4n");
+        Snapshot::read(&root)
+    }
+
+    #[test]
+    fn sizes_and_places_on_four_nodes_with_a_memory_only_node() {
+        let m = fake();
+        let c = plan(Pattern::Numa01, None, None, 100, 0.9, &m).unwrap();
+        assert_eq!((c.processes, c.threads), (2, 8));
+        assert_eq!(c.first_node, 0);
+        assert_eq!(c.first_cpus, vec![0, 1, 8, 9]);
+        assert_eq!(c.nodes_with_cpus, vec![0, 1, 2, 3]);
+        assert_eq!(c.nodes_with_memory, vec![0, 1, 2, 3, 4]);
+        assert!(!c.single_node());
+        assert_eq!(
+            c.size,
+            3 << 30,
+            "node 0 has 16 GiB, so the original 3 GiB fits"
+        );
+        let c = plan(Pattern::Numa02Smt, None, Some(3), 100, 0.9, &m).unwrap();
+        assert_eq!((c.processes, c.threads, c.loops), (1, 8, 3));
+        let c = plan(Pattern::Numa02, None, None, 100, 0.9, &m).unwrap();
+        assert_eq!(c.threads, 16);
+    }
+
+    #[test]
+    fn slices_cover_the_region_exactly() {
+        let m = fake();
+        let c = plan(
+            Pattern::Numa01Threadlocal,
+            Some(10 << 20),
+            None,
+            100,
+            0.9,
+            &m,
+        )
+        .unwrap();
+        let w = Numa::new(c, &m);
+        let n = 16;
+        let mut end = 0;
+        for g in 0..n {
+            let (off, len) = w.slice(g);
+            assert_eq!(off, end);
+            assert!(len > 0);
+            end = off + len;
+        }
+        assert_eq!(end, 10 << 20);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let m = fake();
+        assert!(plan(Pattern::Numa02, Some(4096), None, 100, 0.9, &m).is_err());
+        assert!(plan(Pattern::Numa02, None, Some(0), 100, 0.9, &m).is_err());
+        assert!(plan(Pattern::Numa02, None, None, 100, 1.5, &m).is_err());
+    }
+
+    #[test]
+    fn runs_and_counts_passes_exactly() {
+        let m = crate::machine::live();
+        let c = plan(
+            Pattern::Numa01Threadlocal,
+            Some(4 << 20),
+            Some(7),
+            20,
+            0.9,
+            &m,
+        )
+        .unwrap();
+        let expected = (c.processes * c.threads) as f64 * 7.0;
+        let procs = c.processes as f64;
+        let w = Numa::new(c, &m);
+        let d = w.sample(&w.cases()[0]).unwrap();
+        assert_eq!(d.figures["passes"], expected);
+        for k in autonuma::COUNTERS {
+            assert!(d.figures.contains_key(*k), "{k}");
+        }
+        assert!(d.figures.contains_key("autonuma_cost"));
+        if std::path::Path::new("/proc/self/numa_maps").exists() {
+            // A process maps (in its page tables) only the slices its threads touched.
+            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64 / procs;
+            assert_eq!(d.figures.get("pages_mapped"), Some(&pages));
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `vmscale report --html` writes one self-contained page that headless
+//! Chromium renders with its plots. Skipped (with the reason printed) when
+//! chromium is absent, except under CI, where it must run.
+
+mod common;
+
+use common::{Scratch, ok};
+use std::path::Path;
+use std::process::Command;
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1200,2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium")
+}
+
+#[test]
+fn html_report_renders_with_plots() {
+    let s = Scratch::new("html");
+    ok(&s.vmscale(&[
+        "run",
+        "pft",
+        "--tasks",
+        "1,2",
+        "--size",
+        "16M",
+        "--reps",
+        "2",
+        "--populate",
+    ]));
+    ok(&s.vmscale(&[
+        "run", "pft", "--tasks", "1-3", "--size", "16M", "--reps", "2", "--mode", "process",
+    ]));
+    let html = s.dir.join("report.html");
+    let html_arg = html.to_string_lossy().into_owned();
+    ok(&s.vmscale(&["report", "1", "2", "--html", &html_arg]));
+
+    // Self-contained: inline SVG, no script, nothing fetched.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !page.contains("<script"),
+        "the page must need no JavaScript"
+    );
+    for fetch in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(
+            !page.contains(fetch),
+            "the page must fetch nothing: found {fetch}"
+        );
+    }
+    // Comparison bars, then per run: scaling curve and efficiency.
+    assert_eq!(page.matches("<svg").count(), 5, "plots in the page");
+    assert!(page.contains("/proc/vmstat deltas") && page.contains("pgfault"));
+    assert!(page.contains("Machine") && page.contains("CPUs"));
+
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is required under CI (.ci/run installs it)"
+        );
+        println!("SKIPPED: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let url = format!("file://{}", html.display());
+    let profile = s.dir.join("profile");
+    let dom = headless(browser, &profile, &["--dump-dom"], &url);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(
+        dom.matches("<svg").count(),
+        5,
+        "SVG elements in the rendered DOM"
+    );
+    assert!(
+        dom.contains("<polyline") || dom.contains("<path"),
+        "plot lines in the DOM"
+    );
+    assert!(dom.contains("<rect"), "bars in the DOM");
+
+    let png = s.dir.join("shot.png");
+    let shot = headless(
+        browser,
+        &profile,
+        &[&format!("--screenshot={}", png.display())],
+        &url,
+    );
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank white page compresses to a few KiB; plots and text do not.
+    assert!(
+        bytes.len() > 30_000,
+        "screenshot looks blank ({} bytes)",
+        bytes.len()
+    );
+}

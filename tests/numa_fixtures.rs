@@ -1,0 +1,63 @@
+//! Multi-node code paths against synthetic trees: per-node sizing and
+//! first-touch placement on the fake 2-socket, 4+1-node machine, and
+//! locality sampling from a synthetic /proc/PID/numa_maps.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use vmscale::machine::Snapshot;
+use vmscale::monitor::numa_maps;
+use vmscale::workload::numa::{self, Pattern};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn every_pattern_plans_on_four_nodes_and_skips_the_memory_only_node() {
+    let m = Snapshot::read(&fixture("fake-2s4n"));
+    for p in [
+        Pattern::Numa01,
+        Pattern::Numa01Threadlocal,
+        Pattern::Numa02,
+        Pattern::Numa02Smt,
+    ] {
+        let c = numa::plan(p, None, None, 1000, 0.9, &m).unwrap();
+        assert_eq!(c.first_node, 0, "{}", p.name());
+        assert_eq!(c.first_cpus, vec![0, 1, 8, 9]);
+        assert!(!c.nodes_with_cpus.contains(&4), "node 4 has no CPUs");
+        assert!(c.nodes_with_memory.contains(&4), "node 4 has memory");
+        assert_eq!(c.size, p.original_size().min(8 << 30));
+        assert_eq!(c.loops, p.original_loops());
+    }
+}
+
+#[test]
+fn size_is_capped_by_the_first_nodes_memory() {
+    let mut m = Snapshot::read(&fixture("fake-2s4n"));
+    m.nodes[0].mem_total_kib = Some(1 << 20); // 1 GiB on node 0
+    let c = numa::plan(Pattern::Numa01, None, None, 1000, 0.9, &m).unwrap();
+    assert_eq!(c.size, 512 << 20, "half of node 0");
+}
+
+#[test]
+fn locality_sampling_reads_pages_per_node_and_thread_placement() {
+    let m = Snapshot::read(&fixture("fake-2s4n"));
+    let node_of: BTreeMap<usize, usize> = m
+        .cpus
+        .iter()
+        .filter_map(|c| Some((c.id, c.node?)))
+        .collect();
+    let root = fixture("numa-maps");
+    let pages = numa_maps::read_pages(&root, 4242, 0x7f00_0000_1000).unwrap();
+    assert_eq!(pages, BTreeMap::from([(0, 512), (2, 192), (4, 64)]));
+    // Threads last ran on CPU 1 (node 0) and CPU 4 (node 2).
+    let nodes = numa_maps::thread_nodes(&root, 4242, &node_of);
+    assert_eq!(nodes.into_iter().collect::<Vec<_>>(), vec![0, 2]);
+    let (loc, total) = numa_maps::sample(&root, &[4242], 0x7f00_0000_1000, &node_of).unwrap();
+    assert_eq!(total, 768);
+    assert_eq!(loc, 704.0 / 768.0);
+    assert!(numa_maps::sample(&root, &[999], 0x7f00_0000_1000, &node_of).is_none());
+}

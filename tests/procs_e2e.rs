@@ -1,0 +1,229 @@
+//! End-to-end: fork, churn, cmd and the NUMA patterns through the real
+//! binary at small sizes. Counts are asserted, never timings.
+
+mod common;
+use common::{Scratch, json, ok, stdout};
+
+fn figures(v: &serde_json::Value, case: usize) -> &serde_json::Value {
+    &v["cases"][case]["samples"][0]["data"]["figures"]
+}
+
+#[test]
+fn fork_counts_every_fork() {
+    let s = Scratch::new("fork");
+    let v = json(&s.vmscale(&[
+        "run", "fork", "--tasks", "1,2", "--size", "4M", "--forks", "7", "--touch", "3", "--reps",
+        "1", "--warmup", "0", "--json",
+    ]));
+    assert_eq!(figures(&v, 0)["forks"], 7.0);
+    assert_eq!(figures(&v, 1)["forks"], 14.0);
+    assert_eq!(figures(&v, 0)["pages_populated"], 1024.0);
+    // Each child writes 3 pages: at least 3 faults per fork.
+    assert!(figures(&v, 0)["child_minflt"].as_f64().unwrap() >= 21.0);
+}
+
+#[test]
+fn fork_over_a_shared_file() {
+    let s = Scratch::new("forkfile");
+    let dir = s.dir.to_string_lossy().to_string();
+    let v = json(&s.vmscale(&[
+        "run",
+        "fork",
+        "--tasks",
+        "1",
+        "--size",
+        "1M",
+        "--forks",
+        "5",
+        "--shared-file",
+        "--file-dir",
+        &dir,
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    assert_eq!(figures(&v, 0)["forks"], 5.0);
+    assert_eq!(v["cases"][0]["case"]["variant"], "file");
+}
+
+#[test]
+fn churn_counts_loops_and_pages_exactly() {
+    let s = Scratch::new("churn");
+    let v = json(&s.vmscale(&[
+        "run", "churn", "--tasks", "2", "--chunk", "256K", "--time", "0.3", "--every", "0.1",
+        "--reps", "1", "--warmup", "0", "--json",
+    ]));
+    let f = figures(&v, 0);
+    let loops = f["loops"].as_f64().unwrap();
+    assert!(loops >= 2.0);
+    let page = v["meta"]["config"]["page_size"].as_f64().unwrap();
+    let per_loop = 256.0 * 1024.0 / page;
+    assert_eq!(f["pages"].as_f64().unwrap(), loops * per_loop);
+    // One zero-fill fault per page touched (THP off for the chunks).
+    assert!(f["faults"].as_f64().unwrap() >= loops * per_loop * 0.98);
+    let tasks = v["cases"][0]["samples"][0]["data"]["tasks"]
+        .as_array()
+        .unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert!(f["task_min"].as_f64().unwrap() <= f["task_max"].as_f64().unwrap());
+    assert!(
+        f.get("series/001/rate").is_some(),
+        "per-interval series stored"
+    );
+}
+
+#[test]
+fn cmd_measures_and_propagates_exit_codes() {
+    let s = Scratch::new("cmd");
+    let v = json(&s.vmscale(&[
+        "run", "cmd", "--reps", "2", "--warmup", "0", "--json", "--", "sh", "-c", "echo hi",
+    ]));
+    assert_eq!(v["cases"][0]["samples"].as_array().unwrap().len(), 2);
+    assert!(figures(&v, 0)["minflt"].as_f64().unwrap() > 0.0);
+
+    let o = s.vmscale(&["run", "cmd", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(o.status.code(), Some(7));
+    assert!(common::stderr(&o).contains("exited with status 7"));
+    let o = s.vmscale(&["run", "cmd", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(o.status.code(), Some(128 + 9));
+    let o = s.vmscale(&["run", "cmd", "--", "/nonexistent/vmscale-command"]);
+    assert_eq!(o.status.code(), Some(127));
+    let o = s.vmscale(&["run", "cmd", "--setup", "exit 4", "--", "true"]);
+    assert_eq!(o.status.code(), Some(4));
+}
+
+#[test]
+fn cmd_bad_device_is_input_error_and_stores_nothing() {
+    let s = Scratch::new("cmddev");
+    let o = s.vmscale(&["run", "cmd", "--device", "nosuchdisk", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("not in /proc/diskstats"));
+    if s.db().exists() {
+        let list = ok(&s.vmscale(&["list", "--json"]));
+        assert!(!list.contains("\"cmd\""), "nothing stored: {list}");
+    }
+}
+
+#[test]
+fn cmd_reports_disk_figures_for_a_real_device() {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let Some(dev) = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .find(|d| !d.starts_with("loop") && !d.starts_with("ram"))
+    else {
+        eprintln!("skipped: no block device in /proc/diskstats");
+        return;
+    };
+    let s = Scratch::new("cmddisk");
+    let o = s.vmscale(&[
+        "run", "cmd", "--device", dev, "--reps", "1", "--warmup", "0", "--", "true",
+    ]);
+    let out = ok(&o);
+    assert!(out.contains(&format!("{dev}-await")), "{out}");
+}
+
+#[test]
+fn numa_patterns_count_passes_and_report_counters() {
+    let s = Scratch::new("numa");
+    for (w, loops) in [("numa01", 2), ("numa02-smt", 3)] {
+        let v = json(&s.vmscale(&[
+            "run",
+            w,
+            "--size",
+            "8M",
+            "--loops",
+            &loops.to_string(),
+            "--interval",
+            "20ms",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+        ]));
+        let c = &v["meta"]["config"];
+        let tasks = c["processes"].as_u64().unwrap() * c["threads"].as_u64().unwrap();
+        let f = figures(&v, 0);
+        assert_eq!(f["passes"], (tasks * loops) as f64, "{w}");
+        for k in [
+            "numa_hint_faults",
+            "numa_hint_faults_local",
+            "numa_pte_updates",
+            "numa_huge_pte_updates",
+            "numa_pages_migrated",
+            "pgmigrate_success",
+            "pgmigrate_fail",
+            "numa_hint_local%",
+            "autonuma_cost",
+            "elapsed",
+            "user",
+            "system",
+        ] {
+            assert!(f.get(k).is_some(), "{w}: {k} missing");
+        }
+    }
+    let out = stdout(&s.vmscale(&["show", "last"]));
+    assert!(out.contains("AutoNUMA cost"));
+    let nodes = c_nodes();
+    if nodes <= 1 {
+        assert!(out.contains("NUMA balancing has nothing to move"), "{out}");
+    }
+}
+
+fn c_nodes() -> usize {
+    std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("node"))
+                .count()
+        })
+        .unwrap_or(1)
+}
+
+#[test]
+fn numa_too_small_is_input_error() {
+    let s = Scratch::new("numabad");
+    let o = s.vmscale(&["run", "numa02", "--size", "4K"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn cmd_measures_a_tiny_parallel_build() {
+    let have = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !have("cc") || !have("make") {
+        eprintln!("skipped: cc or make is not installed");
+        return;
+    }
+    let s = Scratch::new("build");
+    let tree = s.dir.join("tree");
+    let tree_s = tree.to_string_lossy().to_string();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/gen-ctree.sh");
+    let g = std::process::Command::new("sh")
+        .args([script, &tree_s, "3", "2"])
+        .output()
+        .expect("run gen-ctree.sh");
+    assert!(g.status.success());
+    let clean = format!("make -s -C {tree_s} clean");
+    let v = json(&s.vmscale(&[
+        "run", "cmd", "--setup", &clean, "--reps", "2", "--warmup", "0", "--json", "--", "make",
+        "-s", "-C", &tree_s, "-j2",
+    ]));
+    let samples = v["cases"][0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    for smp in samples {
+        let f = &smp["data"]["figures"];
+        // The compilers ran as grandchildren: their CPU time and faults are in the tree's rusage.
+        assert!(f["user"].as_f64().unwrap() + f["system"].as_f64().unwrap() > 0.0);
+        assert!(f["minflt"].as_f64().unwrap() > 100.0);
+    }
+    assert!(tree.join("libtree.a").exists());
+}
