@@ -42,6 +42,9 @@ pub enum Command {
     Show(ShowArgs),
     /// List stored runs
     List(ListArgs),
+    /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
     Sysinfo(SysinfoArgs),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
@@ -352,6 +355,61 @@ pub struct ShowArgs {
     #[arg(default_value = "last")]
     pub run: String,
     /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Markdown: a summary table per case and figure
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: every sample, one record per figure
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  vmscale compare last~1 last               the newer run against the older
+  vmscale compare base thp-on thp-off       by label; the first is the baseline
+  vmscale compare last                      one run's knob variants (--knob A/B)
+  vmscale compare last --ratio-of A         ratio table as A / B
+  vmscale compare --files a.txt b.txt       ministat-style: one number a line
+  vmscale compare --files a.csv b.csv --column time --better lower
+  vmscale compare 3 4 --markdown            also --csv, --json";
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Runs: ids, labels, `last`, `last~N` (sample files if all are existing files)
+    pub runs: Vec<String>,
+    /// Sample files instead of runs: one number a line, CSV with a header, or a JSON array
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// CSV column of the sample files, by name or 1-based number (default: first numeric)
+    #[arg(long)]
+    pub column: Option<String>,
+    /// For sample files: which direction is better, higher or lower
+    #[arg(long, default_value = "higher")]
+    pub better: String,
+    /// For sample files: the values are rates (harmonic mean, tested on logs)
+    #[arg(long)]
+    pub rate: bool,
+    /// Significance level for the Benjamini-Hochberg-adjusted p-values
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Seed of the bootstrap intervals
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only this figure (repeatable; default: every figure the run reports)
+    #[arg(long = "figure", value_name = "NAME")]
+    pub figures: Vec<String>,
+    /// Ratio table of knob variants: B (B / A) or A (A / B)
+    #[arg(long, default_value = "B", value_name = "A|B")]
+    pub ratio_of: String,
+    /// Markdown tables
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per case, figure and side
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// JSON: the whole comparison
     #[arg(long)]
     pub json: bool,
 }

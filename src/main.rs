@@ -13,7 +13,12 @@ fn main() {
     }
     let result = match cli.command {
         Command::Run(a) => commands::run::run(&db, a),
-        Command::Show(a) => commands::show::show(&db, &a.run, a.json),
+        Command::Show(a) => commands::show::show_as(
+            &db,
+            &a.run,
+            vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
+        ),
+        Command::Compare(a) => commands::compare::compare(&db, commands::compare::Request::from(a)),
         Command::List(a) => commands::list::list(&db, a.json),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
         Command::Restore(_) => commands::restore::restore(),

@@ -2,6 +2,7 @@
 //! clap definitions; they turn them into validated inputs for the runner,
 //! store and report layers.
 
+pub mod compare;
 pub mod fit;
 pub mod import;
 pub mod list;
@@ -12,6 +13,7 @@ pub mod report;
 pub mod restore;
 pub mod run;
 pub mod run_procs;
+pub mod samplefile;
 pub mod show;
 pub mod sysinfo;
 

@@ -7,6 +7,10 @@ pub mod cells;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
+pub mod compare;
+pub mod compare_diff;
+pub mod compare_layout;
+pub mod export;
 pub mod fit;
 pub mod fork;
 pub mod generic;
@@ -19,6 +23,7 @@ pub mod numa;
 pub mod pcp;
 pub mod pft;
 pub mod series;
+pub mod show;
 pub mod sysinfo;
 
 use crate::model::Run;

@@ -1,7 +1,8 @@
-//! Statistics over samples: summaries now; comparison and model fits join
-//! as their own modules.
+//! Statistics over samples: summaries, and the comparison tests (Welch,
+//! Benjamini-Hochberg, bootstrap); model fits join as their own modules.
 
 pub mod colour;
+pub mod compare;
 pub mod stopping;
 pub mod summary;
 pub mod usl;

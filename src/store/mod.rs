@@ -238,6 +238,16 @@ impl Store {
 
     /// Loads a run with all its samples.
     pub fn load(&self, id: i64) -> Result<Run, String> {
+        self.load_with(id, true)
+    }
+
+    /// Loads a run for statistics: per-task figures and noise are left
+    /// empty (they are most of the parsing on large runs).
+    pub fn load_figures(&self, id: i64) -> Result<Run, String> {
+        self.load_with(id, false)
+    }
+
+    fn load_with(&self, id: i64, full: bool) -> Result<Run, String> {
         let parse = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::Null);
         let meta = self
             .conn
@@ -289,12 +299,20 @@ impl Store {
             .collect::<Result<_, _>>()
             .map_err(err)?
         };
+        let index: std::collections::HashMap<String, usize> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.case.key(), i))
+            .collect();
         let mut st = self
             .conn
-            .prepare(
+            .prepare(if full {
                 "SELECT case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged
-                 FROM samples WHERE run_id = ?1 ORDER BY id",
-            )
+                 FROM samples WHERE run_id = ?1 ORDER BY id"
+            } else {
+                "SELECT case_key, seq, warmup, taken_at, figures, '[]', vmstat, '{}', flagged
+                 FROM samples WHERE run_id = ?1 ORDER BY id"
+            })
             .map_err(err)?;
         let rows = st
             .query_map([id], |r| {
@@ -321,8 +339,8 @@ impl Store {
             .map_err(err)?;
         for row in rows {
             let (key, sample) = row.map_err(err)?;
-            if let Some(c) = cases.iter_mut().find(|c| c.case.key() == key) {
-                c.samples.push(sample);
+            if let Some(&i) = index.get(&key) {
+                cases[i].samples.push(sample);
             }
         }
         Ok(Run { meta, cases })

@@ -1,0 +1,179 @@
+//! Benchmark (not a test): `vmscale compare` of two runs holding 100,000
+//! samples each. Fills a scratch store with pft-shaped samples (five
+//! figures, one task map, a dozen vmstat counters) over four task counts,
+//! then times the release binary five times and prints the median.
+//!
+//!   cargo build --release && cargo run --release --example bench_compare
+//!
+//! Options: `--samples N` per run (default 100000), `--keep` to leave the
+//! store in place.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
+use vmscale::stats::compare::SplitMix64;
+use vmscale::store::{NewRun, Store};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let samples: usize = args
+        .iter()
+        .position(|a| a == "--samples")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let keep = args.iter().any(|a| a == "--keep");
+    let dir = std::env::temp_dir().join(format!("vmscale-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let db = dir.join("bench.db");
+    let exe = std::env::current_exe().expect("current exe");
+    let vmscale = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .map(|p| p.join("vmscale"))
+        .expect("target dir");
+    assert!(
+        vmscale.exists(),
+        "build the binary first: cargo build --release"
+    );
+
+    let t = Instant::now();
+    fill(&db, samples);
+    eprintln!(
+        "filled {} with 2 x {samples} samples in {:.1} s",
+        db.display(),
+        t.elapsed().as_secs_f64()
+    );
+
+    // Where the time goes, in process: load, statistics, text.
+    let t = Instant::now();
+    let store = Store::open(&db).expect("open");
+    let runs = [
+        store.load_figures(1).expect("load"),
+        store.load_figures(2).expect("load"),
+    ];
+    let t_load = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let sides: Vec<_> = runs
+        .iter()
+        .map(vmscale::report::compare::Side::run)
+        .collect();
+    let opts = vmscale::report::compare::Options {
+        alpha: 0.05,
+        seed: 1,
+        figures: Vec::new(),
+        ratio_of: vmscale::report::compare::RatioOf::B,
+    };
+    let c = vmscale::report::compare::compare(&sides, "runs", &opts);
+    let t_stats = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let report = vmscale::report::compare_layout::report(&c);
+    let text = vmscale::report::export::exporter(vmscale::report::export::Format::Text)
+        .export(&report)
+        .expect("export");
+    eprintln!(
+        "in process: load {t_load:.3} s, statistics {t_stats:.3} s ({} bootstrap rounds), \
+         layout {:.3} s ({} lines)",
+        c.bootstrap_rounds,
+        t.elapsed().as_secs_f64(),
+        text.lines().count()
+    );
+
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = std::process::Command::new(&vmscale)
+            .args(["--db", db.to_str().unwrap_or_default(), "compare", "1", "2"])
+            .output()
+            .expect("run vmscale");
+        times.push(t.elapsed().as_secs_f64());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "compare of 2 runs x {samples} samples: median {:.3} s (min {:.3}, max {:.3}, 5 runs)",
+        times[2], times[0], times[4]
+    );
+    if !keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn fill(db: &std::path::Path, samples: usize) {
+    let mut st = Store::open(db).expect("open store");
+    let figures = [
+        Figure::new("fault/wsec", "faults/s", Better::Higher, true),
+        Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+    ];
+    let cases: Vec<Case> = [1, 2, 4, 8]
+        .iter()
+        .map(|&t| Case::new(t, "fault"))
+        .collect();
+    let mut rng = SplitMix64::new(5);
+    for (r, shift) in [(0, 1.0), (1, 1.02)] {
+        let id = st
+            .create_run(&NewRun {
+                label: Some(if r == 0 { "base" } else { "new" }),
+                workload: "pft",
+                command_line: "bench",
+                config: &serde_json::json!({}),
+                figures: &figures,
+                machine: &serde_json::json!({ "kernel_release": "bench" }),
+                knobs: &serde_json::json!({}),
+                cases: &cases,
+                origin: "measured",
+            })
+            .expect("create run");
+        st.connection().execute_batch("BEGIN").expect("begin");
+        for i in 0..samples {
+            let c = &cases[i % cases.len()];
+            let mut noise = || 1.0 + 0.01 * rng.normal();
+            let wall = 0.05 * noise() / shift;
+            let figs = BTreeMap::from([
+                ("fault/wsec".to_string(), 4096.0 / wall),
+                ("flt/cpu/s".to_string(), 4096.0 / (0.04 * noise())),
+                ("wall".to_string(), wall),
+                ("user".to_string(), 0.001 * noise()),
+                ("system".to_string(), 0.04 * noise()),
+            ]);
+            let vm: BTreeMap<String, i64> = [
+                "pgfault",
+                "pgmajfault",
+                "numa_hit",
+                "numa_local",
+                "pgalloc_normal",
+                "pgfree",
+                "thp_fault_alloc",
+                "pgmigrate_success",
+                "numa_hint_faults",
+                "nr_free_pages",
+            ]
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.to_string(), 4096 + k as i64 + (rng.below(64) as i64)))
+            .collect();
+            let s = Sample {
+                seq: (i / cases.len()) as i64,
+                warmup: false,
+                taken_at: "2025-01-01T00:00:00Z".into(),
+                data: SampleData {
+                    figures: figs.clone(),
+                    tasks: vec![figs],
+                },
+                vmstat: vm,
+                noise: BTreeMap::new(),
+                flagged: false,
+            };
+            st.add_sample(id, c, &s).expect("add sample");
+        }
+        st.connection().execute_batch("COMMIT").expect("commit");
+        st.finish_run(id, Status::Complete, None).expect("finish");
+    }
+}

@@ -1,0 +1,226 @@
+//! `vmscale compare`: runs side by side (the first is the baseline), the
+//! knob variants of one run, or plain sample files, in any output format.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::samplefile;
+use super::{Error, Result};
+use crate::model::{Better, Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData, Status};
+use crate::report::compare::{self, Options, RatioOf, Side};
+use crate::report::compare_layout;
+use crate::report::export::{self, Format};
+use crate::store::Store;
+
+/// What `compare` was asked, already taken from the command line.
+pub struct Request {
+    pub runs: Vec<String>,
+    pub files: Vec<PathBuf>,
+    pub column: Option<String>,
+    pub better: String,
+    pub rate: bool,
+    pub alpha: f64,
+    pub seed: u64,
+    pub figures: Vec<String>,
+    pub ratio_of: String,
+    pub format: Format,
+}
+
+fn options(r: &Request) -> Result<Options> {
+    if !(r.alpha > 0.0 && r.alpha < 1.0) {
+        return Err(Error::Input(format!(
+            "--alpha {} is not a significance level: use a value between 0 and 1, such as 0.05",
+            r.alpha
+        )));
+    }
+    let ratio_of = match r.ratio_of.to_ascii_uppercase().as_str() {
+        "B" | "B/A" => RatioOf::B,
+        "A" | "A/B" => RatioOf::A,
+        other => {
+            return Err(Error::Input(format!(
+                "--ratio-of {other}: use B (variant B / variant A) or A (A / B)"
+            )));
+        }
+    };
+    Ok(Options {
+        alpha: r.alpha,
+        seed: r.seed,
+        figures: r.figures.clone(),
+        ratio_of,
+    })
+}
+
+pub fn compare(db: &Path, r: Request) -> Result<()> {
+    let opts = options(&r)?;
+    // Positional names that are all existing files are sample files.
+    let as_files = !r.files.is_empty()
+        || (!r.runs.is_empty() && r.runs.iter().all(|p| Path::new(p).is_file()));
+    if as_files {
+        let mut paths = r.files.clone();
+        if r.files.is_empty() {
+            paths.extend(r.runs.iter().map(PathBuf::from));
+        } else if !r.runs.is_empty() {
+            return Err(Error::Input(
+                "give either runs or --files, not both: runs are compared with runs, files with files".into(),
+            ));
+        }
+        return files(&paths, &r, &opts);
+    }
+    if r.runs.is_empty() {
+        return Err(Error::Input(
+            "name the runs to compare (ids, labels, last, last~N), or sample files with --files"
+                .into(),
+        ));
+    }
+    let store = Store::open_existing(db).map_err(Error::Input)?;
+    let mut loaded = Vec::new();
+    for spec in &r.runs {
+        let id = store.resolve(spec).map_err(Error::Input)?;
+        loaded.push(store.load_figures(id).map_err(Error::Failed)?);
+    }
+    check_figures(&loaded[0].meta, &opts)?;
+    let (sides, kind) = if loaded.len() == 1 {
+        let v = Side::variants(&loaded[0]);
+        if v.is_empty() {
+            return Err(Error::Input(format!(
+                "run {} has no knob variants to compare: name two or more runs, e.g. `vmscale compare {} last`",
+                loaded[0].meta.id, loaded[0].meta.id
+            )));
+        }
+        (v, "variants")
+    } else {
+        (loaded.iter().map(Side::run).collect(), "runs")
+    };
+    emit(&compare::compare(&sides, kind, &opts), r.format)
+}
+
+fn check_figures(meta: &RunMeta, opts: &Options) -> Result<()> {
+    for f in &opts.figures {
+        if !meta.figures.iter().any(|x| &x.name == f) {
+            let known: Vec<&str> = meta.figures.iter().map(|x| x.name.as_str()).collect();
+            return Err(Error::Input(format!(
+                "--figure {f}: run {} reports {}",
+                meta.id,
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn emit(c: &compare::Comparison, format: Format) -> Result<()> {
+    let report = compare_layout::report(c);
+    let out = export::exporter(format)
+        .export(&report)
+        .map_err(Error::Failed)?;
+    print!("{out}");
+    Ok(())
+}
+
+/// A file's numbers as an in-memory run with one case, never stored.
+fn file_run(i: usize, path: &Path, v: &samplefile::Values, figure: &Figure) -> Run {
+    let case = Case::new(1, "file");
+    let samples = v
+        .values
+        .iter()
+        .enumerate()
+        .map(|(seq, x)| Sample {
+            seq: seq as i64,
+            warmup: false,
+            taken_at: String::new(),
+            data: SampleData {
+                figures: BTreeMap::from([(figure.name.clone(), *x)]),
+                tasks: Vec::new(),
+            },
+            vmstat: BTreeMap::new(),
+            noise: BTreeMap::new(),
+            flagged: false,
+        })
+        .collect();
+    Run {
+        meta: RunMeta {
+            id: i as i64 + 1,
+            label: Some(path.display().to_string()),
+            workload: "file".into(),
+            command_line: String::new(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            config: serde_json::json!({ "path": path.display().to_string() }),
+            figures: vec![figure.clone()],
+            machine: serde_json::Value::Null,
+            knobs: serde_json::Value::Null,
+            started_at: String::new(),
+            ended_at: None,
+            status: Status::Complete,
+            note: None,
+            origin: format!("file {}", path.display()),
+        },
+        cases: vec![CaseSamples { case, samples }],
+    }
+}
+
+fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
+    if paths.len() < 2 {
+        return Err(Error::Input(
+            "compare needs two or more sample files: the first is the baseline".into(),
+        ));
+    }
+    let better = match r.better.as_str() {
+        "higher" => Better::Higher,
+        "lower" => Better::Lower,
+        other => {
+            return Err(Error::Input(format!(
+                "--better {other}: use higher or lower"
+            )));
+        }
+    };
+    let mut parsed = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Error::Input(format!("cannot read {}: {e}", p.display())))?;
+        parsed.push(
+            samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())
+                .map_err(Error::Input)?,
+        );
+    }
+    let figure = Figure::new(&parsed[0].column, "", better, r.rate);
+    let runs: Vec<Run> = paths
+        .iter()
+        .zip(&parsed)
+        .enumerate()
+        .map(|(i, (p, v))| file_run(i, p, v, &figure))
+        .collect();
+    let sides: Vec<Side> = runs
+        .iter()
+        .map(|run| {
+            let mut s = Side::run(run);
+            s.name = run.meta.label.clone().unwrap_or_default();
+            s.label = String::new();
+            s.run_id = None;
+            s
+        })
+        .collect();
+    let opts = Options {
+        alpha: opts.alpha,
+        seed: opts.seed,
+        figures: Vec::new(),
+        ratio_of: opts.ratio_of,
+    };
+    emit(&compare::compare(&sides, "files", &opts), r.format)
+}
+
+impl From<crate::cli::CompareArgs> for Request {
+    fn from(a: crate::cli::CompareArgs) -> Request {
+        Request {
+            format: Format::from_flags(a.markdown, a.csv, a.json),
+            runs: a.runs,
+            files: a.files,
+            column: a.column,
+            better: a.better,
+            rate: a.rate,
+            alpha: a.alpha,
+            seed: a.seed,
+            figures: a.figures,
+            ratio_of: a.ratio_of,
+        }
+    }
+}

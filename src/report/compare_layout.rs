@@ -1,0 +1,406 @@
+//! The comparison as a document: mmtests-style blocks (seed 001) with
+//! signed % changes, p-values and ratio intervals, the ratio table of seed
+//! 003, vmstat spread and the metadata differences; plus flat records for
+//! CSV and the data for JSON.
+
+use super::compare::{Cell, Comparison, Group, RatioOf};
+use super::export::{Align, Block, Records, Report, Table};
+use crate::model::Better;
+
+/// Two decimals as mmtests prints, more for small magnitudes so that
+/// about four significant digits survive (0.01740, 0.001193).
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    let decimals = if a == 0.0 || a >= 10.0 {
+        2
+    } else {
+        (3 - (a * (1.0 + 1e-9)).log10().floor() as i32).clamp(2, 9) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+fn pct(v: f64) -> String {
+    if v == 0.0 {
+        "(  0.00%)".into()
+    } else if v.is_finite() {
+        format!("({v:>+7.2}%)")
+    } else {
+        "(      -%)".into()
+    }
+}
+
+fn pval(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+fn header(c: &Comparison) -> Vec<Vec<String>> {
+    let mut h1 = vec![String::new(), String::new()];
+    let mut h2 = vec![String::new(), String::new()];
+    for s in &c.sides {
+        h1.push(s.name.clone());
+        h2.push(s.label.clone());
+    }
+    if h2.iter().all(|x| x.is_empty()) {
+        vec![h1]
+    } else {
+        vec![h1, h2]
+    }
+}
+
+fn row_label(g: &Group, tasks: usize) -> String {
+    if g.rows.len() == 1 {
+        g.figure.name.clone()
+    } else {
+        format!("{}-{}", g.figure.name, tasks)
+    }
+}
+
+type StatFn = fn(&crate::stats::summary::Summary) -> f64;
+
+/// Rows Min, Amean/Hmean, Stddev, CoeffVar, Max per task count, then the
+/// p-value and ratio rows.
+fn group_table(c: &Comparison, g: &Group) -> Table {
+    let mean_name = if g.figure.rate { "Hmean" } else { "Amean" };
+    let stats: [(&str, StatFn); 5] = [
+        ("Min", |s| s.min),
+        ("", |s| s.mean),
+        ("Stddev", |s| s.stddev),
+        ("CoeffVar", |s| s.coeff_var),
+        ("Max", |s| s.max),
+    ];
+    let mut rows = Vec::new();
+    for (si, (name, get)) in stats.iter().enumerate() {
+        let name = if si == 1 { mean_name } else { name };
+        for r in &g.rows {
+            let mut row = vec![name.to_string(), row_label(g, r.tasks)];
+            for cell in &r.cells {
+                row.push(match (&cell.summary, &cell.pct) {
+                    (Some(s), Some(p)) => {
+                        let mark = if si == 1 && cell.significant {
+                            " *"
+                        } else {
+                            "  "
+                        };
+                        format!("{} {}{mark}", num(get(s)), pct(p[si]))
+                    }
+                    (Some(s), None) => format!("{}  {:>10}  ", num(get(s)), ""),
+                    _ => "-  ".into(),
+                });
+            }
+            rows.push(row);
+        }
+    }
+    for r in &g.rows {
+        let mut row = vec!["p-value".to_string(), row_label(g, r.tasks)];
+        for (i, cell) in r.cells.iter().enumerate() {
+            row.push(p_cell(i, cell));
+        }
+        rows.push(row);
+    }
+    for r in &g.rows {
+        let mut row = vec!["Ratio".to_string(), row_label(g, r.tasks)];
+        for (i, cell) in r.cells.iter().enumerate() {
+            row.push(match (i, cell.ratio, cell.ratio_ci) {
+                (0, _, _) => "1.000  ".into(),
+                (_, Some(x), Some((lo, hi))) => format!(
+                    "{x:.3} [{lo:.3},{hi:.3}]{}",
+                    if cell.ratio_ci_normal { "n " } else { "  " }
+                ),
+                (_, Some(x), None) => format!("{x:.3}  "),
+                _ => "-  ".into(),
+            });
+        }
+        rows.push(row);
+    }
+    let _ = c;
+    let mut align = vec![Align::Left, Align::Left];
+    align.extend(std::iter::repeat_n(Align::Right, g.rows[0].cells.len()));
+    Table {
+        header: header(c),
+        align,
+        rows,
+    }
+}
+
+fn p_cell(i: usize, cell: &Cell) -> String {
+    if i == 0 {
+        return "-  ".into();
+    }
+    match (cell.p, cell.p_adjusted) {
+        (Some(p), Some(q)) => format!(
+            "{} adj {}{}",
+            pval(p),
+            pval(q),
+            if cell.significant { " *" } else { "  " }
+        ),
+        _ => "n<2  ".into(),
+    }
+}
+
+fn better_word(b: Better) -> &'static str {
+    match b {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+    }
+}
+
+fn legend(c: &Comparison) -> String {
+    let base = &c.sides[0];
+    format!(
+        "Baseline: {}{}. % change: positive is better, negative is worse (each\n\
+         title says which way the figure is better); Stddev, CoeffVar: less is better.\n\
+         p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
+         adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n\
+         Ratio: mean / baseline mean, [95% CI] by seeded bootstrap (seed {}, {} rounds).\n{}",
+        base.name,
+        if base.label.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", base.label)
+        },
+        c.tests,
+        c.alpha,
+        c.seed,
+        c.bootstrap_rounds,
+        if c.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .flat_map(|r| &r.cells)
+            .any(|c| c.ratio_ci_normal)
+        {
+            "[CI]n: normal interval on logs (delta method), for rows over 20000 values.\n"
+        } else {
+            ""
+        },
+    )
+}
+
+fn vmstat_table(c: &Comparison, v: &super::compare::VmstatCase) -> Table {
+    let mut h = header(c);
+    for line in &mut h {
+        line.remove(1);
+    }
+    h[0][0] = "vmstat delta/sample".into();
+    let mut rows = Vec::new();
+    for (name, spreads) in &v.counters {
+        let mut row = vec![name.clone()];
+        for s in spreads {
+            row.push(match s {
+                Some(s) if s.mean != 0.0 => {
+                    format!("{:.0} ±{:.1}%", s.mean, s.stddev / s.mean.abs() * 100.0)
+                }
+                Some(s) => format!("{:.0} ±{:.0}", s.mean, s.stddev),
+                None => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    let mut align = vec![Align::Left];
+    align.extend(std::iter::repeat_n(Align::Right, c.sides.len()));
+    Table {
+        header: h,
+        align,
+        rows,
+    }
+}
+
+fn ratio_block(c: &Comparison) -> Option<Table> {
+    let r = c.ratio.as_ref()?;
+    let a = c.sides.first()?;
+    let b = c.sides.get(1)?;
+    let mut rows = Vec::new();
+    let mut last = None;
+    for row in &r.rows {
+        if last.as_ref() != Some(&row.case) {
+            if last.is_some() {
+                rows.push(vec![String::new()]);
+            }
+            rows.push(vec![row.case.to_uppercase()]);
+            last = Some(row.case.clone());
+        }
+        rows.push(vec![
+            format!("{:>8}", format!("{}P", row.tasks)),
+            num(row.a),
+            num(row.b),
+            format!("{:.2}", row.ratio),
+        ]);
+    }
+    Some(Table {
+        header: vec![vec![
+            "TESTCASE".into(),
+            format!("A: {}", a.label),
+            format!("B: {}", b.label),
+            match r.ratio_of {
+                RatioOf::B => "RATIO B/A".into(),
+                RatioOf::A => "RATIO A/B".into(),
+            },
+        ]],
+        align: vec![Align::Left, Align::Right, Align::Right, Align::Right],
+        rows,
+    })
+}
+
+fn blocks(c: &Comparison) -> Vec<Block> {
+    let mut b = Vec::new();
+    if let (Some(t), Some(r)) = (ratio_block(c), &c.ratio) {
+        b.push(Block::Title(format!(
+            "{} ({}, {}), mean by task count",
+            r.figure.name,
+            r.figure.unit,
+            better_word(r.figure.better)
+        )));
+        b.push(Block::Table(t));
+    }
+    for g in &c.groups {
+        let unit = if g.figure.unit.is_empty() {
+            String::new()
+        } else {
+            format!("{}, ", g.figure.unit)
+        };
+        b.push(Block::Title(format!(
+            "{}: {} ({unit}{})",
+            g.case,
+            g.figure.name,
+            better_word(g.figure.better)
+        )));
+        b.push(Block::Table(group_table(c, g)));
+    }
+    b.push(Block::Title("Legend".into()));
+    b.push(Block::Paragraph(legend(c)));
+    for v in &c.vmstat {
+        b.push(Block::Title(format!("vmstat: {} (mean ±CoeffVar)", v.key)));
+        b.push(Block::Table(vmstat_table(c, v)));
+    }
+    if !c.unmatched.is_empty() {
+        b.push(Block::Title("Not compared".into()));
+        b.push(Block::Paragraph(format!(
+            "cases the baseline lacks: {}\n",
+            c.unmatched.join(", ")
+        )));
+    }
+    if !c.differences.is_empty() {
+        b.push(Block::Title("These runs also differ in:".into()));
+        let mut h = vec!["what".to_string()];
+        h.extend(c.sides.iter().map(|s| s.name.clone()));
+        b.push(Block::Table(Table {
+            header: vec![h],
+            align: vec![Align::Left; c.sides.len() + 1],
+            rows: c
+                .differences
+                .iter()
+                .map(|d| {
+                    let mut r = vec![d.what.clone()];
+                    r.extend(d.values.iter().map(|v| clip(v, 40)));
+                    r
+                })
+                .collect(),
+        }));
+    }
+    b
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 3).collect();
+        t.push_str("...");
+        t
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite())
+        .map(|x| format!("{x}"))
+        .unwrap_or_default()
+}
+
+/// One record per (case, figure, side).
+fn records(c: &Comparison) -> Records {
+    let columns = [
+        "case",
+        "tasks",
+        "figure",
+        "unit",
+        "better",
+        "side",
+        "label",
+        "n",
+        "min",
+        "median",
+        "mean",
+        "mean_kind",
+        "stddev",
+        "coeff_var",
+        "max",
+        "ci95",
+        "pct_mean",
+        "p",
+        "p_adjusted",
+        "significant",
+        "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
+    ];
+    let mut rows = Vec::new();
+    for g in &c.groups {
+        for r in &g.rows {
+            for (side, cell) in c.sides.iter().zip(&r.cells) {
+                let s = cell.summary.as_ref();
+                rows.push(vec![
+                    g.case.clone(),
+                    r.tasks.to_string(),
+                    g.figure.name.clone(),
+                    g.figure.unit.clone(),
+                    match g.figure.better {
+                        Better::Higher => "higher".into(),
+                        Better::Lower => "lower".into(),
+                    },
+                    side.name.clone(),
+                    side.label.clone(),
+                    s.map(|s| s.n.to_string()).unwrap_or_default(),
+                    opt(s.map(|s| s.min)),
+                    opt(s.map(|s| s.median)),
+                    opt(s.map(|s| s.mean)),
+                    if g.figure.rate {
+                        "harmonic"
+                    } else {
+                        "arithmetic"
+                    }
+                    .into(),
+                    opt(s.map(|s| s.stddev)),
+                    opt(s.map(|s| s.coeff_var)),
+                    opt(s.map(|s| s.max)),
+                    opt(s.map(|s| s.ci95)),
+                    opt(cell.pct.map(|p| p[1])),
+                    opt(cell.p),
+                    opt(cell.p_adjusted),
+                    cell.significant.to_string(),
+                    opt(cell.ratio),
+                    opt(cell.ratio_ci.map(|c| c.0)),
+                    opt(cell.ratio_ci.map(|c| c.1)),
+                ]);
+            }
+        }
+    }
+    Records {
+        columns: columns.iter().map(|s| s.to_string()).collect(),
+        rows,
+    }
+}
+
+pub fn report(c: &Comparison) -> Report {
+    Report {
+        text: None,
+        blocks: blocks(c),
+        records: records(c),
+        data: serde_json::to_value(c).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,169 @@
+//! `show` as a report for every format: the historical text layout byte
+//! for byte, a summary table per case for Markdown, every sample as a CSV
+//! record, and the stored run as JSON.
+
+use super::export::{Align, Block, Records, Report, Table};
+use crate::model::Run;
+use crate::stats::summary::summarise;
+
+fn f(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+/// n, Min, Median, Amean/Hmean, Stddev, CoeffVar, Max and the 95 % CI per
+/// case and figure.
+pub fn summary_table(run: &Run) -> Table {
+    let mut rows = Vec::new();
+    for c in &run.cases {
+        for fig in &run.meta.figures {
+            let values: Vec<f64> = c
+                .measured()
+                .filter_map(|s| s.data.figures.get(&fig.name).copied())
+                .collect();
+            if let Some(s) = summarise(&values, fig.rate) {
+                rows.push(vec![
+                    c.case.key(),
+                    fig.name.clone(),
+                    s.n.to_string(),
+                    f(s.min),
+                    f(s.median),
+                    format!("{} {}", f(s.mean), if fig.rate { "H" } else { "A" }),
+                    f(s.stddev),
+                    format!("{:.2}", s.coeff_var),
+                    f(s.max),
+                    format!("±{}", f(s.ci95)),
+                ]);
+            }
+        }
+    }
+    let mut align = vec![Align::Left, Align::Left];
+    align.extend([Align::Right; 8]);
+    Table {
+        header: vec![
+            [
+                "case", "figure", "n", "Min", "Median", "Mean", "Stddev", "CoeffVar", "Max", "CI95",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ],
+        align,
+        rows,
+    }
+}
+
+/// Every stored sample, one record per sample and figure.
+pub fn records(run: &Run) -> Records {
+    let mut rows = Vec::new();
+    for c in &run.cases {
+        for s in &c.samples {
+            for (name, v) in &s.data.figures {
+                rows.push(vec![
+                    run.meta.id.to_string(),
+                    c.case.key(),
+                    c.case.variant.clone(),
+                    c.case.tasks.to_string(),
+                    c.case.knobs_label(),
+                    s.seq.to_string(),
+                    s.warmup.to_string(),
+                    s.flagged.to_string(),
+                    name.clone(),
+                    format!("{v}"),
+                ]);
+            }
+        }
+    }
+    Records {
+        columns: [
+            "run", "case", "variant", "tasks", "knobs", "seq", "warmup", "flagged", "figure",
+            "value",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+    }
+}
+
+pub fn report(run: &Run) -> Report {
+    Report {
+        text: Some(super::text(run)),
+        blocks: vec![
+            Block::Title(super::header(run).trim_end().to_string()),
+            Block::Table(summary_table(run)),
+        ],
+        records: records(run),
+        data: serde_json::to_value(run).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData, Status};
+    use crate::report::export::{Format, exporter};
+
+    fn run() -> Run {
+        let samples = (0..3)
+            .map(|i| Sample {
+                seq: i,
+                warmup: i == 0,
+                taken_at: String::new(),
+                data: SampleData {
+                    figures: [("wall".to_string(), 1.0 + i as f64)].into(),
+                    tasks: Vec::new(),
+                },
+                vmstat: Default::default(),
+                noise: Default::default(),
+                flagged: false,
+            })
+            .collect();
+        Run {
+            meta: RunMeta {
+                id: 4,
+                label: Some("l".into()),
+                workload: "other".into(),
+                command_line: String::new(),
+                version: String::new(),
+                config: serde_json::Value::Null,
+                figures: vec![Figure::new("wall", "s", Better::Lower, false)],
+                machine: serde_json::Value::Null,
+                knobs: serde_json::Value::Null,
+                started_at: String::new(),
+                ended_at: None,
+                status: Status::Complete,
+                note: None,
+                origin: "measured".into(),
+            },
+            cases: vec![CaseSamples {
+                case: Case::new(2, "x"),
+                samples,
+            }],
+        }
+    }
+
+    #[test]
+    fn text_is_the_historical_layout_byte_for_byte() {
+        let r = run();
+        let out = exporter(Format::Text).export(&report(&r)).unwrap();
+        assert_eq!(out, crate::report::text(&r));
+    }
+
+    #[test]
+    fn csv_has_every_sample_and_markdown_the_summary() {
+        let r = run();
+        let csv = exporter(Format::Csv).export(&report(&r)).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 3);
+        assert!(csv.contains("4,x/2,x,2,,0,true,false,wall,1\n"), "{csv}");
+        let md = exporter(Format::Markdown).export(&report(&r)).unwrap();
+        // Warm-up excluded: n = 2, values 2 and 3.
+        assert!(
+            md.contains("| x/2 | wall | 2 | 2.000 | 2.500 | 2.500 A |"),
+            "{md}"
+        );
+    }
+}
