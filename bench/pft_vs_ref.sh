@@ -18,9 +18,11 @@ export VMSCALE_DB="$work/bench.db"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 for tasks in 1 2; do
-  : > "$work/ref.$tasks"; : > "$work/vm.$tasks"; : > "$work/us.$tasks"
+  : > "$work/ref.$tasks"; : > "$work/vm.$tasks"; : > "$work/us.$tasks"; : > "$work/refus.$tasks"
   for _ in $(seq "$rounds"); do
-    "$work/pft_ref" "$tasks" "$bytes" | awk '{print $1}' >> "$work/ref.$tasks"
+    "$work/pft_ref" "$tasks" "$bytes" > "$work/ref.out"
+    awk '{print $1}' "$work/ref.out" >> "$work/ref.$tasks"
+    awk '{print ($3 > 0) ? $2 / $3 : 0}' "$work/ref.out" >> "$work/refus.$tasks"
     ./target/release/vmscale run pft --tasks "$tasks" --size-per-task "$size" --reps 1 --warmup 0 \
         --pin none --json > "$work/run.json"
     python3 - "$work/run.json" >> "$work/vm.$tasks" 2>> "$work/us.$tasks" <<'PY'
@@ -30,7 +32,8 @@ print(f["fault/wsec"])
 print(f["user"] / f["system"] if f["system"] > 0 else 0, file=sys.stderr)
 PY
   done
-  ref=$(median < "$work/ref.$tasks"); vm=$(median < "$work/vm.$tasks"); us=$(median < "$work/us.$tasks")
-  printf 'tasks %d: vmscale %.0f fault/wsec, C reference %.0f, ratio %.3f; vmscale user/system %.2f %% (medians of %d interleaved rounds, %s per task)\n' \
-    "$tasks" "$vm" "$ref" "$(echo "$vm / $ref" | bc -l)" "$(echo "$us * 100" | bc -l)" "$rounds" "$size"
+  ref=$(median < "$work/ref.$tasks"); vm=$(median < "$work/vm.$tasks")
+  us=$(median < "$work/us.$tasks"); refus=$(median < "$work/refus.$tasks")
+  printf 'tasks %d: vmscale %.0f fault/wsec, C reference %.0f, ratio %.3f; user/system vmscale %.2f %%, C reference %.2f %% (medians of %d interleaved rounds, %s per task)\n' \
+    "$tasks" "$vm" "$ref" "$(echo "$vm / $ref" | bc -l)" "$(echo "$us * 100" | bc -l)" "$(echo "$refus * 100" | bc -l)" "$rounds" "$size"
 done
