@@ -2,7 +2,10 @@
 //! JavaScript, nothing fetched). One module per plot kind; `plots_for` is
 //! where a workload's own plots are chosen.
 
+pub mod colour;
 pub mod compare;
+pub mod heatmap;
+pub mod latency;
 pub mod scaling;
 pub mod svg;
 pub mod tables;
@@ -26,11 +29,12 @@ pub type Plot = (String, String);
 
 /// The extension point: the plots a run's workload draws. Workloads whose
 /// figures are per task count get the generic scaling plots; others add an
-/// arm here, e.g. `"c2c" => c2c::heat_map(run)`,
-/// `"latency" => latency::curve(run)`, `"colour" => colour::histograms(run)`.
-#[allow(clippy::match_single_binding)] // the arms for c2c, latency and colour go here
+/// arm here.
 pub fn plots_for(run: &Run, figure: Option<&str>) -> Vec<Plot> {
     match run.meta.workload.as_str() {
+        "c2c" => heatmap::plots(run),
+        "latency" => latency::plots(run),
+        "colour" => colour::plots(run),
         _ => scaling::plots(run, figure),
     }
 }
