@@ -5,10 +5,12 @@
 pub mod clock;
 mod launch;
 pub mod pin;
+mod reports;
 pub mod shared;
 pub mod signals;
 
 pub use launch::{Task, TaskOutcome, run_tasks};
+pub use reports::{first_error, first_error_as, first_start_ns, wall_ns};
 
 use serde::{Deserialize, Serialize};
 

@@ -211,13 +211,7 @@ impl Churn {
 }
 
 fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
+    exec::first_error(reports)?;
     let rates: Vec<f64> = reports
         .iter()
         .map(|r| {
@@ -243,9 +237,7 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, Stri
     f.insert("faults".into(), sum(&|r| r.minflt as f64));
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    f.insert("wall".into(), end.saturating_sub(start) as f64 / 1e9);
+    f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
     // Per-interval totals: interval k of every task, each rate over its own
     // measured interval, summed.
     let points = reports

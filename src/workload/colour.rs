@@ -493,14 +493,7 @@ impl Workload for Colour {
             colour_task(task, &shared, &plan)
         })?;
         let pcp_after = zoneinfo::read_live();
-        if let Some((i, e)) = outcome
-            .reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("task {i}: {e}"));
-        }
+        exec::first_error(&outcome.reports)?;
         let t0 = clock::monotonic_ns();
         let frames: Vec<Vec<u64>> = (0..case.tasks)
             .map(|i| {

@@ -280,16 +280,8 @@ fn resident(base: *mut u8, len: usize, ps: usize) -> u64 {
 }
 
 fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let wall = end.saturating_sub(start) as f64 / 1e9;
+    exec::first_error(reports)?;
+    let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
     let forks = sum(&|r| r.values[V_FORKS]);
     let parent_sys = sum(&|r| r.sys_ns as f64) / 1e9;

@@ -351,13 +351,7 @@ impl Workload for Numa {
             return Err(e);
         }
         let reports: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
-        if let Some((i, e)) = reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("process {i}: {e}"));
-        }
+        exec::first_error_as(&reports, "process")?;
         Ok(self.summarise(
             &reports,
             released,

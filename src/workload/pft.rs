@@ -275,16 +275,9 @@ fn resident_pages(base: *mut libc::c_void, bytes: usize, page_size: usize) -> u6
 
 /// Folds task reports into the sample's figures.
 fn summarise(reports: &[TaskReport], bytes_per_task: u64) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let wall = (end.saturating_sub(start)) as f64 / 1e9;
+    exec::first_error(reports)?;
+    let start = exec::first_start_ns(reports);
+    let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
     let user = sum(&|r| r.user_ns as f64 / 1e9);
     let system = sum(&|r| r.sys_ns as f64 / 1e9);
