@@ -63,8 +63,7 @@ impl Atomic {
         if cfg.fold == 0 {
             return Err("--fold must be at least 1 (fold every K increments)".into());
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Atomic { cfg, machine })
     }
 }

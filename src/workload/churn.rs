@@ -36,9 +36,7 @@ pub struct Churn {
 
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.chunk < cfg.page_size {
             return Err(format!(
                 "--chunk must be at least one page ({} bytes)",
@@ -54,8 +52,7 @@ impl Churn {
         if cfg.every.is_nan() || cfg.every < 0.01 {
             return Err("--every must be at least 0.01 seconds".into());
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
 }

@@ -61,9 +61,7 @@ pub struct Colour {
 impl Colour {
     /// Validates the configuration and refuses if PFNs cannot be read.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.size_per_task < cfg.page_size {
             return Err(format!(
                 "--size-per-task {} is less than one page ({} bytes): raise it",
@@ -79,20 +77,8 @@ impl Colour {
                 cfg.colours
             ));
         }
-        if cfg.thp == Thp::Always
-            && !matches!(
-                machine.thp_enabled.as_deref(),
-                Some("always") | Some("madvise")
-            )
-        {
-            return Err(format!(
-                "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to always \
-                 or madvise (it is {}): change it, or use --thp never",
-                machine.thp_enabled.as_deref().unwrap_or("unknown")
-            ));
-        }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        cfg.thp.check(&machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         check_pagemap(cfg.page_size as usize)?;
         Ok(Colour { cfg, machine })
     }

@@ -52,9 +52,7 @@ pub struct Fork {
 
 impl Fork {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.forks == 0 {
             return Err("--forks 0 does no work: use 1 or more".into());
         }
@@ -79,8 +77,7 @@ impl Fork {
                 dir.display()
             ));
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Fork { cfg, machine })
     }
 }

@@ -61,8 +61,7 @@ impl Lockfan {
         if let Some(k) = cfg.locks.iter().find(|&&k| k > 1 << 20) {
             return Err(format!("--locks {k} is more than 1048576 locks"));
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Lockfan { cfg, machine })
     }
 

@@ -19,6 +19,25 @@ pub enum Thp {
     Always,
 }
 
+impl Thp {
+    /// `always` needs THP enabled (always or madvise) on the machine.
+    pub fn check(&self, machine: &Snapshot) -> Result<(), String> {
+        if *self == Thp::Always {
+            match machine.thp_enabled.as_deref() {
+                Some("always") | Some("madvise") => {}
+                other => {
+                    return Err(format!(
+                        "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to \
+                         always or madvise (it is {}): change it, or use --thp never",
+                        other.unwrap_or("unknown")
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl std::str::FromStr for Thp {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -59,9 +78,7 @@ pub struct Pft {
 impl Pft {
     /// Checks the configuration against the machine; errors are input errors.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Pft, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         let max_cline = cfg.page_size / cfg.line_size;
         if cfg.cline < 1 || cfg.cline > max_cline {
             return Err(format!(
@@ -85,21 +102,8 @@ impl Pft {
                 ));
             }
         }
-        if pft.cfg.thp == Thp::Always {
-            match pft.machine.thp_enabled.as_deref() {
-                Some("always") | Some("madvise") => {}
-                other => {
-                    return Err(format!(
-                        "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to \
-                         always or madvise (it is {}): change it, or use --thp never",
-                        other.unwrap_or("unknown")
-                    ));
-                }
-            }
-        }
-        // Fail on a bad pin list now, not in the middle of a run.
-        let most = pft.cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&pft.cfg.pin, most, &pft.machine)?;
+        pft.cfg.thp.check(&pft.machine)?;
+        super::check_pin(&pft.cfg.pin, &pft.cfg.tasks, &pft.machine)?;
         Ok(pft)
     }
 
