@@ -2,6 +2,7 @@
 //! released together by a barrier, each reporting its own clocks and usage
 //! through shared memory.
 
+pub mod children;
 pub mod clock;
 mod launch;
 pub mod pin;

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Better, Case, Figure, SampleData, Workload};
-use crate::exec::{self, TaskReport, clock, shared::SharedBlock};
+use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
 use crate::monitor::{autonuma, numa_maps, vmstat};
 
@@ -288,7 +288,7 @@ impl Workload for Numa {
             let pid = unsafe { libc::fork() };
             if pid < 0 {
                 let e = exec::errno_text();
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(format!("fork of process {p} failed: {e}"));
             }
             if pid == 0 {
@@ -308,7 +308,7 @@ impl Workload for Numa {
         }
         while (block.arrived() as usize) < procs {
             if let Some(e) = early_exit(&pids) {
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(e);
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -327,7 +327,7 @@ impl Workload for Numa {
             if let Some(e) = early_exit(&pids) {
                 done.release();
                 let _ = sampler.finish();
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(e);
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -337,7 +337,7 @@ impl Workload for Numa {
         let mut total = clock::Usage::default();
         let mut failure = None;
         for (p, &pid) in pids.iter().enumerate() {
-            match reap(pid) {
+            match children::reap(pid) {
                 Ok(u) => {
                     total.user_ns += u.user_ns;
                     total.sys_ns += u.sys_ns;
@@ -577,57 +577,8 @@ fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> Result<T, String>) -> Result<T
 
 /// A child that already exited cannot arrive at the barrier.
 fn early_exit(pids: &[libc::pid_t]) -> Option<String> {
-    for (i, &pid) in pids.iter().enumerate() {
-        // SAFETY: siginfo is plain data; WNOWAIT only peeks at our own child.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        // SAFETY: si_pid is valid after a successful waitid.
-        if r == 0 && unsafe { info.si_pid() } == pid {
-            return Some(format!("process {i} (pid {pid}) exited before the start"));
-        }
-    }
-    None
-}
-
-/// Waits for a child with wait4 and returns its rusage.
-fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: pid is our child; status and ru are writable.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            break;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!("wait4 for pid {pid}: {}", exec::errno_text()));
-        }
-    }
-    if libc::WIFSIGNALED(status) {
-        return Err(format!("killed by signal {}", libc::WTERMSIG(status)));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("exited with status {}", libc::WEXITSTATUS(status)));
-    }
-    Ok(clock::from_rusage(&ru))
-}
-
-fn kill_all(pids: &[libc::pid_t]) {
-    for &pid in pids {
-        // SAFETY: our own children.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
-    }
+    children::exited_early(pids)
+        .map(|(i, pid)| format!("process {i} (pid {pid}) exited before the start"))
 }
 
 #[cfg(test)]
