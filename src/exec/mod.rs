@@ -6,6 +6,7 @@ pub mod children;
 pub mod clock;
 mod launch;
 pub mod pin;
+pub mod region;
 mod reports;
 pub mod shared;
 pub mod signals;
