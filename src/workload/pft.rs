@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -35,6 +36,14 @@ impl Thp {
             }
         }
         Ok(())
+    }
+
+    /// The pages a mapping asks for with this setting.
+    pub fn pages(&self) -> Pages {
+        match self {
+            Thp::Always => Pages::Huge,
+            Thp::Never => Pages::Base,
+        }
     }
 }
 
@@ -196,44 +205,28 @@ fn fault_task(
 ) -> TaskReport {
     let mut r = TaskReport::default();
     let t0 = clock::monotonic_ns();
-    // SAFETY: anonymous private mapping of `bytes`; checked for MAP_FAILED.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
+    let region = Region::private_noreserve(bytes);
     r.values[V_MMAP_NS] = (clock::monotonic_ns() - t0) as f64;
-    if base == libc::MAP_FAILED {
-        r.fail(&format!(
-            "mmap of {bytes} bytes failed: {}",
-            exec::errno_text()
-        ));
-        return r;
-    }
-    let advice = match thp {
-        Thp::Always => libc::MADV_HUGEPAGE,
-        Thp::Never => libc::MADV_NOHUGEPAGE,
+    let region = match region {
+        Ok(region) => region,
+        Err(e) => {
+            r.fail(&e);
+            return r;
+        }
     };
-    // SAFETY: base..base+bytes is our mapping.
-    if unsafe { libc::madvise(base, bytes, advice) } != 0 {
-        r.fail(&format!("madvise for THP failed: {}", exec::errno_text()));
-        // SAFETY: unmapping our own mapping.
-        unsafe { libc::munmap(base, bytes) };
+    if let Err(e) = region.advise_thp(thp.pages()) {
+        r.fail(&e);
         return r;
     }
-    let p = base as *mut u8;
+    let p = region.ptr();
+    let base: *mut libc::c_void = p.cast();
 
     task.wait_start();
     let before = task.usage();
     r.start_ns = clock::monotonic_ns();
     let mut pages = 0u64;
     if populate {
-        // SAFETY: base..base+bytes is our mapping.
+        // SAFETY: base..base+bytes is the region's mapping.
         if unsafe { libc::madvise(base, bytes, libc::MADV_POPULATE_WRITE) } != 0 {
             r.fail(&format!(
                 "MADV_POPULATE_WRITE failed (needs Linux 5.14 or later): {}",
@@ -256,25 +249,14 @@ fn fault_task(
     r.set_usage(&used);
     if populate {
         // The kernel faulted the pages in; count what is resident, not what we asked for.
-        pages = resident_pages(base, bytes, page_size);
+        pages = region.resident_pages(page_size);
     }
     r.values[V_PAGES] = pages as f64;
 
     let t1 = clock::monotonic_ns();
-    // SAFETY: unmapping our own mapping once.
-    unsafe { libc::munmap(base, bytes) };
+    drop(region);
     r.values[V_MUNMAP_NS] = (clock::monotonic_ns() - t1) as f64;
     r
-}
-
-/// Pages of the mapping that are resident, by mincore().
-fn resident_pages(base: *mut libc::c_void, bytes: usize, page_size: usize) -> u64 {
-    let mut vec = vec![0u8; bytes.div_ceil(page_size)];
-    // SAFETY: vec has one byte per page of the mapping.
-    if unsafe { libc::mincore(base, bytes, vec.as_mut_ptr()) } != 0 {
-        return 0;
-    }
-    vec.iter().filter(|&&b| b & 1 == 1).count() as u64
 }
 
 /// Folds task reports into the sample's figures.
