@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -91,60 +92,36 @@ impl Workload for Churn {
 }
 
 /// Shared (fork-surviving) per-task readings: (seconds, faults) pairs.
+/// Each task writes only its own rows; the parent reads after join.
 struct Series {
-    base: *mut f64,
-    len: usize,
+    mem: Region,
 }
-
-// SAFETY: each task writes only its own rows; the parent reads after join.
-unsafe impl Sync for Series {}
 
 impl Series {
     fn new(tasks: usize) -> Result<Series, String> {
         let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
-        // SAFETY: anonymous shared mapping, checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(format!("mmap for readings failed: {}", exec::errno_text()));
-        }
-        Ok(Series {
-            base: p as *mut f64,
-            len,
-        })
+        let mem = Region::shared(len).map_err(|e| format!("readings: {e}"))?;
+        Ok(Series { mem })
     }
     fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
         let at = (task * POINTS + i.min(POINTS - 1)) * 2;
+        let base = self.mem.ptr() as *mut f64;
         // SAFETY: at+1 < tasks*POINTS*2, inside the mapping; one writer per row.
         unsafe {
-            self.base.add(at).write_volatile(t);
-            self.base.add(at + 1).write_volatile(faults);
+            base.add(at).write_volatile(t);
+            base.add(at + 1).write_volatile(faults);
         }
     }
     fn get(&self, task: usize, i: usize) -> (f64, f64) {
         let at = (task * POINTS + i) * 2;
+        let base = self.mem.ptr() as *const f64;
         // SAFETY: as in put; read after the tasks finished.
         unsafe {
             (
-                self.base.add(at).read_volatile(),
-                self.base.add(at + 1).read_volatile(),
+                base.add(at).read_volatile(),
+                base.add(at + 1).read_volatile(),
             )
         }
-    }
-}
-
-impl Drop for Series {
-    fn drop(&mut self) {
-        // SAFETY: our mapping, unmapped once.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }
 
