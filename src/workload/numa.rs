@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::Region;
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
 use crate::monitor::{autonuma, numa_maps, vmstat};
@@ -268,7 +269,7 @@ impl Workload for Numa {
     }
 
     fn sample(&self, _case: &Case) -> Result<SampleData, String> {
-        let region = Region::map(
+        let region = Guarded::map(
             self.cfg.size as usize,
             self.cfg.page_size as usize,
             self.cfg.pattern.shared(),
@@ -316,7 +317,7 @@ impl Workload for Numa {
         let sampler = numa_maps::Sampler::start(
             PathBuf::from("/"),
             pids.clone(),
-            region.data as u64,
+            region.data() as u64,
             self.node_of.clone(),
             std::time::Duration::from_millis(self.cfg.interval_ms),
         );
@@ -364,7 +365,7 @@ impl Workload for Numa {
 
 impl Numa {
     /// One worker process: first touch (private patterns), barrier, threads.
-    fn child(&self, p: usize, region: &Region, block: &SharedBlock) -> TaskReport {
+    fn child(&self, p: usize, region: &Guarded, block: &SharedBlock) -> TaskReport {
         let mut r = TaskReport::default();
         if !self.cfg.pattern.shared()
             && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
@@ -377,7 +378,7 @@ impl Numa {
         let before = clock::usage(clock::Who::Process);
         r.start_ns = clock::monotonic_ns();
         let passes = AtomicU64::new(0);
-        let base = region.data as usize;
+        let base = region.data() as usize;
         std::thread::scope(|s| {
             for t in 0..self.cfg.threads {
                 let (off, len) = self.slice(p * self.cfg.threads + t);
@@ -479,72 +480,41 @@ fn thin(points: &[numa_maps::Point], n: usize) -> Vec<numa_maps::Point> {
 
 /// The mapping: data pages between two PROT_NONE guard pages, so the data
 /// is a VMA of its own whose start numa_maps lists.
-struct Region {
-    base: *mut libc::c_void,
-    total: usize,
-    data: *mut u8,
+struct Guarded {
+    map: Region,
+    page: usize,
     len: usize,
 }
 
-impl Region {
-    fn map(len: usize, page: usize, shared: bool) -> Result<Region, String> {
-        let total = len + 2 * page;
+impl Guarded {
+    fn map(len: usize, page: usize, shared: bool) -> Result<Guarded, String> {
         let kind = if shared {
             libc::MAP_SHARED
         } else {
             libc::MAP_PRIVATE
         };
-        // SAFETY: anonymous mapping, checked for MAP_FAILED.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_NONE,
-                kind | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {total} bytes failed: {}",
-                exec::errno_text()
-            ));
-        }
-        // SAFETY: base+page..base+page+len lies inside the mapping just made.
-        let data = unsafe { (base as *mut u8).add(page) };
-        let r = Region {
-            base,
-            total,
-            data,
-            len,
-        };
-        // SAFETY: as above; only the data pages become accessible.
-        if unsafe {
-            libc::mprotect(
-                data as *mut libc::c_void,
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        } != 0
-        {
-            return Err(format!("mprotect failed: {}", exec::errno_text()));
-        }
-        Ok(r)
+        let map = Region::map(
+            len + 2 * page,
+            libc::PROT_NONE,
+            kind | libc::MAP_NORESERVE,
+            None,
+        )?;
+        // Only the data pages become accessible.
+        map.protect(page, len, libc::PROT_READ | libc::PROT_WRITE)?;
+        Ok(Guarded { map, page, len })
+    }
+
+    /// The first data byte.
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the data pages start one page into the mapping.
+        unsafe { self.map.ptr().add(self.page) }
     }
 
     /// First touch: zero every byte (faults every page in on this CPU's node).
     fn touch(&self) -> Result<(), String> {
         // SAFETY: data..data+len is readable and writable.
-        unsafe { std::ptr::write_bytes(self.data, 0, self.len) };
+        unsafe { std::ptr::write_bytes(self.data(), 0, self.len) };
         Ok(())
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping made in map(), once.
-        unsafe { libc::munmap(self.base, self.total) };
     }
 }
 
