@@ -4,16 +4,12 @@
 
 mod common;
 
-use common::{Scratch, json, ok, stdout};
+use common::{Scratch, fig, json, ok, stdout};
 
 const SEED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/seeds/000_eb7055f6bb6fe33b.txt"
 );
-
-fn fig(sample: &serde_json::Value, name: &str) -> f64 {
-    sample["data"]["figures"][name].as_f64().unwrap()
-}
 
 #[test]
 fn seed_000_rows_equal_the_text() {

@@ -1,7 +1,9 @@
 //! Reads the fake 2-socket, 4-node tree in tests/fixtures/fake-2s4n (made by
 //! gen-fake-2s4n.sh) and an empty tree, and checks what the snapshot says.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use vmscale::machine::Snapshot;
 use vmscale::report::sysinfo;
 
@@ -9,8 +11,7 @@ use vmscale::report::sysinfo;
 type LevelRow<'a> = (u32, &'a str, Option<u64>, Option<u64>, usize);
 
 fn fake() -> Snapshot {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-2s4n");
-    Snapshot::read(&root)
+    Snapshot::read(&common::fixture("fake-2s4n"))
 }
 
 /// A fresh empty directory under the system temp dir.

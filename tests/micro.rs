@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Scratch, json, ok};
+use common::{Scratch, fig, json, ok};
 use serde_json::Value;
 
 fn online_cpus() -> usize {
@@ -18,12 +18,6 @@ fn measured(case: &Value) -> Vec<&Value> {
         .iter()
         .filter(|s| s["warmup"] == false)
         .collect()
-}
-
-fn fig(sample: &Value, name: &str) -> f64 {
-    sample["data"]["figures"][name]
-        .as_f64()
-        .unwrap_or_else(|| panic!("figure {name} missing in {sample}"))
 }
 
 #[test]

@@ -2,18 +2,15 @@
 //! first-touch placement on the fake 2-socket, 4+1-node machine, and
 //! locality sampling from a synthetic /proc/PID/numa_maps.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+
+use common::fixture;
 
 use vmscale::machine::Snapshot;
 use vmscale::monitor::numa_maps;
 use vmscale::workload::numa::{self, Pattern};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
 
 #[test]
 fn every_pattern_plans_on_four_nodes_and_skips_the_memory_only_node() {

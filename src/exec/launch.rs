@@ -4,6 +4,7 @@
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use super::children;
 use super::clock::{self, Usage, Who};
 use super::shared::SharedBlock;
 use super::{Mode, TaskReport, pin};
@@ -112,7 +113,7 @@ where
                 let pid = unsafe { libc::fork() };
                 if pid < 0 {
                     let err = super::errno_text();
-                    kill_all(&pids);
+                    children::kill_all(&pids);
                     return Err(format!("fork for task {i} failed: {err}"));
                 }
                 if pid == 0 {
@@ -124,7 +125,7 @@ where
             }
             let waited = wait_all_arrived(&block, n, || check_children(&pids));
             if let Err(e) = waited {
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(e);
             }
             block.release();
@@ -156,66 +157,18 @@ fn wait_all_arrived(
 
 /// Fails if any child has already exited (it would never arrive).
 fn check_children(pids: &[libc::pid_t]) -> Result<(), String> {
-    for (i, &pid) in pids.iter().enumerate() {
-        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only peeks and
-        // leaves the child to be reaped later.
-        let exited = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            ) == 0
-                && info.si_pid() == pid
-        };
-        if exited {
-            return Err(format!(
-                "task {i} (pid {pid}) exited before the start barrier"
-            ));
-        }
+    match children::exited_early(pids) {
+        Some((i, pid)) => Err(format!(
+            "task {i} (pid {pid}) exited before the start barrier"
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn reap(i: usize, pid: libc::pid_t) -> Result<(), String> {
-    let mut status = 0;
-    loop {
-        // SAFETY: pid is our child; status is writable.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!(
-                "waiting for task {i} (pid {pid}): {}",
-                super::errno_text()
-            ));
-        }
-    }
-    if libc::WIFSIGNALED(status) {
-        return Err(format!(
-            "task {i} (pid {pid}) was killed by signal {}",
-            libc::WTERMSIG(status)
-        ));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
-        return Err(format!(
-            "task {i} (pid {pid}) exited with status {}",
-            libc::WEXITSTATUS(status)
-        ));
-    }
-    Ok(())
-}
-
-fn kill_all(pids: &[libc::pid_t]) {
-    for &pid in pids {
-        // SAFETY: pids are our own children.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
-    }
+    children::reap(pid)
+        .map(|_| ())
+        .map_err(|e| format!("task {i} (pid {pid}): {e}"))
 }
 
 #[cfg(test)]

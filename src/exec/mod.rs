@@ -2,13 +2,17 @@
 //! released together by a barrier, each reporting its own clocks and usage
 //! through shared memory.
 
+pub mod children;
 pub mod clock;
 mod launch;
 pub mod pin;
+pub mod region;
+mod reports;
 pub mod shared;
 pub mod signals;
 
 pub use launch::{Task, TaskOutcome, run_tasks};
+pub use reports::{first_error, first_error_as, first_start_ns, wall_ns};
 
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::TaskReport;
+use super::region::Region;
 
 /// The shared page(s): barrier counters followed by one report per task.
 #[repr(C)]
@@ -13,39 +14,21 @@ struct Header {
 }
 
 pub struct SharedBlock {
-    base: *mut u8,
-    len: usize,
+    mem: Region,
     tasks: usize,
 }
-
-// SAFETY: the block is only touched through atomics (header) and through
-// disjoint per-task slots, each written by one task and read after join.
-unsafe impl Send for SharedBlock {}
-unsafe impl Sync for SharedBlock {}
 
 impl SharedBlock {
     pub fn new(tasks: usize) -> std::io::Result<SharedBlock> {
         let len = std::mem::size_of::<Header>().next_multiple_of(64)
             + tasks * std::mem::size_of::<TaskReport>();
-        // SAFETY: anonymous shared mapping, no file; checked for MAP_FAILED.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let block = SharedBlock {
-            base: base as *mut u8,
+        let mem = Region::raw(
             len,
-            tasks,
-        };
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+        )?;
+        let block = SharedBlock { mem, tasks };
         for i in 0..tasks {
             // SAFETY: slot i is inside the mapping and properly aligned (f64/u64 fields, 64-byte header).
             unsafe { block.slot_ptr(i).write(TaskReport::default()) };
@@ -55,15 +38,15 @@ impl SharedBlock {
 
     fn header(&self) -> &Header {
         // SAFETY: the mapping starts with a zero-initialised Header (anonymous memory is zeroed).
-        unsafe { &*(self.base as *const Header) }
+        unsafe { &*(self.mem.ptr() as *const Header) }
     }
 
     fn slot_ptr(&self, i: usize) -> *mut TaskReport {
         assert!(i < self.tasks);
         let off = std::mem::size_of::<Header>().next_multiple_of(64)
             + i * std::mem::size_of::<TaskReport>();
-        // SAFETY: off is within len by construction.
-        unsafe { self.base.add(off) as *mut TaskReport }
+        // SAFETY: off is within the mapping by construction.
+        unsafe { self.mem.ptr().add(off) as *mut TaskReport }
     }
 
     /// Stores task i's report (each task writes only its own slot).
@@ -104,12 +87,5 @@ impl SharedBlock {
                 std::thread::yield_now();
             }
         }
-    }
-}
-
-impl Drop for SharedBlock {
-    fn drop(&mut self) {
-        // SAFETY: base/len are the mapping made in new().
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }

@@ -63,8 +63,7 @@ impl Atomic {
         if cfg.fold == 0 {
             return Err("--fold must be at least 1 (fold every K increments)".into());
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Atomic { cfg, machine })
     }
 }
@@ -131,13 +130,7 @@ impl Workload for Atomic {
             count_task(task, &region, &layout, variant, ops, fold)
         })?;
         let reports = &outcome.reports;
-        if let Some((i, e)) = reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("task {i}: {e}"));
-        }
+        exec::first_error(reports)?;
         let counted: u64 = match variant {
             "shared" => region.u64_at(Layout::SHARED).load(Ordering::Acquire),
             "folded" => region.u64_at(Layout::GLOBAL).load(Ordering::Acquire),
@@ -149,9 +142,7 @@ impl Workload for Atomic {
                 .sum(),
         };
         let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
-        let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-        let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-        let wall = end.saturating_sub(start) as f64 / 1e9;
+        let wall = exec::wall_ns(reports) as f64 / 1e9;
         let per_task_ns: Vec<f64> = reports
             .iter()
             .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))

@@ -192,13 +192,7 @@ impl Workload for C2c {
                 r
             })?;
             let r = &outcome.reports;
-            if let Some((i, e)) = r
-                .iter()
-                .enumerate()
-                .find_map(|(i, r)| r.error().map(|e| (i, e)))
-            {
-                return Err(format!("pair {}-{} task {i}: {e}", p.a, p.b));
-            }
+            exec::first_error(r).map_err(|e| format!("pair {}-{} {e}", p.a, p.b))?;
             let final_value = line.u64_at(0).load(Ordering::Acquire);
             if final_value != 2 * rounds * batches {
                 return Err(format!(

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -36,9 +37,7 @@ pub struct Churn {
 
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.chunk < cfg.page_size {
             return Err(format!(
                 "--chunk must be at least one page ({} bytes)",
@@ -54,8 +53,7 @@ impl Churn {
         if cfg.every.is_nan() || cfg.every < 0.01 {
             return Err("--every must be at least 0.01 seconds".into());
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
 }
@@ -94,60 +92,36 @@ impl Workload for Churn {
 }
 
 /// Shared (fork-surviving) per-task readings: (seconds, faults) pairs.
+/// Each task writes only its own rows; the parent reads after join.
 struct Series {
-    base: *mut f64,
-    len: usize,
+    mem: Region,
 }
-
-// SAFETY: each task writes only its own rows; the parent reads after join.
-unsafe impl Sync for Series {}
 
 impl Series {
     fn new(tasks: usize) -> Result<Series, String> {
         let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
-        // SAFETY: anonymous shared mapping, checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(format!("mmap for readings failed: {}", exec::errno_text()));
-        }
-        Ok(Series {
-            base: p as *mut f64,
-            len,
-        })
+        let mem = Region::shared(len).map_err(|e| format!("readings: {e}"))?;
+        Ok(Series { mem })
     }
     fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
         let at = (task * POINTS + i.min(POINTS - 1)) * 2;
+        let base = self.mem.ptr() as *mut f64;
         // SAFETY: at+1 < tasks*POINTS*2, inside the mapping; one writer per row.
         unsafe {
-            self.base.add(at).write_volatile(t);
-            self.base.add(at + 1).write_volatile(faults);
+            base.add(at).write_volatile(t);
+            base.add(at + 1).write_volatile(faults);
         }
     }
     fn get(&self, task: usize, i: usize) -> (f64, f64) {
         let at = (task * POINTS + i) * 2;
+        let base = self.mem.ptr() as *const f64;
         // SAFETY: as in put; read after the tasks finished.
         unsafe {
             (
-                self.base.add(at).read_volatile(),
-                self.base.add(at + 1).read_volatile(),
+                base.add(at).read_volatile(),
+                base.add(at + 1).read_volatile(),
             )
         }
-    }
-}
-
-impl Drop for Series {
-    fn drop(&mut self) {
-        // SAFETY: our mapping, unmapped once.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }
 
@@ -211,13 +185,7 @@ impl Churn {
 }
 
 fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
+    exec::first_error(reports)?;
     let rates: Vec<f64> = reports
         .iter()
         .map(|r| {
@@ -243,9 +211,7 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, Stri
     f.insert("faults".into(), sum(&|r| r.minflt as f64));
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    f.insert("wall".into(), end.saturating_sub(start) as f64 / 1e9);
+    f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
     // Per-interval totals: interval k of every task, each rate over its own
     // measured interval, summed.
     let points = reports

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 use crate::monitor::zoneinfo;
@@ -61,9 +62,7 @@ pub struct Colour {
 impl Colour {
     /// Validates the configuration and refuses if PFNs cannot be read.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.size_per_task < cfg.page_size {
             return Err(format!(
                 "--size-per-task {} is less than one page ({} bytes): raise it",
@@ -79,20 +78,8 @@ impl Colour {
                 cfg.colours
             ));
         }
-        if cfg.thp == Thp::Always
-            && !matches!(
-                machine.thp_enabled.as_deref(),
-                Some("always") | Some("madvise")
-            )
-        {
-            return Err(format!(
-                "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to always \
-                 or madvise (it is {}): change it, or use --thp never",
-                machine.thp_enabled.as_deref().unwrap_or("unknown")
-            ));
-        }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        cfg.thp.check(&machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         check_pagemap(cfg.page_size as usize)?;
         Ok(Colour { cfg, machine })
     }
@@ -113,11 +100,12 @@ impl Colour {
 /// Touches one page, reads its pagemap entry and refuses if the frame
 /// number is hidden (no CAP_SYS_ADMIN) or pagemap is unreadable.
 pub fn check_pagemap(page_size: usize) -> Result<(), String> {
-    let map = Mapping::new(page_size).map_err(|e| format!("mmap for the pagemap probe: {e}"))?;
+    let map =
+        Region::private_noreserve(page_size).map_err(|e| format!("the pagemap probe: {e}"))?;
     // SAFETY: the mapping is one writable page.
-    unsafe { map.base.write_volatile(1) };
+    unsafe { map.ptr().write_volatile(1) };
     let mut entry = [0u64; 1];
-    read_pagemap(map.base as usize, page_size, &mut entry).map_err(|e| {
+    read_pagemap(map.ptr() as usize, page_size, &mut entry).map_err(|e| {
         format!("cannot read /proc/self/pagemap ({e}): colour needs it to find physical frames")
     })?;
     if entry[0] & PAGEMAP_PRESENT == 0 {
@@ -136,84 +124,25 @@ pub fn check_pagemap(page_size: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// An anonymous private mapping, unmapped on drop.
-struct Mapping {
-    base: *mut u8,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(len: usize) -> Result<Mapping, String> {
-        // SAFETY: anonymous private mapping of `len`; checked for MAP_FAILED.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(exec::errno_text());
-        }
-        Ok(Mapping {
-            base: base as *mut u8,
-            len,
-        })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmapping our own mapping once.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
-}
-
 /// Shared memory surviving fork: turn counter, abort flag, then one slot of
-/// pagemap entries per task, each written only by its task.
+/// pagemap entries per task, each written only by its task (the header is
+/// used only through atomics; the parent reads the slots after every task
+/// has finished).
 struct Shared {
-    base: *mut u64,
-    words: usize,
+    mem: Region,
     pages: usize,
 }
-
-// SAFETY: the header is used only through atomics; slot i is written only by
-// task i and read by the parent after every task has finished.
-unsafe impl Sync for Shared {}
 
 impl Shared {
     fn new(tasks: usize, pages: usize) -> Result<Shared, String> {
         let words = HEADER_WORDS + tasks * pages;
-        // SAFETY: anonymous shared mapping; checked for MAP_FAILED.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                words * 8,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(format!(
-                "shared memory for {tasks} x {pages} frame numbers: {}",
-                exec::errno_text()
-            ));
-        }
-        Ok(Shared {
-            base: base as *mut u64,
-            words,
-            pages,
-        })
+        let mem = Region::shared(words * 8)
+            .map_err(|e| format!("{tasks} x {pages} frame numbers: {e}"))?;
+        Ok(Shared { mem, pages })
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: i < HEADER_WORDS, inside the zeroed, 8-byte aligned mapping.
-        unsafe { AtomicU64::from_ptr(self.base.add(i)) }
+        self.mem.u64_at(i * 8)
     }
 
     fn turn(&self) -> &AtomicU64 {
@@ -229,28 +158,23 @@ impl Shared {
         self.word(2)
     }
 
+    fn slot_ptr(&self, i: usize) -> *mut u64 {
+        let base = self.mem.ptr() as *mut u64;
+        // SAFETY: slot i lies inside the mapping (HEADER_WORDS + tasks * pages words).
+        unsafe { base.add(HEADER_WORDS + i * self.pages) }
+    }
+
     /// Task i's slot, for that task alone to write.
     #[allow(clippy::mut_from_ref)]
     fn slot_mut(&self, i: usize) -> &mut [u64] {
         // SAFETY: slots are disjoint and inside the mapping; only task i takes slot i.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.base.add(HEADER_WORDS + i * self.pages), self.pages)
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(i), self.pages) }
     }
 
     /// Task i's slot, read after all tasks finished.
     fn slot(&self, i: usize) -> &[u64] {
         // SAFETY: as slot_mut; no task is running any more.
-        unsafe {
-            std::slice::from_raw_parts(self.base.add(HEADER_WORDS + i * self.pages), self.pages)
-        }
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in new().
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.words * 8) };
+        unsafe { std::slice::from_raw_parts(self.slot_ptr(i), self.pages) }
     }
 }
 
@@ -370,31 +294,27 @@ fn colour_task(task: &Task, shared: &Shared, plan: &TaskPlan) -> TaskReport {
     r
 }
 
-fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport, Option<Mapping>) {
+fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport, Option<Region>) {
     let mut r = TaskReport::default();
     let bytes = plan.pages * plan.page_size;
-    let map = match Mapping::new(bytes) {
+    let map = match Region::private_noreserve(bytes) {
         Ok(m) => m,
         Err(e) => {
             shared.abort().store(1, Ordering::Release);
-            r.fail(&format!("mmap of {bytes} bytes failed: {e}"));
+            r.fail(&e);
             return (r, None);
         }
     };
-    let advice = match plan.thp {
-        Thp::Always => libc::MADV_HUGEPAGE,
-        Thp::Never => libc::MADV_NOHUGEPAGE,
-    };
-    // SAFETY: madvise on our own mapping.
-    if unsafe { libc::madvise(map.base as *mut libc::c_void, bytes, advice) } != 0 {
+    if let Err(e) = map.advise_thp(plan.thp.pages()) {
         shared.abort().store(1, Ordering::Release);
-        r.fail(&format!("madvise for THP failed: {}", exec::errno_text()));
+        r.fail(&e);
         return (r, Some(map));
     }
+    let base = map.ptr();
     let touch = |from: usize, to: usize| {
         for pg in from..to {
             // SAFETY: pg < pages, so the byte is inside the mapping.
-            unsafe { map.base.add(pg * plan.page_size).write_volatile(1) };
+            unsafe { base.add(pg * plan.page_size).write_volatile(1) };
         }
     };
 
@@ -427,7 +347,7 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
     r.values[V_TOUCHED] = touched as f64;
 
     let slot = shared.slot_mut(task.index);
-    if let Err(e) = read_pagemap(map.base as usize, plan.page_size, slot) {
+    if let Err(e) = read_pagemap(base as usize, plan.page_size, slot) {
         r.fail(&format!("reading /proc/self/pagemap: {e}"));
         return (r, Some(map));
     }
@@ -493,14 +413,7 @@ impl Workload for Colour {
             colour_task(task, &shared, &plan)
         })?;
         let pcp_after = zoneinfo::read_live();
-        if let Some((i, e)) = outcome
-            .reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("task {i}: {e}"));
-        }
+        exec::first_error(&outcome.reports)?;
         let t0 = clock::monotonic_ns();
         let frames: Vec<Vec<u64>> = (0..case.tasks)
             .map(|i| {

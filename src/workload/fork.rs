@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -52,9 +53,7 @@ pub struct Fork {
 
 impl Fork {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if cfg.forks == 0 {
             return Err("--forks 0 does no work: use 1 or more".into());
         }
@@ -79,8 +78,7 @@ impl Fork {
                 dir.display()
             ));
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Fork { cfg, machine })
     }
 }
@@ -127,10 +125,10 @@ impl Workload for Fork {
 }
 
 impl Fork {
-    fn map(&self, task: usize) -> Result<*mut u8, String> {
+    fn map(&self, task: usize) -> Result<Region, String> {
         let len = self.cfg.size as usize;
-        let (flags, fd) = match &self.cfg.backing {
-            Backing::Anon => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1),
+        let file = match &self.cfg.backing {
+            Backing::Anon => None,
             Backing::File(dir) => {
                 let path = dir.join(format!(
                     ".vmscale-fork-{}-{task}-{}",
@@ -146,72 +144,51 @@ impl Fork {
                 let _ = std::fs::remove_file(&path);
                 f.set_len(self.cfg.size)
                     .map_err(|e| format!("sizing {}: {e}", path.display()))?;
-                use std::os::fd::IntoRawFd;
-                (libc::MAP_SHARED, f.into_raw_fd())
+                Some(f)
             }
         };
-        // SAFETY: a fresh mapping of len bytes; checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                fd,
-                0,
-            )
+        let flags = match file {
+            Some(_) => libc::MAP_SHARED,
+            None => libc::MAP_PRIVATE,
         };
-        if fd >= 0 {
-            // SAFETY: the mapping keeps the file; our descriptor is no longer needed.
-            unsafe { libc::close(fd) };
-        }
-        if p == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {len} bytes failed: {}",
-                exec::errno_text()
-            ));
-        }
-        // SAFETY: our own mapping; base pages keep the per-page costs comparable.
-        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
-        Ok(p as *mut u8)
+        // The mapping keeps the file; our descriptor closes when `file` drops.
+        let region = Region::map(
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            file.as_ref(),
+        )?;
+        // Base pages keep the per-page costs comparable.
+        let _ = region.advise_thp(Pages::Base);
+        Ok(region)
     }
 
     fn task(&self, task: &Task) -> TaskReport {
         let mut r = TaskReport::default();
         let ps = self.cfg.page_size as usize;
         let len = self.cfg.size as usize;
-        let base = match self.map(task.index) {
-            Ok(b) => b,
+        let region = match self.map(task.index) {
+            Ok(region) => region,
             Err(e) => {
                 r.fail(&e);
                 return r;
             }
         };
+        let base = region.ptr();
         for off in (0..len).step_by(ps) {
             // SAFETY: off < len, inside the mapping.
             unsafe { base.add(off).write_volatile(1) };
         }
-        r.values[V_PAGES] = resident(base, len, ps) as f64;
+        r.values[V_PAGES] = region.resident_pages(ps) as f64;
         // One shared word where a child leaves its exit timestamp.
-        // SAFETY: anonymous shared page, checked below.
-        let stamp = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ps,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+        let stamp_page = match Region::shared(ps) {
+            Ok(page) => page,
+            Err(e) => {
+                r.fail(&format!("the timestamp page: {e}"));
+                return r;
+            }
         };
-        if stamp == libc::MAP_FAILED {
-            r.fail(&format!(
-                "mmap of the timestamp page failed: {}",
-                exec::errno_text()
-            ));
-            return r;
-        }
-        let stamp = stamp as *mut u64;
+        let stamp = stamp_page.ptr() as *mut u64;
         let touch = self.cfg.touch as usize;
 
         task.wait_start();
@@ -261,35 +238,15 @@ impl Fork {
         }
         r.end_ns = clock::monotonic_ns();
         r.set_usage(&task.usage().since(&before));
-        // SAFETY: unmapping our own mappings once.
-        unsafe {
-            libc::munmap(stamp as *mut libc::c_void, ps);
-            libc::munmap(base as *mut libc::c_void, len);
-        }
+        drop(stamp_page);
+        drop(region);
         r
     }
 }
 
-fn resident(base: *mut u8, len: usize, ps: usize) -> u64 {
-    let mut v = vec![0u8; len.div_ceil(ps)];
-    // SAFETY: v has one byte per page of the mapping.
-    if unsafe { libc::mincore(base as *mut libc::c_void, len, v.as_mut_ptr()) } != 0 {
-        return 0;
-    }
-    v.iter().filter(|&&b| b & 1 == 1).count() as u64
-}
-
 fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let wall = end.saturating_sub(start) as f64 / 1e9;
+    exec::first_error(reports)?;
+    let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
     let forks = sum(&|r| r.values[V_FORKS]);
     let parent_sys = sum(&|r| r.sys_ns as f64) / 1e9;

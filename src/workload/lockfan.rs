@@ -61,8 +61,7 @@ impl Lockfan {
         if let Some(k) = cfg.locks.iter().find(|&&k| k > 1 << 20) {
             return Err(format!("--locks {k} is more than 1048576 locks"));
         }
-        let most = cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&cfg.pin, most, &machine)?;
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Lockfan { cfg, machine })
     }
 
@@ -138,13 +137,7 @@ impl Workload for Lockfan {
             }
         }
         let reports = outcome?.reports;
-        if let Some((i, e)) = reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("task {i}: {e}"));
-        }
+        exec::first_error(&reports)?;
         // Read back every protected counter.
         let mut counted = 0u64;
         let mut torn = 0u64;
@@ -162,9 +155,7 @@ impl Workload for Lockfan {
             }
         }
         let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
-        let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-        let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-        let wall = end.saturating_sub(start) as f64 / 1e9;
+        let wall = exec::wall_ns(&reports) as f64 / 1e9;
         let per_task: Vec<f64> = reports
             .iter()
             .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))

@@ -83,3 +83,22 @@ pub const REGISTRY: &[(&str, &str)] = &[
         "dependent-load latency by working-set size, base pages and THP",
     ),
 ];
+
+/// Refuses an empty task list or a task count of 0.
+pub fn check_tasks(tasks: &[usize]) -> Result<(), String> {
+    if tasks.is_empty() || tasks.contains(&0) {
+        return Err("--tasks must name at least one task count of 1 or more".into());
+    }
+    Ok(())
+}
+
+/// Fails on a bad pin list now, not in the middle of a run: plans the
+/// largest task count.
+pub fn check_pin(
+    pin: &crate::exec::pin::Pin,
+    tasks: &[usize],
+    machine: &crate::machine::Snapshot,
+) -> Result<(), String> {
+    let most = tasks.iter().copied().max().unwrap_or(1);
+    crate::exec::pin::plan(pin, most, machine).map(|_| ())
+}

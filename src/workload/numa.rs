@@ -21,7 +21,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Better, Case, Figure, SampleData, Workload};
-use crate::exec::{self, TaskReport, clock, shared::SharedBlock};
+use crate::exec::region::Region;
+use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
 use crate::monitor::{autonuma, numa_maps, vmstat};
 
@@ -268,7 +269,7 @@ impl Workload for Numa {
     }
 
     fn sample(&self, _case: &Case) -> Result<SampleData, String> {
-        let region = Region::map(
+        let region = Guarded::map(
             self.cfg.size as usize,
             self.cfg.page_size as usize,
             self.cfg.pattern.shared(),
@@ -288,7 +289,7 @@ impl Workload for Numa {
             let pid = unsafe { libc::fork() };
             if pid < 0 {
                 let e = exec::errno_text();
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(format!("fork of process {p} failed: {e}"));
             }
             if pid == 0 {
@@ -308,7 +309,7 @@ impl Workload for Numa {
         }
         while (block.arrived() as usize) < procs {
             if let Some(e) = early_exit(&pids) {
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(e);
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -316,7 +317,7 @@ impl Workload for Numa {
         let sampler = numa_maps::Sampler::start(
             PathBuf::from("/"),
             pids.clone(),
-            region.data as u64,
+            region.data() as u64,
             self.node_of.clone(),
             std::time::Duration::from_millis(self.cfg.interval_ms),
         );
@@ -327,7 +328,7 @@ impl Workload for Numa {
             if let Some(e) = early_exit(&pids) {
                 done.release();
                 let _ = sampler.finish();
-                kill_all(&pids);
+                children::kill_all(&pids);
                 return Err(e);
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -337,7 +338,7 @@ impl Workload for Numa {
         let mut total = clock::Usage::default();
         let mut failure = None;
         for (p, &pid) in pids.iter().enumerate() {
-            match reap(pid) {
+            match children::reap(pid) {
                 Ok(u) => {
                     total.user_ns += u.user_ns;
                     total.sys_ns += u.sys_ns;
@@ -351,13 +352,7 @@ impl Workload for Numa {
             return Err(e);
         }
         let reports: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
-        if let Some((i, e)) = reports
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| r.error().map(|e| (i, e)))
-        {
-            return Err(format!("process {i}: {e}"));
-        }
+        exec::first_error_as(&reports, "process")?;
         Ok(self.summarise(
             &reports,
             released,
@@ -370,7 +365,7 @@ impl Workload for Numa {
 
 impl Numa {
     /// One worker process: first touch (private patterns), barrier, threads.
-    fn child(&self, p: usize, region: &Region, block: &SharedBlock) -> TaskReport {
+    fn child(&self, p: usize, region: &Guarded, block: &SharedBlock) -> TaskReport {
         let mut r = TaskReport::default();
         if !self.cfg.pattern.shared()
             && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
@@ -383,7 +378,7 @@ impl Numa {
         let before = clock::usage(clock::Who::Process);
         r.start_ns = clock::monotonic_ns();
         let passes = AtomicU64::new(0);
-        let base = region.data as usize;
+        let base = region.data() as usize;
         std::thread::scope(|s| {
             for t in 0..self.cfg.threads {
                 let (off, len) = self.slice(p * self.cfg.threads + t);
@@ -485,72 +480,41 @@ fn thin(points: &[numa_maps::Point], n: usize) -> Vec<numa_maps::Point> {
 
 /// The mapping: data pages between two PROT_NONE guard pages, so the data
 /// is a VMA of its own whose start numa_maps lists.
-struct Region {
-    base: *mut libc::c_void,
-    total: usize,
-    data: *mut u8,
+struct Guarded {
+    map: Region,
+    page: usize,
     len: usize,
 }
 
-impl Region {
-    fn map(len: usize, page: usize, shared: bool) -> Result<Region, String> {
-        let total = len + 2 * page;
+impl Guarded {
+    fn map(len: usize, page: usize, shared: bool) -> Result<Guarded, String> {
         let kind = if shared {
             libc::MAP_SHARED
         } else {
             libc::MAP_PRIVATE
         };
-        // SAFETY: anonymous mapping, checked for MAP_FAILED.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_NONE,
-                kind | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {total} bytes failed: {}",
-                exec::errno_text()
-            ));
-        }
-        // SAFETY: base+page..base+page+len lies inside the mapping just made.
-        let data = unsafe { (base as *mut u8).add(page) };
-        let r = Region {
-            base,
-            total,
-            data,
-            len,
-        };
-        // SAFETY: as above; only the data pages become accessible.
-        if unsafe {
-            libc::mprotect(
-                data as *mut libc::c_void,
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        } != 0
-        {
-            return Err(format!("mprotect failed: {}", exec::errno_text()));
-        }
-        Ok(r)
+        let map = Region::map(
+            len + 2 * page,
+            libc::PROT_NONE,
+            kind | libc::MAP_NORESERVE,
+            None,
+        )?;
+        // Only the data pages become accessible.
+        map.protect(page, len, libc::PROT_READ | libc::PROT_WRITE)?;
+        Ok(Guarded { map, page, len })
+    }
+
+    /// The first data byte.
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the data pages start one page into the mapping.
+        unsafe { self.map.ptr().add(self.page) }
     }
 
     /// First touch: zero every byte (faults every page in on this CPU's node).
     fn touch(&self) -> Result<(), String> {
         // SAFETY: data..data+len is readable and writable.
-        unsafe { std::ptr::write_bytes(self.data, 0, self.len) };
+        unsafe { std::ptr::write_bytes(self.data(), 0, self.len) };
         Ok(())
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping made in map(), once.
-        unsafe { libc::munmap(self.base, self.total) };
     }
 }
 
@@ -583,57 +547,8 @@ fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> Result<T, String>) -> Result<T
 
 /// A child that already exited cannot arrive at the barrier.
 fn early_exit(pids: &[libc::pid_t]) -> Option<String> {
-    for (i, &pid) in pids.iter().enumerate() {
-        // SAFETY: siginfo is plain data; WNOWAIT only peeks at our own child.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        // SAFETY: si_pid is valid after a successful waitid.
-        if r == 0 && unsafe { info.si_pid() } == pid {
-            return Some(format!("process {i} (pid {pid}) exited before the start"));
-        }
-    }
-    None
-}
-
-/// Waits for a child with wait4 and returns its rusage.
-fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: pid is our child; status and ru are writable.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            break;
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!("wait4 for pid {pid}: {}", exec::errno_text()));
-        }
-    }
-    if libc::WIFSIGNALED(status) {
-        return Err(format!("killed by signal {}", libc::WTERMSIG(status)));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("exited with status {}", libc::WEXITSTATUS(status)));
-    }
-    Ok(clock::from_rusage(&ru))
-}
-
-fn kill_all(pids: &[libc::pid_t]) {
-    for &pid in pids {
-        // SAFETY: our own children.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
-    }
+    children::exited_early(pids)
+        .map(|(i, pid)| format!("process {i} (pid {pid}) exited before the start"))
 }
 
 #[cfg(test)]

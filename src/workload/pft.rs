@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -17,6 +18,33 @@ use crate::machine::Snapshot;
 pub enum Thp {
     Never,
     Always,
+}
+
+impl Thp {
+    /// `always` needs THP enabled (always or madvise) on the machine.
+    pub fn check(&self, machine: &Snapshot) -> Result<(), String> {
+        if *self == Thp::Always {
+            match machine.thp_enabled.as_deref() {
+                Some("always") | Some("madvise") => {}
+                other => {
+                    return Err(format!(
+                        "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to \
+                         always or madvise (it is {}): change it, or use --thp never",
+                        other.unwrap_or("unknown")
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The pages a mapping asks for with this setting.
+    pub fn pages(&self) -> Pages {
+        match self {
+            Thp::Always => Pages::Huge,
+            Thp::Never => Pages::Base,
+        }
+    }
 }
 
 impl std::str::FromStr for Thp {
@@ -59,9 +87,7 @@ pub struct Pft {
 impl Pft {
     /// Checks the configuration against the machine; errors are input errors.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Pft, String> {
-        if cfg.tasks.is_empty() || cfg.tasks.contains(&0) {
-            return Err("--tasks must name at least one task count of 1 or more".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         let max_cline = cfg.page_size / cfg.line_size;
         if cfg.cline < 1 || cfg.cline > max_cline {
             return Err(format!(
@@ -85,21 +111,8 @@ impl Pft {
                 ));
             }
         }
-        if pft.cfg.thp == Thp::Always {
-            match pft.machine.thp_enabled.as_deref() {
-                Some("always") | Some("madvise") => {}
-                other => {
-                    return Err(format!(
-                        "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to \
-                         always or madvise (it is {}): change it, or use --thp never",
-                        other.unwrap_or("unknown")
-                    ));
-                }
-            }
-        }
-        // Fail on a bad pin list now, not in the middle of a run.
-        let most = pft.cfg.tasks.iter().copied().max().unwrap_or(1);
-        exec::pin::plan(&pft.cfg.pin, most, &pft.machine)?;
+        pft.cfg.thp.check(&pft.machine)?;
+        super::check_pin(&pft.cfg.pin, &pft.cfg.tasks, &pft.machine)?;
         Ok(pft)
     }
 
@@ -192,44 +205,28 @@ fn fault_task(
 ) -> TaskReport {
     let mut r = TaskReport::default();
     let t0 = clock::monotonic_ns();
-    // SAFETY: anonymous private mapping of `bytes`; checked for MAP_FAILED.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
+    let region = Region::private_noreserve(bytes);
     r.values[V_MMAP_NS] = (clock::monotonic_ns() - t0) as f64;
-    if base == libc::MAP_FAILED {
-        r.fail(&format!(
-            "mmap of {bytes} bytes failed: {}",
-            exec::errno_text()
-        ));
-        return r;
-    }
-    let advice = match thp {
-        Thp::Always => libc::MADV_HUGEPAGE,
-        Thp::Never => libc::MADV_NOHUGEPAGE,
+    let region = match region {
+        Ok(region) => region,
+        Err(e) => {
+            r.fail(&e);
+            return r;
+        }
     };
-    // SAFETY: base..base+bytes is our mapping.
-    if unsafe { libc::madvise(base, bytes, advice) } != 0 {
-        r.fail(&format!("madvise for THP failed: {}", exec::errno_text()));
-        // SAFETY: unmapping our own mapping.
-        unsafe { libc::munmap(base, bytes) };
+    if let Err(e) = region.advise_thp(thp.pages()) {
+        r.fail(&e);
         return r;
     }
-    let p = base as *mut u8;
+    let p = region.ptr();
+    let base: *mut libc::c_void = p.cast();
 
     task.wait_start();
     let before = task.usage();
     r.start_ns = clock::monotonic_ns();
     let mut pages = 0u64;
     if populate {
-        // SAFETY: base..base+bytes is our mapping.
+        // SAFETY: base..base+bytes is the region's mapping.
         if unsafe { libc::madvise(base, bytes, libc::MADV_POPULATE_WRITE) } != 0 {
             r.fail(&format!(
                 "MADV_POPULATE_WRITE failed (needs Linux 5.14 or later): {}",
@@ -252,39 +249,21 @@ fn fault_task(
     r.set_usage(&used);
     if populate {
         // The kernel faulted the pages in; count what is resident, not what we asked for.
-        pages = resident_pages(base, bytes, page_size);
+        pages = region.resident_pages(page_size);
     }
     r.values[V_PAGES] = pages as f64;
 
     let t1 = clock::monotonic_ns();
-    // SAFETY: unmapping our own mapping once.
-    unsafe { libc::munmap(base, bytes) };
+    drop(region);
     r.values[V_MUNMAP_NS] = (clock::monotonic_ns() - t1) as f64;
     r
 }
 
-/// Pages of the mapping that are resident, by mincore().
-fn resident_pages(base: *mut libc::c_void, bytes: usize, page_size: usize) -> u64 {
-    let mut vec = vec![0u8; bytes.div_ceil(page_size)];
-    // SAFETY: vec has one byte per page of the mapping.
-    if unsafe { libc::mincore(base, bytes, vec.as_mut_ptr()) } != 0 {
-        return 0;
-    }
-    vec.iter().filter(|&&b| b & 1 == 1).count() as u64
-}
-
 /// Folds task reports into the sample's figures.
 fn summarise(reports: &[TaskReport], bytes_per_task: u64) -> Result<SampleData, String> {
-    if let Some((i, e)) = reports
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.error().map(|e| (i, e)))
-    {
-        return Err(format!("task {i}: {e}"));
-    }
-    let start = reports.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let wall = (end.saturating_sub(start)) as f64 / 1e9;
+    exec::first_error(reports)?;
+    let start = exec::first_start_ns(reports);
+    let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
     let user = sum(&|r| r.user_ns as f64 / 1e9);
     let system = sum(&|r| r.sys_ns as f64 / 1e9);

@@ -72,3 +72,17 @@ pub fn ok(o: &Output) -> String {
 pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(o)).expect("stdout is JSON")
 }
+
+/// A figure of a stored sample (JSON), failing the test when it is missing.
+pub fn fig(sample: &serde_json::Value, name: &str) -> f64 {
+    sample["data"]["figures"][name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("figure {name} missing in {sample}"))
+}
+
+/// A directory under tests/fixtures.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
