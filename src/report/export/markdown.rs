@@ -55,7 +55,10 @@ impl Exporter for Markdown {
         for b in &report.blocks {
             parts.push(match b {
                 Block::Title(t) => format!("### {t}\n"),
-                Block::Paragraph(p) => format!("```\n{}\n```\n", p.trim_end()),
+                // Blank lines that space the text layout mean nothing in a fence.
+                Block::Paragraph(p) => {
+                    format!("```\n{}\n```\n", p.trim_start_matches('\n').trim_end())
+                }
                 Block::Table(t) => table(t),
             });
         }
