@@ -85,4 +85,15 @@ mod tests {
             "| stat | run 1 base |\n| --- | ---: |\n| Amean | 1\\|2 |\n"
         );
     }
+
+    #[test]
+    fn paragraph_fence_drops_spacing_blank_lines() {
+        let r = Report {
+            text: None,
+            blocks: vec![Block::Paragraph("\n  a  1\nb\n\n".into())],
+            records: Default::default(),
+            data: serde_json::Value::Null,
+        };
+        assert_eq!(Markdown.export(&r).unwrap(), "```\n  a  1\nb\n```\n");
+    }
 }
