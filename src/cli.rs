@@ -56,7 +56,8 @@ vmscale report 3 4 5 --html compare.html --figure fault/wsec")]
     /// Fit the Universal Scalability Law to a run (or to a file of `N X` pairs)
     #[command(after_help = "Examples:\n  vmscale fit last\n  \
 vmscale fit 3 --figure flt/cpu/s --extrapolate 16,64,512\n  \
-vmscale fit --file pairs.txt --json")]
+vmscale fit --file pairs.txt --json\n  \
+vmscale fit last --markdown                also --csv")]
     Fit(FitArgs),
     /// Import pft tables or will-it-scale CSV into the store as runs
     #[command(after_help = "Examples:\n  vmscale import lameter-2005.txt\n  \
@@ -479,6 +480,12 @@ pub struct FitArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Markdown: the parameter and extrapolation tables
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per parameter, the peak and each prediction
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::{Error, Result};
 use crate::cli::FitArgs;
+use crate::report::export::{self, Format};
 use crate::report::fit::{self as render, FitReport};
 use crate::report::series;
 use crate::stats::usl;
@@ -98,10 +99,10 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
         extrapolation,
         warnings,
     };
-    if a.json {
-        super::print_json(&render::json(&report))
-    } else {
-        print!("{}", render::text(&report));
-        Ok(())
-    }
+    let format = Format::from_flags(a.markdown, a.csv, a.json);
+    let out = export::exporter(format)
+        .export(&render::report(&report))
+        .map_err(Error::Failed)?;
+    print!("{out}");
+    Ok(())
 }

@@ -55,7 +55,10 @@ impl Exporter for Markdown {
         for b in &report.blocks {
             parts.push(match b {
                 Block::Title(t) => format!("### {t}\n"),
-                Block::Paragraph(p) => format!("```\n{}\n```\n", p.trim_end()),
+                // Blank lines that space the text layout mean nothing in a fence.
+                Block::Paragraph(p) => {
+                    format!("```\n{}\n```\n", p.trim_start_matches('\n').trim_end())
+                }
                 Block::Table(t) => table(t),
             });
         }
@@ -81,5 +84,16 @@ mod tests {
             table(&t),
             "| stat | run 1 base |\n| --- | ---: |\n| Amean | 1\\|2 |\n"
         );
+    }
+
+    #[test]
+    fn paragraph_fence_drops_spacing_blank_lines() {
+        let r = Report {
+            text: None,
+            blocks: vec![Block::Paragraph("\n  a  1\nb\n\n".into())],
+            records: Default::default(),
+            data: serde_json::Value::Null,
+        };
+        assert_eq!(Markdown.export(&r).unwrap(), "```\n  a  1\nb\n```\n");
     }
 }
