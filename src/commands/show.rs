@@ -4,20 +4,8 @@ use super::{Error, Result};
 use crate::store::Store;
 use std::path::Path;
 
-pub fn show(db: &Path, spec: &str, json: bool) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
-    let id = store.resolve(spec).map_err(Error::Input)?;
-    let run = store.load(id).map_err(Error::Failed)?;
-    if json {
-        super::print_json(&run)
-    } else {
-        print!("{}", crate::report::text(&run));
-        Ok(())
-    }
-}
-
-/// `show` in any output format, through the exporters (text is the same
-/// bytes as [`show`] prints).
+/// `show` in any output format, through the exporters; the text is the
+/// same bytes `run` printed.
 pub fn show_as(db: &Path, spec: &str, format: crate::report::export::Format) -> Result<()> {
     let store = Store::open_existing(db).map_err(Error::Input)?;
     let id = store.resolve(spec).map_err(Error::Input)?;
