@@ -3,4 +3,4 @@
 # 4 KiB) on synthetic frame lists, the touch excluded. Prints the median of 5.
 set -e
 cd "$(dirname "$0")/.."
-exec cargo test --release --lib colour_analysis_16g -- --ignored --nocapture
+exec cargo run --release --quiet --example bench_colour
