@@ -129,9 +129,15 @@ where
                 return Err(e);
             }
             block.release();
+            // Reap every child before reporting a failure, so none is left
+            // behind as a zombie.
+            let mut failure = Ok(());
             for (i, &pid) in pids.iter().enumerate() {
-                reap(i, pid)?;
+                if let Err(e) = reap(i, pid) {
+                    failure = failure.and(Err(e));
+                }
             }
+            failure?;
         }
     }
     Ok(TaskOutcome {
@@ -191,6 +197,41 @@ mod tests {
         let idx: Vec<f64> = out.reports.iter().map(|r| r.values[0]).collect();
         assert_eq!(idx, vec![0.0, 1.0, 2.0]);
         assert!(out.reports.iter().all(|r| r.error().is_none()));
+    }
+
+    #[test]
+    fn every_child_is_reaped_when_one_dies() {
+        use super::super::region::Region;
+        let pids = Region::shared(64).unwrap();
+        let err = run_tasks(Mode::Process, &[None, None, None], |t| {
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() } as u64;
+            pids.u64_at(8 * t.index).store(me, std::sync::atomic::Ordering::Release);
+            t.wait_start();
+            if t.index == 0 {
+                // SAFETY: ends this forked child at once.
+                unsafe { libc::_exit(3) };
+            }
+            TaskReport::default()
+        })
+        .err()
+        .unwrap();
+        assert!(err.contains("task 0") && err.contains("status 3"), "{err}");
+        for i in 0..3 {
+            let pid = pids.u64_at(8 * i).load(std::sync::atomic::Ordering::Acquire);
+            assert!(pid > 0);
+            // SAFETY: siginfo_t is plain data; WNOWAIT only peeks.
+            let r = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(
+                    libc::P_PID,
+                    pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            assert_eq!(r, -1, "task {i} (pid {pid}) was left unreaped");
+        }
     }
 
     #[test]
