@@ -165,7 +165,23 @@ pub fn execute_with(
                     },
                     if warmup { " (warm-up)" } else { "" }
                 ));
-                let sample = take_sample(workload, base, seq, warmup, opts)?;
+                let sample = match take_sample(workload, base, seq, warmup, opts) {
+                    Ok(s) => s,
+                    // Ctrl-C reaches the whole process group: a task or
+                    // command killed by it is an interruption, not a failure.
+                    Err(e) if signals::caught().is_some() => {
+                        progress.finish();
+                        let sig = signals::caught().unwrap_or(libc::SIGINT);
+                        return Ok(Ending {
+                            status: Status::Incomplete,
+                            note: format!(
+                                "interrupted by {}; the sample under way was lost: {e}",
+                                signals::name(sig)
+                            ),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                };
                 if !warmup {
                     let head = figures
                         .iter()

@@ -227,3 +227,46 @@ fn cmd_measures_a_tiny_parallel_build() {
     }
     assert!(tree.join("libtree.a").exists());
 }
+
+/// Ctrl-C reaches the whole process group: the command dies of SIGINT
+/// mid-sample, and the run is marked interrupted (exit 130), not failed.
+#[test]
+fn ctrl_c_during_cmd_marks_the_run_incomplete() {
+    use std::os::unix::process::CommandExt;
+    let s = Scratch::new("cmdint");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args([
+            "run", "cmd", "--warmup", "0", "--reps", "3", "--", "sleep", "20",
+        ])
+        .env("VMSCALE_DB", s.db())
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded wait for the sleep to be running under vmscale.
+    let pgid = child.id().to_string();
+    let mut started = false;
+    for _ in 0..400 {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        let o = std::process::Command::new("pgrep")
+            .args(["-g", &pgid, "-x", "sleep"])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "the command never started");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
+    let run = json(&s.vmscale(&["show", "last", "--json"]));
+    assert_eq!(run["meta"]["status"], "incomplete");
+    assert!(run["meta"]["note"].as_str().unwrap().contains("SIGINT"));
+}

@@ -17,6 +17,9 @@ pub fn install() {
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
+            // Blocking calls (wait4 on a task, a read) carry on; the flag is
+            // what ends the run.
+            sa.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
