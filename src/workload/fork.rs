@@ -215,18 +215,15 @@ impl Fork {
                 r.fail(&format!("fork failed: {}", exec::errno_text()));
                 break;
             }
-            // SAFETY: rusage is plain data; pid is our child.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            let mut status = 0;
-            let w = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            let reaped = exec::children::reap(pid);
             let t2 = clock::monotonic_ns();
-            if w != pid || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-                r.fail(&format!(
-                    "child {pid} did not exit cleanly (status {status})"
-                ));
-                break;
-            }
-            let u = clock::from_rusage(&ru);
+            let u = match reaped {
+                Ok(u) => u,
+                Err(e) => {
+                    r.fail(&format!("child {pid}: {e}"));
+                    break;
+                }
+            };
             // SAFETY: the child wrote the stamp before exiting; it is reaped now.
             let exited = unsafe { stamp.read_volatile() };
             r.values[V_FORKS] += 1.0;
