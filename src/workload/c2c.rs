@@ -170,9 +170,16 @@ impl Workload for C2c {
             } else {
                 None
             };
+            // A fresh page is zero and must stay untouched until the pair's
+            // first CPU writes it; only the reused line is reset here.
             let line = fresh.as_ref().unwrap_or(&common);
-            line.u64_at(0).store(0, Ordering::Relaxed);
-            line.u64_at(64).store(0, Ordering::Relaxed);
+            if fresh.is_none() {
+                line.u64_at(0).store(0, Ordering::Relaxed);
+            }
+            // The ready count lives in the common page, on its own line: the
+            // partner counts itself in without touching a fresh page first.
+            let ready = common.u64_at(64);
+            ready.store(0, Ordering::Relaxed);
             let (rounds, batches) = (self.cfg.rounds, self.cfg.batches);
             let first_touch = self.cfg.fresh_line;
             let outcome = exec::run_tasks(Mode::Thread, &[Some(p.a), Some(p.b)], |task| {
@@ -180,11 +187,10 @@ impl Workload for C2c {
                     // First touch of the fresh page happens here, on the pair's first CPU.
                     line.u64_at(0).store(0, Ordering::Relaxed);
                 }
-                // The ready count lives on its own line, away from the ping-pong.
-                line.u64_at(64).fetch_add(1, Ordering::AcqRel);
+                ready.fetch_add(1, Ordering::AcqRel);
                 task.wait_start();
                 let mut r = TaskReport::default();
-                if line.u64_at(64).load(Ordering::Acquire) != 2 {
+                if ready.load(Ordering::Acquire) != 2 {
                     r.fail("the partner task did not start (pinning failed?)");
                     return r;
                 }
