@@ -206,7 +206,8 @@ mod tests {
         let err = run_tasks(Mode::Process, &[None, None, None], |t| {
             // SAFETY: getpid has no preconditions.
             let me = unsafe { libc::getpid() } as u64;
-            pids.u64_at(8 * t.index).store(me, std::sync::atomic::Ordering::Release);
+            pids.u64_at(8 * t.index)
+                .store(me, std::sync::atomic::Ordering::Release);
             t.wait_start();
             if t.index == 0 {
                 // SAFETY: ends this forked child at once.
@@ -218,7 +219,9 @@ mod tests {
         .unwrap();
         assert!(err.contains("task 0") && err.contains("status 3"), "{err}");
         for i in 0..3 {
-            let pid = pids.u64_at(8 * i).load(std::sync::atomic::Ordering::Acquire);
+            let pid = pids
+                .u64_at(8 * i)
+                .load(std::sync::atomic::Ordering::Acquire);
             assert!(pid > 0);
             // SAFETY: siginfo_t is plain data; WNOWAIT only peeks.
             let r = unsafe {

@@ -41,9 +41,7 @@ pub struct Atomic {
 
 impl Atomic {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic, String> {
-        if cfg.tasks.is_empty() {
-            return Err("--tasks must name at least one task count".into());
-        }
+        super::check_tasks(&cfg.tasks)?;
         if let Some(v) = cfg
             .variants
             .iter()
@@ -141,42 +139,11 @@ impl Workload for Atomic {
                 .map(|i| region.u64_at(layout.own(i)).load(Ordering::Acquire))
                 .sum(),
         };
-        let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
-        let wall = exec::wall_ns(reports) as f64 / 1e9;
-        let per_task_ns: Vec<f64> = reports
-            .iter()
-            .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))
-            .collect();
-        let mut d = SampleData::default();
-        let f = &mut d.figures;
-        f.insert("counted".into(), counted as f64);
-        f.insert("increments".into(), done);
-        f.insert("lost".into(), done - counted as f64);
-        f.insert("wall".into(), wall);
-        f.insert("ns/op".into(), crate::stats::summary::mean(&per_task_ns));
-        f.insert(
+        let mut d = super::ops::counted_figures(reports, V_DONE, "increments", counted);
+        d.figures.insert(
             "folds".into(),
             reports.iter().map(|r| r.values[V_FOLDS]).sum(),
         );
-        if wall > 0.0 {
-            f.insert("ops/s".into(), counted as f64 / wall);
-        }
-        d.tasks = reports
-            .iter()
-            .zip(&per_task_ns)
-            .map(|(r, ns)| {
-                [
-                    ("cpu", r.cpu as f64),
-                    ("increments", r.values[V_DONE]),
-                    ("ns/op", *ns),
-                    ("user", r.user_ns as f64 / 1e9),
-                    ("system", r.sys_ns as f64 / 1e9),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect()
-            })
-            .collect();
         Ok(d)
     }
 }

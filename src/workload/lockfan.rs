@@ -40,8 +40,9 @@ pub struct Lockfan {
 
 impl Lockfan {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Lockfan, String> {
-        if cfg.tasks.is_empty() || cfg.locks.is_empty() {
-            return Err("--tasks and --locks must each name at least one count".into());
+        super::check_tasks(&cfg.tasks)?;
+        if cfg.locks.is_empty() || cfg.locks.contains(&0) {
+            return Err("--locks must name at least one lock count of 1 or more".into());
         }
         if let Some(k) = cfg.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
             return Err(format!("unknown lock kind '{k}': use spin, mutex or both"));
@@ -154,37 +155,8 @@ impl Workload for Lockfan {
                 }
             }
         }
-        let done: f64 = reports.iter().map(|r| r.values[V_DONE]).sum();
-        let wall = exec::wall_ns(&reports) as f64 / 1e9;
-        let per_task: Vec<f64> = reports
-            .iter()
-            .map(|r| (r.end_ns - r.start_ns) as f64 / r.values[V_DONE].max(1.0))
-            .collect();
-        let mut d = SampleData::default();
-        let f = &mut d.figures;
-        f.insert("operations".into(), done);
-        f.insert("counted".into(), counted as f64);
-        f.insert("lost".into(), done - counted as f64);
-        f.insert("torn locks".into(), torn as f64);
-        f.insert("wall".into(), wall);
-        f.insert("ns/op".into(), crate::stats::summary::mean(&per_task));
-        if wall > 0.0 {
-            f.insert("ops/s".into(), counted as f64 / wall);
-        }
-        d.tasks = reports
-            .iter()
-            .zip(&per_task)
-            .map(|(r, ns)| {
-                [
-                    ("cpu", r.cpu as f64),
-                    ("operations", r.values[V_DONE]),
-                    ("ns/op", *ns),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect()
-            })
-            .collect();
+        let mut d = super::ops::counted_figures(&reports, V_DONE, "operations", counted);
+        d.figures.insert("torn locks".into(), torn as f64);
         Ok(d)
     }
 }
@@ -237,6 +209,7 @@ fn lock_task(
     let mut r = TaskReport::default();
     let base = region.ptr();
     task.wait_start();
+    let before = task.usage();
     r.start_ns = clock::monotonic_ns();
     for i in 0..ops {
         let key = ((task.index as u64) << 40) ^ i;
@@ -264,6 +237,7 @@ fn lock_task(
         }
     }
     r.end_ns = clock::monotonic_ns();
+    r.set_usage(&task.usage().since(&before));
     r.values[V_DONE] = ops as f64;
     r
 }
@@ -298,6 +272,23 @@ mod tests {
             assert_eq!(d.figures["lost"], 0.0, "{kind}-{k}");
             assert_eq!(d.figures["torn locks"], 0.0, "{kind}-{k}");
         }
+    }
+
+    #[test]
+    fn zero_tasks_or_locks_are_refused() {
+        let cfg = |tasks: Vec<usize>, locks: Vec<usize>| Config {
+            tasks,
+            mode: Mode::Thread,
+            pin: Pin::None,
+            locks,
+            kinds: vec!["spin".into()],
+            ops: 1,
+            lines: 1,
+        };
+        let m = crate::machine::live();
+        assert!(Lockfan::new(cfg(vec![1], vec![0]), m.clone()).is_err());
+        assert!(Lockfan::new(cfg(vec![0], vec![1]), m.clone()).is_err());
+        assert!(Lockfan::new(cfg(vec![1], vec![]), m).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod fork;
 pub mod latency;
 pub mod lockfan;
 pub mod numa;
+mod ops;
 pub mod pft;
 pub mod region;
 
