@@ -96,6 +96,7 @@ impl Cmd {
             self.failed(code, format!("{what} could not be started: {e}"))
         })?;
         let pid = child.id() as libc::pid_t;
+        let exit_fd = pidfd(pid);
         loop {
             let mut status = 0;
             // SAFETY: rusage is plain data; pid is our child, waited only here.
@@ -113,8 +114,37 @@ impl Cmd {
                 return Err(format!("wait4 for {what}: {}", crate::exec::errno_text()));
             }
             tick(clock::monotonic_ns());
-            std::thread::sleep(std::time::Duration::from_millis(10));
+            wait_exit(exit_fd.as_ref(), 10);
         }
+    }
+}
+
+/// A descriptor that becomes readable when `pid` exits (pidfd_open, Linux
+/// 5.3); None on older kernels.
+fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a non-negative result is a descriptor we now own.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Waits up to `ms` for the child to exit: returns as soon as it does when
+/// there is a pidfd, so the measured wall time is not rounded up to the
+/// polling interval.
+fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
+    use std::os::fd::AsRawFd;
+    match fd {
+        Some(fd) => {
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: p is one valid pollfd.
+            unsafe { libc::poll(&mut p, 1, ms) };
+        }
+        None => std::thread::sleep(std::time::Duration::from_millis(ms as u64)),
     }
 }
 
