@@ -119,8 +119,9 @@ impl Workload for Latency {
 
     fn memory_need(&self) -> u64 {
         let most = self.cfg.sizes.iter().copied().max().unwrap_or(0);
-        // The chain, its alignment slack, and the shuffled index (4 bytes a node).
-        most + self.cfg.thp_size + most / self.cfg.line_size * 4
+        // The chain, its alignment slack, and chain_order's permutation and
+        // successor table (4 bytes a node each).
+        most + self.cfg.thp_size + most / self.cfg.line_size * 8
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData, String> {
