@@ -270,3 +270,34 @@ fn ctrl_c_during_cmd_marks_the_run_incomplete() {
     assert_eq!(run["meta"]["status"], "incomplete");
     assert!(run["meta"]["note"].as_str().unwrap().contains("SIGINT"));
 }
+
+/// A need too large to count in 64 bits is refused like any other, not a
+/// panic (sizes times task counts saturate).
+#[test]
+fn huge_memory_need_is_refused_for_every_workload() {
+    let s = Scratch::new("hugeneed");
+    let runs: &[&[&str]] = &[
+        &["run", "pft", "--size-per-task", "4000000T", "--tasks", "8"],
+        &["run", "churn", "--chunk", "4000000T", "--tasks", "8"],
+        &["run", "fork", "--size", "4000000T", "--tasks", "8"],
+        &[
+            "run",
+            "colour",
+            "--size-per-task",
+            "4000000T",
+            "--tasks",
+            "8",
+        ],
+        &["run", "numa02", "--size", "4000000T"],
+    ];
+    for args in runs {
+        let o = s.vmscale(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", common::stderr(&o));
+        assert!(
+            common::stderr(&o).contains("can be used safely"),
+            "{args:?}: {}",
+            common::stderr(&o)
+        );
+    }
+    assert!(!s.db().exists(), "a refused run must not create the store");
+}

@@ -81,7 +81,7 @@ impl Workload for Churn {
         ]
     }
     fn memory_need(&self) -> u64 {
-        self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64 * self.cfg.chunk
+        (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)
     }
     fn sample(&self, case: &Case) -> Result<SampleData, String> {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;

@@ -395,7 +395,11 @@ impl Workload for Colour {
     fn memory_need(&self) -> u64 {
         let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
         // Touched memory plus 8 bytes of frame number per page.
-        most * (self.cfg.size_per_task + self.pages_per_task() as u64 * 8)
+        most.saturating_mul(
+            self.cfg
+                .size_per_task
+                .saturating_add(self.pages_per_task() as u64 * 8),
+        )
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData, String> {

@@ -114,7 +114,11 @@ impl Workload for Fork {
     fn memory_need(&self) -> u64 {
         // Each live child may copy `touch` pages; one child per task at a time.
         let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
-        most * (self.cfg.size + self.cfg.touch * self.cfg.page_size)
+        most.saturating_mul(
+            self.cfg
+                .size
+                .saturating_add(self.cfg.touch.saturating_mul(self.cfg.page_size)),
+        )
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData, String> {

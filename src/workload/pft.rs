@@ -171,7 +171,7 @@ impl Workload for Pft {
         self.cfg
             .tasks
             .iter()
-            .map(|&t| self.bytes_per_task(t) * t as u64)
+            .map(|&t| self.bytes_per_task(t).saturating_mul(t as u64))
             .max()
             .unwrap_or(0)
     }
