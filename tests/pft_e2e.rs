@@ -237,3 +237,42 @@ fn sigint_keeps_samples_and_marks_incomplete() {
     assert!(kept >= stored, "kept {kept} of {stored}");
     assert!(stdout(&out).contains("incomplete"));
 }
+
+/// A closed terminal (SIGHUP) ends the run like Ctrl-C: samples kept, run
+/// incomplete, and (with --knob) the knobs restored by the same path.
+#[test]
+fn sighup_marks_incomplete_instead_of_killing() {
+    let s = Scratch::new("sighup");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args([
+            "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "100000",
+        ])
+        .env("VMSCALE_DB", s.db())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stored = 0;
+    for _ in 0..600 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if let Ok(conn) = rusqlite::Connection::open(s.db()) {
+            stored = conn
+                .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get::<_, i64>(0))
+                .unwrap_or(0);
+            if stored >= 1 {
+                break;
+            }
+        }
+    }
+    assert!(stored >= 1, "no samples appeared");
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let run = json(&s.vmscale(&["show", "last", "--json"]));
+    assert_eq!(run["meta"]["status"], "incomplete");
+    assert!(run["meta"]["note"].as_str().unwrap().contains("SIGHUP"));
+}

@@ -1,4 +1,4 @@
-//! SIGINT/SIGTERM become a flag the runner checks between samples, so an
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal) become a flag the runner checks between samples, so an
 //! interrupted run keeps its samples and is marked incomplete.
 
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -11,7 +11,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 
 /// Installs the handlers (idempotent).
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe;
         // sigaction is zeroed plain data with the handler address filled in.
         unsafe {
@@ -38,6 +38,7 @@ pub fn name(sig: i32) -> &'static str {
     match sig {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
         _ => "a signal",
     }
 }
