@@ -369,10 +369,10 @@ fn records(c: &Comparison) -> Records {
                     opt(s.map(|s| s.min)),
                     opt(s.map(|s| s.median)),
                     opt(s.map(|s| s.mean)),
-                    if g.figure.rate {
-                        "harmonic"
-                    } else {
-                        "arithmetic"
+                    match s {
+                        Some(s) if s.harmonic => "harmonic",
+                        Some(_) => "arithmetic",
+                        None => "",
                     }
                     .into(),
                     opt(s.map(|s| s.stddev)),
