@@ -123,7 +123,6 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
         }
         rows.push(row);
     }
-    let _ = c;
     let mut align = vec![Align::Left, Align::Left];
     align.extend(std::iter::repeat_n(Align::Right, g.rows[0].cells.len()));
     Table {
