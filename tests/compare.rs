@@ -72,7 +72,7 @@ fn three_percent_shift_is_marked_significant() {
     // Means 100 and 103, sd about 0.8, n = 5: "better" means lower time.
     let a = vec![99.0, 99.6, 100.0, 100.4, 101.0];
     let b = vec![102.0, 102.6, 103.0, 103.4, 104.0];
-    store_run(&s, "a", machine("6.1.0"), &[(Case::new(1, "x"), a)]);
+    store_run(&s, "a", machine("6.1.0"), &[(Case::new(1, "x"), a.clone())]);
     store_run(&s, "b", machine("6.1.0"), &[(Case::new(1, "x"), b)]);
     let j = json(&s.vmscale(&["compare", "a", "b", "--json"]));
     let cell = &j["groups"][0]["rows"][0]["cells"][1];
@@ -82,6 +82,20 @@ fn three_percent_shift_is_marked_significant() {
     assert!((cell["pct"][1].as_f64().unwrap() + 3.0).abs() < 1e-9);
     let text = ok(&s.vmscale(&["compare", "a", "b"]));
     assert!(text.contains("(  -3.00%) *"), "{text}");
+    // Long labels are clipped in the text, whole in JSON.
+    let long = "kernel-6.8.0-rc3-with-pcp-high-fraction-patch-v2";
+    store_run(
+        &s,
+        long,
+        machine("6.1.0"),
+        &[(Case::new(1, "x"), a.clone())],
+    );
+    let wide = ok(&s.vmscale(&["compare", long, "b"]));
+    for line in wide.lines() {
+        assert!(line.chars().count() <= 80, "too wide: {line}");
+    }
+    let j = json(&s.vmscale(&["compare", long, "b", "--json"]));
+    assert_eq!(j["sides"][0]["label"], long);
     assert!(text.contains("p-value"));
     // Identical machines: no difference section.
     assert!(!text.contains("also differ"), "{text}");

@@ -7,33 +7,11 @@
 
 mod common;
 
-use common::{Scratch, json, ok, stderr};
+use common::{Scratch, chromium, headless, json, ok, stderr};
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 fn count(page: &str, class: &str) -> usize {
     page.matches(&format!("class=\"{class}\"")).count()
-}
-
-fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1200,2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium")
 }
 
 /// Data and unified cache levels (deduplicated) whose size lies in [lo, hi].
@@ -172,13 +150,17 @@ fn micro_plots_in_the_html_report() {
     }
     assert_eq!(page.matches("<svg").count(), svgs, "plots in the page");
 
-    if !Path::new("/usr/bin/chromium").exists() {
-        println!("SKIPPED rendering: /usr/bin/chromium not installed");
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is required under CI (.ci/run installs it)"
+        );
+        println!("SKIPPED rendering: chromium not installed");
         return;
-    }
+    };
     let url = format!("file://{}", html.display());
     let profile = s.dir.join("profile");
-    let dom = headless("/usr/bin/chromium", &profile, &["--dump-dom"], &url);
+    let dom = headless(browser, &profile, &["--dump-dom"], &url);
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert_eq!(
         dom.matches("<svg").count(),
@@ -188,7 +170,7 @@ fn micro_plots_in_the_html_report() {
     assert_eq!(count(&dom, "cell"), variants * cpus * (cpus - 1));
     let png = s.dir.join("shot.png");
     headless(
-        "/usr/bin/chromium",
+        browser,
         &profile,
         &[&format!("--screenshot={}", png.display())],
         &url,

@@ -4,40 +4,7 @@
 
 mod common;
 
-use common::{Scratch, ok};
-use std::path::Path;
-use std::process::Command;
-
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1200,2000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium")
-}
+use common::{Scratch, chromium, headless, ok};
 
 #[test]
 fn html_report_renders_with_plots() {

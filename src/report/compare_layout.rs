@@ -40,12 +40,16 @@ fn pval(p: f64) -> String {
     }
 }
 
+/// The widest run label a column header shows.
+const LABEL_WIDTH: usize = 24;
+
 fn header(c: &Comparison) -> Vec<Vec<String>> {
     let mut h1 = vec![String::new(), String::new()];
     let mut h2 = vec![String::new(), String::new()];
     for s in &c.sides {
         h1.push(s.name.clone());
-        h2.push(s.label.clone());
+        // Clipped so that two runs fit 80 columns; CSV and JSON keep it whole.
+        h2.push(clip(&s.label, LABEL_WIDTH));
     }
     if h2.iter().all(|x| x.is_empty()) {
         vec![h1]
@@ -119,7 +123,6 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
         }
         rows.push(row);
     }
-    let _ = c;
     let mut align = vec![Align::Left, Align::Left];
     align.extend(std::iter::repeat_n(Align::Right, g.rows[0].cells.len()));
     Table {
@@ -154,8 +157,9 @@ fn better_word(b: Better) -> &'static str {
 fn legend(c: &Comparison) -> String {
     let base = &c.sides[0];
     format!(
-        "Baseline: {}{}. % change: positive is better, negative is worse (each\n\
-         title says which way the figure is better); Stddev, CoeffVar: less is better.\n\
+        "Baseline: {}{}.\n\
+         % change: positive is better, negative is worse (each title says which way\n\
+         the figure is better); Stddev, CoeffVar: less is better.\n\
          p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
          adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n\
          Ratio: mean / baseline mean, [95% CI] by seeded bootstrap (seed {}, {} rounds).\n{}",
@@ -369,10 +373,10 @@ fn records(c: &Comparison) -> Records {
                     opt(s.map(|s| s.min)),
                     opt(s.map(|s| s.median)),
                     opt(s.map(|s| s.mean)),
-                    if g.figure.rate {
-                        "harmonic"
-                    } else {
-                        "arithmetic"
+                    match s {
+                        Some(s) if s.harmonic => "harmonic",
+                        Some(_) => "arithmetic",
+                        None => "",
                     }
                     .into(),
                     opt(s.map(|s| s.stddev)),

@@ -21,6 +21,19 @@ pub struct Series {
     pub points: Vec<Point>,
 }
 
+impl Point {
+    /// The mean the tables show (harmonic for rates) and its 95 % CI
+    /// half-width (0 when n = 1), for plots.
+    pub fn mean_ci(&self) -> (f64, f64) {
+        let ci = if self.summary.ci95.is_finite() {
+            self.summary.ci95
+        } else {
+            0.0
+        };
+        (self.summary.mean, ci)
+    }
+}
+
 impl Series {
     /// Every sample as an (N, X) pair, for the USL fit.
     pub fn pairs(&self) -> Vec<(f64, f64)> {

@@ -187,26 +187,26 @@ pub fn normal_ratio_ci(base: &[f64], new: &[f64], rate: bool) -> Option<(f64, f6
     if base.len() < 2 || new.len() < 2 {
         return None;
     }
-    let ys = |v: &[f64]| -> Vec<f64> {
-        if rate && v.iter().all(|&x| x > 0.0) {
+    // Each side's mean as it is summarised (harmonic only when all its
+    // values are positive): (ln of that mean, variance of the ln).
+    let side = |v: &[f64]| -> Option<(f64, f64)> {
+        let harmonic = rate && v.iter().all(|&x| x > 0.0);
+        let y: Vec<f64> = if harmonic {
             v.iter().map(|x| 1.0 / x).collect()
         } else {
             v.to_vec()
+        };
+        let m = mean(&y);
+        if m <= 0.0 {
+            return None;
         }
+        let var = stddev(&y).powi(2) / (y.len() as f64 * m * m);
+        Some((if harmonic { -m.ln() } else { m.ln() }, var))
     };
-    let (yb, yn) = (ys(base), ys(new));
-    let (mb, mn) = (mean(&yb), mean(&yn));
-    if mb <= 0.0 || mn <= 0.0 {
-        return None;
-    }
-    let var = |y: &[f64], m: f64| stddev(y).powi(2) / (y.len() as f64 * m * m);
-    let se = (var(&yb, mb) + var(&yn, mn)).sqrt();
-    let harmonic = rate && base.iter().chain(new).all(|&x| x > 0.0);
-    let log_r = if harmonic {
-        (mb / mn).ln()
-    } else {
-        (mn / mb).ln()
-    };
+    let (lb, vb) = side(base)?;
+    let (ln, vn) = side(new)?;
+    let log_r = ln - lb;
+    let se = (vb + vn).sqrt();
     let z = 1.959_963_984_540_054;
     Some(((log_r - z * se).exp(), (log_r + z * se).exp()))
 }
@@ -327,6 +327,22 @@ mod tests {
             assert!((boot.0 - norm.0).abs() < 0.1 * width, "{boot:?} {norm:?}");
             assert!((boot.1 - norm.1).abs() < 0.1 * width, "{boot:?} {norm:?}");
         }
+    }
+
+    #[test]
+    fn ratio_intervals_follow_each_sides_mean() {
+        // A rate with a zero on one side: that side is summarised by its
+        // arithmetic mean, the other by its harmonic mean, and both
+        // intervals must be about the ratio of those two means.
+        let mut rng = SplitMix64::new(5);
+        let a = draw(&mut rng, 200, 100.0, 1.0);
+        let mut b = draw(&mut rng, 200, 110.0, 1.0);
+        b.push(0.0);
+        let r = figure_mean(&b, true) / figure_mean(&a, true);
+        let norm = normal_ratio_ci(&a, &b, true).unwrap();
+        assert!(norm.0 < r && r < norm.1, "{norm:?} vs {r}");
+        let boot = bootstrap_ratio_ci(&a, &b, true, 3, 1000).unwrap();
+        assert!(boot.0 < r && r < boot.1, "{boot:?} vs {r}");
     }
 
     #[test]

@@ -12,12 +12,14 @@ pub struct Summary {
     pub median: f64,
     /// Arithmetic mean, or harmonic mean when summarising a rate.
     pub mean: f64,
+    /// `mean` is the harmonic mean (a rate whose values are all positive).
     pub harmonic: bool,
     pub stddev: f64,
     /// stddev / mean, in percent.
     pub coeff_var: f64,
     pub max: f64,
-    /// Half-width of the 95 % CI of the arithmetic mean (t distribution).
+    /// Half-width of the 95 % CI of `mean` (t distribution; for the
+    /// harmonic mean, by the delta method on the reciprocals).
     pub ci95: f64,
 }
 
@@ -73,22 +75,28 @@ pub fn summarise(values: &[f64], rate: bool) -> Option<Summary> {
     let n = values.len();
     let m = mean(values);
     let sd = stddev(values);
-    let shown_mean = if rate && values.iter().all(|&v| v > 0.0) {
-        n as f64 / values.iter().map(|v| 1.0 / v).sum::<f64>()
+    let harmonic = rate && values.iter().all(|&v| v > 0.0);
+    // The harmonic mean is 1 / mean(1/x): its standard error is that of
+    // mean(1/x) times H^2 (delta method), so the interval is the one of the
+    // figure shown, not of the arithmetic mean.
+    let (shown_mean, spread) = if harmonic {
+        let inv: Vec<f64> = values.iter().map(|v| 1.0 / v).collect();
+        let h = 1.0 / mean(&inv);
+        (h, h * h * stddev(&inv))
     } else {
-        m
+        (m, sd)
     };
     Some(Summary {
         n,
         min: values.iter().copied().fold(f64::INFINITY, f64::min),
         median: median(values),
         mean: shown_mean,
-        harmonic: rate,
+        harmonic,
         stddev: sd,
         coeff_var: if m != 0.0 { sd / m.abs() * 100.0 } else { 0.0 },
         max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         ci95: if n > 1 {
-            t95((n - 1) as f64) * sd / (n as f64).sqrt()
+            t95((n - 1) as f64) * spread / (n as f64).sqrt()
         } else {
             f64::INFINITY
         },
@@ -114,6 +122,16 @@ mod tests {
     fn harmonic_for_rates() {
         let s = summarise(&[1.0, 2.0, 4.0], true).unwrap();
         assert!((s.mean - 3.0 / 1.75).abs() < 1e-12);
+        assert!(s.harmonic);
+        // The CI is the harmonic mean's: reciprocals 1, .5, .25 have sd
+        // 0.381881; se(H) = H^2 sd / sqrt(3); t(2, 0.975) = 4.302653.
+        let h = 3.0 / 1.75;
+        let want = 4.302653 * h * h * 0.381881 / 3f64.sqrt();
+        assert!((s.ci95 - want).abs() < 1e-4, "{} vs {want}", s.ci95);
+        // A non-positive value leaves the arithmetic mean, and says so.
+        let s = summarise(&[0.0, 2.0, 4.0], true).unwrap();
+        assert_eq!(s.mean, 2.0);
+        assert!(!s.harmonic);
     }
 
     #[test]

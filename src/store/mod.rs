@@ -60,6 +60,17 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
+/// A stored map of figures. JSON has no NaN or infinity, so serde writes
+/// a non-finite figure as `null`; it is read back as NaN rather than
+/// failing the whole map (which would drop every figure of the sample).
+fn number_map(v: &serde_json::Value) -> std::collections::BTreeMap<String, f64> {
+    v.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, x)| (k.clone(), x.as_f64().unwrap_or(f64::NAN)))
+        .collect()
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, String> {
@@ -327,11 +338,14 @@ impl Store {
                         warmup: r.get(2)?,
                         taken_at: r.get(3)?,
                         data: SampleData {
-                            figures: serde_json::from_str(&figures).unwrap_or_default(),
-                            tasks: serde_json::from_str(&tasks).unwrap_or_default(),
+                            figures: number_map(&parse(figures)),
+                            tasks: match parse(tasks) {
+                                serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
+                                _ => Vec::new(),
+                            },
                         },
                         vmstat: serde_json::from_str(&vmstat).unwrap_or_default(),
-                        noise: serde_json::from_str(&noise).unwrap_or_default(),
+                        noise: number_map(&parse(noise)),
                         flagged: r.get(8)?,
                     },
                 ))
@@ -349,5 +363,58 @@ impl Store {
     /// Direct access for tests and the import/export commands.
     pub fn connection(&self) -> &Connection {
         &self.conn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Better;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_non_finite_figure_keeps_the_others() {
+        let dir = std::env::temp_dir().join(format!("vmscale-store-nan-{}", std::process::id()));
+        let path = dir.join("s.db");
+        let mut st = Store::open(&path).unwrap();
+        let case = Case::new(1, "x");
+        let id = st
+            .create_run(&NewRun {
+                label: None,
+                workload: "synthetic",
+                command_line: "test",
+                config: &serde_json::json!({}),
+                figures: &[Figure::new("rate", "1/s", Better::Higher, true)],
+                machine: &serde_json::json!({}),
+                knobs: &serde_json::json!({}),
+                cases: std::slice::from_ref(&case),
+                origin: "measured",
+            })
+            .unwrap();
+        let task = BTreeMap::from([("user".to_string(), 0.5), ("rate".to_string(), f64::NAN)]);
+        let sample = Sample {
+            seq: 0,
+            warmup: false,
+            taken_at: String::new(),
+            data: SampleData {
+                figures: BTreeMap::from([
+                    ("rate".to_string(), f64::INFINITY),
+                    ("wall".to_string(), 2.0),
+                ]),
+                tasks: vec![task],
+            },
+            vmstat: BTreeMap::from([("pgfault".to_string(), 7)]),
+            noise: BTreeMap::from([("steal".to_string(), f64::NAN), ("other".to_string(), 0.1)]),
+            flagged: false,
+        };
+        st.add_sample(id, &case, &sample).unwrap();
+        let got = &st.load(id).unwrap().cases[0].samples[0];
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(got.data.figures["wall"], 2.0);
+        assert!(got.data.figures["rate"].is_nan());
+        assert_eq!(got.data.tasks[0]["user"], 0.5);
+        assert!(got.data.tasks[0]["rate"].is_nan());
+        assert_eq!(got.noise["other"], 0.1);
+        assert_eq!(got.vmstat["pgfault"], 7);
     }
 }

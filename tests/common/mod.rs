@@ -86,3 +86,36 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures")
         .join(name)
 }
+
+/// The headless browser the HTML tests render with, when one is installed.
+pub fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Runs `browser` headless on `url` with a private profile.
+pub fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1200,2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium")
+}

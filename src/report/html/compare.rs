@@ -6,7 +6,6 @@ use plotters::prelude::*;
 use super::svg::{self, colour, e, span, tick};
 use crate::model::Run;
 use crate::report::series;
-use crate::stats::summary::mean;
 
 /// The figure plotted: `figure`, else the first run's headline; None when
 /// a run lacks it.
@@ -41,12 +40,8 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
         .iter()
         .flat_map(|s| {
             s.points.iter().map(|p| {
-                mean(&p.values)
-                    + if p.summary.ci95.is_finite() {
-                        p.summary.ci95
-                    } else {
-                        0.0
-                    }
+                let (m, ci) = p.mean_ci();
+                m + ci
             })
         })
         .fold(0.0, f64::max);
@@ -96,12 +91,8 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
                 .filter_map(|p| {
                     let g = tasks.iter().position(|&t| t == p.tasks)? as f64;
                     let x0 = g - 0.4 + width * r as f64;
-                    let ci = if p.summary.ci95.is_finite() {
-                        p.summary.ci95
-                    } else {
-                        0.0
-                    };
-                    Some((x0, mean(&p.values), ci))
+                    let (m, ci) = p.mean_ci();
+                    Some((x0, m, ci))
                 })
                 .collect();
             chart

@@ -6,18 +6,7 @@ use plotters::prelude::*;
 use super::svg::{self, colour, e, span, tick};
 use crate::model::{Better, Run};
 use crate::report::series::{self, Series};
-use crate::stats::summary::mean;
 use crate::stats::usl;
-
-/// Mean and 95 % CI half-width of a point's samples (0 when n = 1).
-fn mean_ci(p: &series::Point) -> (f64, f64) {
-    let ci = if p.summary.ci95.is_finite() {
-        p.summary.ci95
-    } else {
-        0.0
-    };
-    (mean(&p.values), ci)
-}
 
 /// The plots for one figure of a run: one scaling curve with all variants,
 /// then efficiency per task for figures where more is better.
@@ -75,14 +64,14 @@ fn curve(all: &[Series]) -> String {
         .unwrap_or(1) as f64;
     let data_top = all
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| mean_ci(p).0 + mean_ci(p).1))
+        .flat_map(|s| s.points.iter().map(|p| p.mean_ci().0 + p.mean_ci().1))
         .fold(0.0, f64::max);
     // The ideal line may run far above the data; show it up to 1.5x the data.
     let ideal_top = all
         .iter()
         .filter_map(|s| s.points.first())
         .filter(|_| higher)
-        .map(|p| mean_ci(p).0 / p.tasks as f64 * max_n)
+        .map(|p| p.mean_ci().0 / p.tasks as f64 * max_n)
         .fold(0.0, f64::max);
     let top = data_top.max(ideal_top.min(1.5 * data_top));
     let fits: Vec<Option<usl::Params>> = all
@@ -119,7 +108,7 @@ fn curve(all: &[Series]) -> String {
                 .points
                 .iter()
                 .map(|p| {
-                    let (m, ci) = mean_ci(p);
+                    let (m, ci) = p.mean_ci();
                     (p.tasks as f64, m, ci)
                 })
                 .collect();
@@ -194,13 +183,13 @@ fn efficiency(all: &[Series]) -> String {
     let lines: Vec<(String, Vec<(f64, f64)>)> = all
         .iter()
         .map(|s| {
-            let base = s.points.first().map(|p| mean(&p.values) / p.tasks as f64);
+            let base = s.points.first().map(|p| p.summary.mean / p.tasks as f64);
             let pts = s
                 .points
                 .iter()
                 .filter_map(|p| {
                     let b = base.filter(|b| *b > 0.0)?;
-                    Some((p.tasks as f64, mean(&p.values) / p.tasks as f64 / b))
+                    Some((p.tasks as f64, p.summary.mean / p.tasks as f64 / b))
                 })
                 .collect();
             (s.variant.clone(), pts)
