@@ -276,3 +276,13 @@ fn sighup_marks_incomplete_instead_of_killing() {
     assert_eq!(run["meta"]["status"], "incomplete");
     assert!(run["meta"]["note"].as_str().unwrap().contains("SIGHUP"));
 }
+
+/// `last~N` takes a count of runs back, never a negative one.
+#[test]
+fn negative_last_offset_is_refused() {
+    let s = Scratch::new("lastneg");
+    ok(&s.vmscale(&["run", "pft", "--tasks", "1", "--size", "8M", "--reps", "1"]));
+    let o = s.vmscale(&["show", "last~-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!ok(&s.vmscale(&["show", "last~0"])).is_empty());
+}

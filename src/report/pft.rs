@@ -42,6 +42,13 @@ pub fn text(run: &Run) -> String {
         .get("page_size")
         .and_then(|v| v.as_u64())
         .unwrap_or(4096);
+    // The PMD THP size of the machine the run was taken on (2 MiB on x86-64).
+    let thp_size = run
+        .meta
+        .machine
+        .get("thp_pmd_size")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(2 << 20);
     let pin = match run.meta.config.get("pin") {
         Some(serde_json::Value::Object(o)) => o
             .get("list")
@@ -105,7 +112,7 @@ pub fn text(run: &Run) -> String {
             fig(s, "mmap"),
             fig(s, "munmap"),
         ));
-        checks.extend(fault_checks(c.case.tasks, s, page));
+        checks.extend(fault_checks(c.case.tasks, s, page, thp_size));
     }
     if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
         out.push_str("  * a sample of this row was flagged as noisy\n");
@@ -122,11 +129,11 @@ pub fn text(run: &Run) -> String {
 
 /// Faults expected from the pages touched: one per base page, one per THP
 /// instead of its base pages.
-fn fault_checks(tasks: usize, s: &Sample, page: u64) -> Vec<String> {
+fn fault_checks(tasks: usize, s: &Sample, page: u64, thp_size: u64) -> Vec<String> {
     let pages = fig(s, "pages");
     let minflt = fig(s, "faults");
     let thp = vm(s, "thp_fault_alloc") as f64;
-    let per_thp = (2u64 << 20) as f64 / page as f64;
+    let per_thp = thp_size as f64 / page as f64;
     let expected = (pages - thp * per_thp).max(0.0) + thp;
     let mut w = Vec::new();
     let off = |a: f64, b: f64| {

@@ -192,7 +192,8 @@ impl Store {
             Some(0)
         } else {
             spec.strip_prefix("last~")
-                .and_then(|n| n.parse::<i64>().ok())
+                .and_then(|n| n.parse::<u32>().ok())
+                .map(i64::from)
         };
         let found: Option<i64> = if let Some(n) = nth_last {
             self.conn
