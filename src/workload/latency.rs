@@ -31,7 +31,8 @@ pub struct Latency {
 
 /// Sizes from `min` to `max`, doubling (both rounded to whole lines).
 pub fn doubling_sizes(min: u64, max: u64) -> Vec<u64> {
-    std::iter::successors(Some(min), |s| s.checked_mul(2))
+    // Zero would never double past `max`.
+    std::iter::successors(Some(min).filter(|&m| m > 0), |s| s.checked_mul(2))
         .take_while(|&s| s <= max)
         .collect()
 }
