@@ -73,9 +73,9 @@ pub fn lockfan_from_args(a: &LockfanArgs, m: &Snapshot) -> Result<lockfan::Lockf
 }
 
 pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Latency> {
-    let min = input(parse::size(&a.min).map_err(|e| format!("--min: {e}")))?;
+    let min = input(parse::size_arg("--min", &a.min))?;
     let max = match &a.max {
-        Some(t) => input(parse::size(t).map_err(|e| format!("--max: {e}")))?,
+        Some(t) => input(parse::size_arg("--max", t))?,
         None => {
             let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
             (4 * llc).next_power_of_two()

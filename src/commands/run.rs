@@ -146,12 +146,13 @@ fn line_size(m: &Snapshot) -> u64 {
 
 pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
     let online = m.cpus.len().max(1);
-    let size = |s: &Option<String>| s.as_deref().map(parse::size).transpose();
+    let size =
+        |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
     let cfg = pft::Config {
         tasks: input(parse::tasks(&a.tasks, online))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size_total: input(size(&a.size))?,
-        size_per_task: input(size(&a.size_per_task))?,
+        size_total: input(size("--size", &a.size))?,
+        size_per_task: input(size("--size-per-task", &a.size_per_task))?,
         cline: a.cline,
         pin: input(a.pin.parse::<Pin>())?,
         thp: input(a.thp.parse())?,
@@ -190,7 +191,7 @@ pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> 
     let cfg = colour::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size_per_task: input(parse::size(&a.size_per_task))?,
+        size_per_task: input(parse::size_arg("--size-per-task", &a.size_per_task))?,
         pin: input(a.pin.parse::<Pin>())?,
         interleave: a.interleave,
         colours,
