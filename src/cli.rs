@@ -25,8 +25,11 @@ sample in an embedded SQLite store, and prints the tables kernel developers past
     after_help = EXAMPLES
 )]
 pub struct Cli {
-    /// The results store (default: $XDG_DATA_HOME/vmscale/vmscale.db)
-    #[arg(long, global = true, env = "VMSCALE_DB", value_name = "PATH")]
+    /// The results store [default: $VMSCALE_DB, else
+    /// $XDG_DATA_HOME/vmscale/vmscale.db, else ~/.local/share/vmscale/vmscale.db]
+    // VMSCALE_DB is read by store::default_path, not by clap, so that an
+    // empty VMSCALE_DB means "unset" instead of an error about --db.
+    #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
