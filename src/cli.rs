@@ -40,17 +40,30 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
     /// Run a workload or a suite and store every sample
+    #[command(after_help = "Examples:\n  vmscale run quick\n  \
+vmscale run pft --tasks auto --size 1G\n  \
+vmscale run fork --tasks 1,2 --reps 3 --label base\n  \
+vmscale run pft --tasks 1-2 --size 64M --knob thp=never,always\n\n\
+Every workload also takes --reps, --warmup, --precision, --max-reps, --max-time,\n\
+--label, --json and --knob: see `vmscale run pft --help`.")]
     Run(RunArgs),
     /// Reprint a stored run (an id, a label, `last` or `last~N`)
+    #[command(after_help = "Examples:\n  vmscale show\n  vmscale show last~1\n  \
+vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale show last --json")]
     Show(ShowArgs),
     /// List stored runs
+    #[command(after_help = "Examples:\n  vmscale list\n  vmscale list --json\n  \
+vmscale --db /tmp/other.db list")]
     List(ListArgs),
     /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
+    #[command(after_help = "Examples:\n  vmscale sysinfo\n  vmscale sysinfo --json")]
     Sysinfo(SysinfoArgs),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
+    #[command(after_help = "Examples:\n  vmscale restore\n  \
+VMSCALE_STATE_DIR=/var/lib/vmscale vmscale restore   a journal kept elsewhere")]
     Restore(RestoreArgs),
     /// Write an HTML report with plots for one or more runs
     #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
@@ -83,6 +96,10 @@ pub struct RunArgs {
 pub enum RunWhat {
     /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn,
     /// cmd, colour, c2c, atomic, lockfan, latency
+    #[command(
+        after_help = "Examples:\n  vmscale run quick\n  vmscale run quick --reps 3 --label before\n  \
+vmscale run quick --json > quick.json"
+    )]
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(
