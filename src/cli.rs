@@ -53,6 +53,7 @@ vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale sh
     Show(ShowArgs),
     /// List stored runs
     #[command(after_help = "Examples:\n  vmscale list\n  vmscale list --json\n  \
+vmscale list --markdown                    also --csv\n  \
 vmscale --db /tmp/other.db list")]
     List(ListArgs),
     /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
@@ -190,6 +191,12 @@ pub struct Harness {
     /// Print the stored run as JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Print the stored run as Markdown (as `show --markdown`)
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// Print every sample as CSV (as `show --csv`)
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
     /// Adaptive: sample until the 95 % CI of the headline mean is within P % of it
     #[arg(long, default_value = "1%", value_name = "P%")]
     pub precision: String,
@@ -440,6 +447,12 @@ pub struct ListArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Markdown: one table
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per run
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
 }
 
 #[derive(Args, Debug)]

@@ -22,7 +22,7 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             let plan = plan(&a.harness)?;
             let w = pft_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
         RunWhat::Quick(a) => quick(db, &a, &machine),
         RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
@@ -42,31 +42,31 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             let plan = plan(&a.harness)?;
             let w = colour_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
         RunWhat::C2c(a) => {
             let plan = plan(&a.harness)?;
             let w = super::micro::c2c_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
         RunWhat::Atomic(a) => {
             let plan = plan(&a.harness)?;
             let w = super::micro::atomic_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
         RunWhat::Lockfan(a) => {
             let plan = plan(&a.harness)?;
             let w = super::micro::lockfan_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
         RunWhat::Latency(a) => {
             let plan = plan(&a.harness)?;
             let w = super::micro::latency_from_args(&a, &machine)?;
             let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            print_run(&run, &a.harness)
         }
     }
 }
@@ -314,25 +314,21 @@ pub fn run_workload(
     Ok(run)
 }
 
-fn print_runs(runs: &[Run], json: bool) -> Result<()> {
-    if json {
-        if let [one] = runs {
-            super::print_json(one)?;
-        } else {
-            super::print_json(&runs)?;
-        }
-    } else {
-        for (i, r) in runs.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            print!("{}", crate::report::text(r));
-        }
-    }
-    if runs.iter().any(|r| r.meta.status == Status::Incomplete) {
+/// Prints a stored run as `show` would, in the format the harness flags
+/// choose; an interrupted run is exit 130.
+pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
+    print!("{}", render(run, h)?);
+    if run.meta.status == Status::Incomplete {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+fn render(run: &Run, h: &Harness) -> Result<String> {
+    let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
+    crate::report::export::exporter(format)
+        .export(&crate::report::show::report(run))
+        .map_err(Error::Failed)
 }
 
 /// The quick suite: sysinfo, pft in threads and processes, the process and
@@ -364,7 +360,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
-    if !a.harness.json {
+    let h = &a.harness;
+    if !(h.json || h.markdown || h.csv) {
         print!("{}", crate::report::sysinfo::text(m));
         println!();
     }
@@ -372,8 +369,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     for w in &suite {
         let run = run_workload(db, w.as_ref(), &plan, &a.harness, m)?;
         let interrupted = run.meta.status == Status::Incomplete;
-        if !a.harness.json {
-            print!("{}", crate::report::text(&run));
+        if !h.json {
+            print!("{}", render(&run, h)?);
             println!();
         }
         runs.push(run);
@@ -382,8 +379,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
         }
     }
     if let Some(run) = quick_colour(db, a, &plan, m)? {
-        if !a.harness.json {
-            print!("{}", crate::report::text(&run));
+        if !h.json {
+            print!("{}", render(&run, h)?);
             println!();
         }
         runs.push(run);

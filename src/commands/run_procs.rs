@@ -10,7 +10,6 @@ use super::{Error, Result};
 use crate::cli::{ChurnArgs, CmdArgs, ForkArgs, Harness, NumaArgs};
 use crate::exec::{Mode, pin::Pin};
 use crate::machine::Snapshot;
-use crate::model::{Run, Status};
 use crate::parse;
 use crate::workload::{Workload, churn, cmd, fork, numa};
 
@@ -92,22 +91,10 @@ pub fn cmd_from_args(a: &CmdArgs) -> Result<cmd::Cmd> {
     }))
 }
 
-fn print(run: &Run, json: bool) -> Result<()> {
-    if json {
-        super::print_json(run)?;
-    } else {
-        print!("{}", crate::report::text(run));
-    }
-    if run.meta.status == Status::Incomplete {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
-}
-
 /// Runs one of these workloads and prints it.
 pub fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
     let run = run_workload(db, w, &plan(h)?, h, m)?;
-    print(&run, h.json)
+    super::run::print_run(&run, h)
 }
 
 /// cmd: a failed command makes vmscale exit with the command's own code.
@@ -115,7 +102,7 @@ pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
     let w = cmd_from_args(a)?;
     let p = plan(&a.harness)?;
     match run_workload(db, &w, &p, &a.harness, m) {
-        Ok(run) => print(&run, a.harness.json),
+        Ok(run) => super::run::print_run(&run, &a.harness),
         Err(Error::Failed(msg)) => match w.exit_code() {
             Some(code) => Err(Error::Exit(code, msg)),
             None => Err(Error::Failed(msg)),
