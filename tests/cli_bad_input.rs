@@ -16,6 +16,13 @@ fn refused(s: &Scratch, cases: &[(&[&str], &str)]) {
     }
 }
 
+/// [`refused`] for each bad option appended to `command`.
+fn refused_after(s: &Scratch, command: &[&str], bad: &[(&[&str], &str)]) {
+    for (extra, needle) in bad {
+        refused(s, &[(&[command, *extra].concat()[..], *needle)]);
+    }
+}
+
 /// Options the harness gives every workload, tried on each of them.
 #[test]
 fn harness_options_of_every_workload() {
@@ -46,12 +53,7 @@ fn harness_options_of_every_workload() {
         (&["--knob", "thp=bogus"], "use always, madvise, never"),
     ];
     for w in workloads {
-        let cases: Vec<(Vec<&str>, &str)> = bad
-            .iter()
-            .map(|(extra, needle)| ([*w, *extra].concat(), *needle))
-            .collect();
-        let cases: Vec<(&[&str], &str)> = cases.iter().map(|(a, n)| (&a[..], *n)).collect();
-        refused(&s, &cases);
+        refused_after(&s, w, bad);
     }
     assert!(!s.db().exists(), "a refused run must not create the store");
 }
@@ -78,12 +80,7 @@ fn tasks_mode_and_pin() {
             (&["--pin", "4096"], "not online"),
             (&["--pin", "0-99999999999"], "largest CPU id"),
         ];
-        let cases: Vec<(Vec<&str>, &str)> = bad
-            .iter()
-            .map(|(extra, needle)| ([w, *extra].concat(), *needle))
-            .collect();
-        let cases: Vec<(&[&str], &str)> = cases.iter().map(|(a, n)| (&a[..], *n)).collect();
-        refused(&s, &cases);
+        refused_after(&s, w, bad);
     }
     assert!(!s.db().exists(), "a refused run must not create the store");
 }

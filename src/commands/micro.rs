@@ -19,14 +19,6 @@ fn list(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn line_size(m: &Snapshot) -> u64 {
-    m.caches
-        .iter()
-        .filter(|c| c.level == 1 && c.kind != "Instruction")
-        .find_map(|c| c.line_size)
-        .unwrap_or(64)
-}
-
 pub fn c2c_from_args(a: &C2cArgs, m: &Snapshot) -> Result<c2c::C2c> {
     let cpus = a
         .cpus
@@ -93,7 +85,7 @@ pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Laten
         pages: list(&a.pages),
         loads: a.loads,
         pin: input(a.pin.parse::<Pin>())?,
-        line_size: line_size(m),
+        line_size: super::run::line_size(m),
         thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
     };
     input(latency::Latency::new(cfg, m.clone()))

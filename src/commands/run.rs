@@ -18,12 +18,7 @@ use super::run_procs;
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
     match args.what {
-        RunWhat::Pft(a) => {
-            let plan = plan(&a.harness)?;
-            let w = pft_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
-        }
+        RunWhat::Pft(a) => run_one(db, &pft_from_args(&a, &machine)?, &a.harness, &machine),
         RunWhat::Quick(a) => quick(db, &a, &machine),
         RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
         RunWhat::Numa01Threadlocal(a) => numa(db, numa::Pattern::Numa01Threadlocal, &a, &machine),
@@ -31,49 +26,42 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
         RunWhat::Numa02Smt(a) => numa(db, numa::Pattern::Numa02Smt, &a, &machine),
         RunWhat::Fork(a) => {
             let w = run_procs::fork_from_args(&a, &machine)?;
-            run_procs::run_one(db, &w, &a.harness, &machine)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Churn(a) => {
             let w = run_procs::churn_from_args(&a, &machine)?;
-            run_procs::run_one(db, &w, &a.harness, &machine)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
-        RunWhat::Colour(a) => {
-            let plan = plan(&a.harness)?;
-            let w = colour_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
-        }
+        RunWhat::Colour(a) => run_one(db, &colour_from_args(&a, &machine)?, &a.harness, &machine),
         RunWhat::C2c(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::c2c_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Atomic(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::atomic_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Lockfan(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::lockfan_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Latency(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::latency_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_run(&run, &a.harness)
+            run_one(db, &w, &a.harness, &machine)
         }
     }
 }
 
+/// Runs one workload into the store and prints it.
+fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
+    let run = run_workload(db, w, &plan(h)?, h, m)?;
+    print_run(&run, h)
+}
+
 fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
     let w = run_procs::numa_from_args(p, a, m)?;
-    run_procs::run_one(db, &w, &a.harness, m)
+    run_one(db, &w, &a.harness, m)
 }
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
@@ -136,7 +124,7 @@ fn page_size(m: &Snapshot) -> u64 {
 }
 
 /// The coherency line size of the first-level data cache (64 if unknown).
-fn line_size(m: &Snapshot) -> u64 {
+pub(crate) fn line_size(m: &Snapshot) -> u64 {
     m.caches
         .iter()
         .filter(|c| c.level == 1 && c.kind != "Instruction")

@@ -91,12 +91,6 @@ pub fn cmd_from_args(a: &CmdArgs) -> Result<cmd::Cmd> {
     }))
 }
 
-/// Runs one of these workloads and prints it.
-pub fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
-    let run = run_workload(db, w, &plan(h)?, h, m)?;
-    super::run::print_run(&run, h)
-}
-
 /// cmd: a failed command makes vmscale exit with the command's own code.
 pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
     let w = cmd_from_args(a)?;
