@@ -25,8 +25,11 @@ sample in an embedded SQLite store, and prints the tables kernel developers past
     after_help = EXAMPLES
 )]
 pub struct Cli {
-    /// The results store (default: $XDG_DATA_HOME/vmscale/vmscale.db)
-    #[arg(long, global = true, env = "VMSCALE_DB", value_name = "PATH")]
+    /// The results store [default: $VMSCALE_DB, else
+    /// $XDG_DATA_HOME/vmscale/vmscale.db, else ~/.local/share/vmscale/vmscale.db]
+    // VMSCALE_DB is read by store::default_path, not by clap, so that an
+    // empty VMSCALE_DB means "unset" instead of an error about --db.
+    #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -37,17 +40,31 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
     /// Run a workload or a suite and store every sample
+    #[command(after_help = "Examples:\n  vmscale run quick\n  \
+vmscale run pft --tasks auto --size 1G\n  \
+vmscale run fork --tasks 1,2 --reps 3 --label base\n  \
+vmscale run pft --tasks 1-2 --size 64M --knob thp=never,always\n\n\
+Every workload also takes --reps, --warmup, --precision, --max-reps, --max-time,\n\
+--label, --json and --knob: see `vmscale run pft --help`.")]
     Run(RunArgs),
     /// Reprint a stored run (an id, a label, `last` or `last~N`)
+    #[command(after_help = "Examples:\n  vmscale show\n  vmscale show last~1\n  \
+vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale show last --json")]
     Show(ShowArgs),
     /// List stored runs
+    #[command(after_help = "Examples:\n  vmscale list\n  vmscale list --json\n  \
+vmscale list --markdown                    also --csv\n  \
+vmscale --db /tmp/other.db list")]
     List(ListArgs),
     /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
+    #[command(after_help = "Examples:\n  vmscale sysinfo\n  vmscale sysinfo --json")]
     Sysinfo(SysinfoArgs),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
+    #[command(after_help = "Examples:\n  vmscale restore\n  \
+VMSCALE_STATE_DIR=/var/lib/vmscale vmscale restore   a journal kept elsewhere")]
     Restore(RestoreArgs),
     /// Write an HTML report with plots for one or more runs
     #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
@@ -80,6 +97,10 @@ pub struct RunArgs {
 pub enum RunWhat {
     /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn,
     /// cmd, colour, c2c, atomic, lockfan, latency
+    #[command(
+        after_help = "Examples:\n  vmscale run quick\n  vmscale run quick --reps 3 --label before\n  \
+vmscale run quick --json > quick.json"
+    )]
     Quick(QuickArgs),
     /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
     #[command(
@@ -170,6 +191,12 @@ pub struct Harness {
     /// Print the stored run as JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Print the stored run as Markdown (as `show --markdown`)
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// Print every sample as CSV (as `show --csv`)
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
     /// Adaptive: sample until the 95 % CI of the headline mean is within P % of it
     #[arg(long, default_value = "1%", value_name = "P%")]
     pub precision: String,
@@ -420,6 +447,12 @@ pub struct ListArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Markdown: one table
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per run
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
 }
 
 #[derive(Args, Debug)]

@@ -19,7 +19,10 @@ fn main() {
             vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
         ),
         Command::Compare(a) => commands::compare::compare(&db, commands::compare::Request::from(a)),
-        Command::List(a) => commands::list::list(&db, a.json),
+        Command::List(a) => commands::list::list(
+            &db,
+            vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
+        ),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
         Command::Restore(_) => commands::restore::restore(),
         Command::Report(a) => commands::report::report(&db, &a),

@@ -26,9 +26,16 @@ pub fn size(text: &str) -> Result<u64, String> {
     };
     let bytes = value * (1u64 << shift) as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 / 2.0 {
-        return Err(format!("size '{text}' is out of range"));
+        return Err(format!(
+            "size '{text}' is out of range: give a positive size, e.g. 256M"
+        ));
     }
     Ok(bytes as u64)
+}
+
+/// [`size`] of a command-line option, with the option named in the error.
+pub fn size_arg(flag: &str, text: &str) -> Result<u64, String> {
+    size(text).map_err(|e| format!("{flag}: {e}"))
 }
 
 /// Formats bytes with a binary unit, e.g. "256 MiB", "1.5 GiB".
@@ -74,7 +81,9 @@ pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>, String> {
             ));
         }
         if hi < lo {
-            return Err(format!("--tasks range '{part}' runs backwards"));
+            return Err(format!(
+                "--tasks range '{part}' runs backwards: write {hi}-{lo}"
+            ));
         }
         if hi > 65536 {
             return Err(format!("--tasks '{part}' is beyond 65536 tasks"));
@@ -145,6 +154,8 @@ mod tests {
         assert!(size("lots").is_err());
         assert!(size("12Q").is_err());
         assert!(size("0").is_err());
+        let e = size_arg("--chunk", "0").unwrap_err();
+        assert!(e.starts_with("--chunk: ") && e.contains("e.g. 256M"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Reads the fake 2-socket, 4-node tree in tests/fixtures/fake-2s4n (made by
-//! gen-fake-2s4n.sh) and an empty tree, and checks what the snapshot says.
+//! gen-fake-2s4n.sh), a 512-CPU 16-node tree made at test time, and empty
+//! and partial trees, and checks what the snapshot says.
 
 mod common;
 
@@ -194,4 +195,169 @@ fn partial_tree_keeps_what_is_there() {
     let t = sysinfo::text(&s);
     assert!(t.contains("2 online, unknown cores"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes `text` to `root/rel`, creating directories.
+fn put(root: &std::path::Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, format!("{text}\n")).expect("write");
+}
+
+/// A 512-CPU, 16-node tree, made at test time: 2 packages x 4 nodes x 32
+/// cores x 2 threads (CPU c and c+256 are siblings), nodes 8-15 memory only
+/// (as HBM in flat mode). CPUs 5 and 300 are offline: they have no topology
+/// or cache directories and, as on some architectures, node 0 and node 1
+/// still list them. Node 15 has no meminfo; CPU 511 has no cache directory.
+fn big_tree() -> PathBuf {
+    let root = empty_dir("big-512");
+    let offline = [5usize, 300];
+    let online: Vec<usize> = (0..512).filter(|c| !offline.contains(c)).collect();
+    let cpu = "sys/devices/system/cpu";
+    put(
+        &root,
+        &format!("{cpu}/online"),
+        &vmscale::machine::cpulist::format(&online),
+    );
+    put(&root, &format!("{cpu}/possible"), "0-511");
+    // Core k (0..256) has threads k and k+256; node = k / 32; package = k / 128.
+    let threads = |k: usize| [k, k + 256];
+    for &c in &online {
+        let k = c % 256;
+        let t = format!("{cpu}/cpu{c}/topology");
+        put(
+            &root,
+            &format!("{t}/physical_package_id"),
+            &(k / 128).to_string(),
+        );
+        put(&root, &format!("{t}/core_id"), &(k % 128).to_string());
+        let sib: Vec<usize> = threads(k)
+            .into_iter()
+            .filter(|s| !offline.contains(s))
+            .collect();
+        put(
+            &root,
+            &format!("{t}/thread_siblings_list"),
+            &vmscale::machine::cpulist::format(&sib),
+        );
+        if c == 511 {
+            continue;
+        }
+        let pkg: Vec<usize> = online
+            .iter()
+            .copied()
+            .filter(|&o| (o % 256) / 128 == k / 128)
+            .collect();
+        for (i, (level, kind, size, ways, shared)) in [
+            (1, "Data", "48K", 12, sib.clone()),
+            (3, "Unified", "105M", 15, pkg),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let d = format!("{cpu}/cpu{c}/cache/index{i}");
+            put(&root, &format!("{d}/level"), &level.to_string());
+            put(&root, &format!("{d}/type"), kind);
+            put(&root, &format!("{d}/size"), size);
+            put(
+                &root,
+                &format!("{d}/ways_of_associativity"),
+                &ways.to_string(),
+            );
+            put(&root, &format!("{d}/coherency_line_size"), "64");
+            put(
+                &root,
+                &format!("{d}/shared_cpu_list"),
+                &vmscale::machine::cpulist::format(&shared),
+            );
+        }
+    }
+    put(&root, "proc/self/smaps", "KernelPageSize:        4 kB");
+    let node = "sys/devices/system/node";
+    put(&root, &format!("{node}/online"), "0-15");
+    for n in 0..16 {
+        let cpus: Vec<usize> = if n < 8 {
+            (n * 32..n * 32 + 32).flat_map(threads).collect()
+        } else {
+            Vec::new()
+        };
+        put(
+            &root,
+            &format!("{node}/node{n}/cpulist"),
+            &vmscale::machine::cpulist::format(&cpus),
+        );
+        if n != 15 {
+            put(
+                &root,
+                &format!("{node}/node{n}/meminfo"),
+                &format!(
+                    "Node {n} MemTotal:       67108864 kB\nNode {n} MemFree:        66060288 kB"
+                ),
+            );
+        }
+    }
+    root
+}
+
+#[test]
+fn big_machine_with_offline_cpus_and_memory_only_nodes() {
+    let root = big_tree();
+    let s = Snapshot::read(&root);
+    assert_eq!(s.cpus.len(), 510);
+    assert!(s.cpu(5).is_none() && s.cpu(300).is_none());
+    assert_eq!(s.packages(), vec![0, 1]);
+    assert_eq!(
+        s.cores().len(),
+        256,
+        "a core with one thread offline still counts"
+    );
+    assert_eq!(s.smt_per_core(), Some(2));
+    assert_eq!(s.nodes.len(), 16);
+    // Nodes list online CPUs only, and every online CPU is in one node.
+    let in_nodes: usize = s.nodes.iter().map(|n| n.cpus.len()).sum();
+    assert_eq!(in_nodes, 510);
+    assert!(!s.nodes[0].cpus.contains(&5) && !s.nodes[1].cpus.contains(&300));
+    assert_eq!(s.nodes[0].cpus.len(), 63);
+    assert!(s.nodes[8..].iter().all(|n| n.cpus.is_empty()));
+    assert_eq!(s.nodes[14].mem_total_kib, Some(64 << 20));
+    assert_eq!(
+        s.nodes[15].mem_total_kib, None,
+        "missing meminfo is unknown"
+    );
+    assert_eq!(s.node_of(261), Some(0));
+    assert_eq!(s.node_of(511), Some(7));
+    assert!(s.cpus.iter().all(|c| c.node.is_some()));
+    // CPU 5 offline: its sibling 261 is a core of one.
+    assert_eq!(s.cpu(261).map(|c| c.siblings.clone()), Some(vec![261]));
+    // Two L3 instances (one per package) and 256 L1d; CPU 511's missing
+    // cache directory loses nothing, its sibling 255 reports the same L1d.
+    let levels = s.cache_levels();
+    let l3 = levels.iter().find(|l| l.level == 3).expect("L3");
+    assert_eq!((l3.instances, l3.size_bytes), (2, Some(105 << 20)));
+    assert_eq!(
+        levels.iter().find(|l| l.level == 1).map(|l| l.instances),
+        Some(256)
+    );
+    assert_eq!(s.llc_colours(), Some((105 << 20) / (15 * 4096)));
+    let t = sysinfo::text(&s);
+    assert!(
+        t.contains("510 online, 256 cores, 2 threads/core, 2 packages"),
+        "{t}"
+    );
+    assert!(t.contains("NUMA nodes    16"), "{t}");
+    assert_eq!(t.matches("none (memory only)").count(), 8, "{t}");
+    assert!(t.lines().all(|l| l.len() <= 80), "{t}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn nodes_without_an_online_file_come_from_the_node_directories() {
+    let root = empty_dir("no-node-online");
+    put(&root, "sys/devices/system/cpu/online", "0-1");
+    put(&root, "sys/devices/system/node/node0/cpulist", "0-1");
+    put(&root, "sys/devices/system/node/node2/cpulist", "");
+    let s = Snapshot::read(&root);
+    assert_eq!(s.nodes.iter().map(|n| n.id).collect::<Vec<_>>(), vec![0, 2]);
+    assert_eq!(s.node_of(1), Some(0));
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -19,14 +19,6 @@ fn list(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn line_size(m: &Snapshot) -> u64 {
-    m.caches
-        .iter()
-        .filter(|c| c.level == 1 && c.kind != "Instruction")
-        .find_map(|c| c.line_size)
-        .unwrap_or(64)
-}
-
 pub fn c2c_from_args(a: &C2cArgs, m: &Snapshot) -> Result<c2c::C2c> {
     let cpus = a
         .cpus
@@ -73,9 +65,9 @@ pub fn lockfan_from_args(a: &LockfanArgs, m: &Snapshot) -> Result<lockfan::Lockf
 }
 
 pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Latency> {
-    let min = input(parse::size(&a.min).map_err(|e| format!("--min: {e}")))?;
+    let min = input(parse::size_arg("--min", &a.min))?;
     let max = match &a.max {
-        Some(t) => input(parse::size(t).map_err(|e| format!("--max: {e}")))?,
+        Some(t) => input(parse::size_arg("--max", t))?,
         None => {
             let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
             (4 * llc).next_power_of_two()
@@ -93,7 +85,7 @@ pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Laten
         pages: list(&a.pages),
         loads: a.loads,
         pin: input(a.pin.parse::<Pin>())?,
-        line_size: line_size(m),
+        line_size: super::run::line_size(m),
         thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
     };
     input(latency::Latency::new(cfg, m.clone()))

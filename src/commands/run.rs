@@ -18,12 +18,7 @@ use super::run_procs;
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
     match args.what {
-        RunWhat::Pft(a) => {
-            let plan = plan(&a.harness)?;
-            let w = pft_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
-        }
+        RunWhat::Pft(a) => run_one(db, &pft_from_args(&a, &machine)?, &a.harness, &machine),
         RunWhat::Quick(a) => quick(db, &a, &machine),
         RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
         RunWhat::Numa01Threadlocal(a) => numa(db, numa::Pattern::Numa01Threadlocal, &a, &machine),
@@ -31,49 +26,42 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
         RunWhat::Numa02Smt(a) => numa(db, numa::Pattern::Numa02Smt, &a, &machine),
         RunWhat::Fork(a) => {
             let w = run_procs::fork_from_args(&a, &machine)?;
-            run_procs::run_one(db, &w, &a.harness, &machine)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Churn(a) => {
             let w = run_procs::churn_from_args(&a, &machine)?;
-            run_procs::run_one(db, &w, &a.harness, &machine)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
-        RunWhat::Colour(a) => {
-            let plan = plan(&a.harness)?;
-            let w = colour_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
-        }
+        RunWhat::Colour(a) => run_one(db, &colour_from_args(&a, &machine)?, &a.harness, &machine),
         RunWhat::C2c(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::c2c_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Atomic(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::atomic_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Lockfan(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::lockfan_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            run_one(db, &w, &a.harness, &machine)
         }
         RunWhat::Latency(a) => {
-            let plan = plan(&a.harness)?;
             let w = super::micro::latency_from_args(&a, &machine)?;
-            let run = run_workload(db, &w, &plan, &a.harness, &machine)?;
-            print_runs(&[run], a.harness.json)
+            run_one(db, &w, &a.harness, &machine)
         }
     }
 }
 
+/// Runs one workload into the store and prints it.
+fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
+    let run = run_workload(db, w, &plan(h)?, h, m)?;
+    print_run(&run, h)
+}
+
 fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
     let w = run_procs::numa_from_args(p, a, m)?;
-    run_procs::run_one(db, &w, &a.harness, m)
+    run_one(db, &w, &a.harness, m)
 }
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
@@ -136,7 +124,7 @@ fn page_size(m: &Snapshot) -> u64 {
 }
 
 /// The coherency line size of the first-level data cache (64 if unknown).
-fn line_size(m: &Snapshot) -> u64 {
+pub(crate) fn line_size(m: &Snapshot) -> u64 {
     m.caches
         .iter()
         .filter(|c| c.level == 1 && c.kind != "Instruction")
@@ -146,12 +134,13 @@ fn line_size(m: &Snapshot) -> u64 {
 
 pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
     let online = m.cpus.len().max(1);
-    let size = |s: &Option<String>| s.as_deref().map(parse::size).transpose();
+    let size =
+        |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
     let cfg = pft::Config {
         tasks: input(parse::tasks(&a.tasks, online))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size_total: input(size(&a.size))?,
-        size_per_task: input(size(&a.size_per_task))?,
+        size_total: input(size("--size", &a.size))?,
+        size_per_task: input(size("--size-per-task", &a.size_per_task))?,
         cline: a.cline,
         pin: input(a.pin.parse::<Pin>())?,
         thp: input(a.thp.parse())?,
@@ -190,7 +179,7 @@ pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> 
     let cfg = colour::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size_per_task: input(parse::size(&a.size_per_task))?,
+        size_per_task: input(parse::size_arg("--size-per-task", &a.size_per_task))?,
         pin: input(a.pin.parse::<Pin>())?,
         interleave: a.interleave,
         colours,
@@ -313,25 +302,21 @@ pub fn run_workload(
     Ok(run)
 }
 
-fn print_runs(runs: &[Run], json: bool) -> Result<()> {
-    if json {
-        if let [one] = runs {
-            super::print_json(one)?;
-        } else {
-            super::print_json(&runs)?;
-        }
-    } else {
-        for (i, r) in runs.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            print!("{}", crate::report::text(r));
-        }
-    }
-    if runs.iter().any(|r| r.meta.status == Status::Incomplete) {
+/// Prints a stored run as `show` would, in the format the harness flags
+/// choose; an interrupted run is exit 130.
+pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
+    print!("{}", render(run, h)?);
+    if run.meta.status == Status::Incomplete {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+fn render(run: &Run, h: &Harness) -> Result<String> {
+    let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
+    crate::report::export::exporter(format)
+        .export(&crate::report::show::report(run))
+        .map_err(Error::Failed)
 }
 
 /// The quick suite: sysinfo, pft in threads and processes, the process and
@@ -363,7 +348,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
-    if !a.harness.json {
+    let h = &a.harness;
+    if !(h.json || h.markdown || h.csv) {
         print!("{}", crate::report::sysinfo::text(m));
         println!();
     }
@@ -371,8 +357,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     for w in &suite {
         let run = run_workload(db, w.as_ref(), &plan, &a.harness, m)?;
         let interrupted = run.meta.status == Status::Incomplete;
-        if !a.harness.json {
-            print!("{}", crate::report::text(&run));
+        if !h.json {
+            print!("{}", render(&run, h)?);
             println!();
         }
         runs.push(run);
@@ -381,8 +367,8 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
         }
     }
     if let Some(run) = quick_colour(db, a, &plan, m)? {
-        if !a.harness.json {
-            print!("{}", crate::report::text(&run));
+        if !h.json {
+            print!("{}", render(&run, h)?);
             println!();
         }
         runs.push(run);

@@ -10,7 +10,6 @@ use super::{Error, Result};
 use crate::cli::{ChurnArgs, CmdArgs, ForkArgs, Harness, NumaArgs};
 use crate::exec::{Mode, pin::Pin};
 use crate::machine::Snapshot;
-use crate::model::{Run, Status};
 use crate::parse;
 use crate::workload::{Workload, churn, cmd, fork, numa};
 
@@ -18,33 +17,29 @@ fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
 }
 
-/// "1s", "200ms", "0.5" (seconds) -> milliseconds.
-pub fn millis(text: &str) -> std::result::Result<u64, String> {
-    let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (t, 1000.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("cannot parse interval '{text}': use e.g. 1s or 200ms"))?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(format!("interval '{text}' must be positive"));
+/// `--interval` ("1s", "200ms", "0.5") in whole milliseconds, at least 1.
+fn interval_ms(text: &str) -> std::result::Result<u64, String> {
+    let d = parse::duration(text).map_err(|e| format!("--interval: {e}"))?;
+    match u64::try_from(d.as_millis()) {
+        Ok(ms) if ms >= 1 => Ok(ms),
+        _ => Err(format!(
+            "--interval '{text}' is out of range: use 1ms or more, e.g. 1s or 200ms"
+        )),
     }
-    Ok((v * scale).round() as u64)
 }
 
 pub fn numa_from_args(p: numa::Pattern, a: &NumaArgs, m: &Snapshot) -> Result<numa::Numa> {
-    let size = input(a.size.as_deref().map(parse::size).transpose())?;
+    let size = input(
+        a.size
+            .as_deref()
+            .map(|t| parse::size_arg("--size", t))
+            .transpose(),
+    )?;
     let cfg = input(numa::plan(
         p,
         size,
         a.loops,
-        input(millis(&a.interval))?,
+        input(interval_ms(&a.interval))?,
         a.threshold,
         m,
     ))?;
@@ -55,7 +50,7 @@ pub fn fork_from_args(a: &ForkArgs, m: &Snapshot) -> Result<fork::Fork> {
     let cfg = fork::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size: input(parse::size(&a.size))?,
+        size: input(parse::size_arg("--size", &a.size))?,
         backing: if a.shared_file {
             fork::Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
         } else if a.file_dir.is_some() {
@@ -77,7 +72,7 @@ pub fn churn_from_args(a: &ChurnArgs, m: &Snapshot) -> Result<churn::Churn> {
     let cfg = churn::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,
-        chunk: input(parse::size(&a.chunk))?,
+        chunk: input(parse::size_arg("--chunk", &a.chunk))?,
         secs: a.time,
         every: a.every,
         pin: input(a.pin.parse::<Pin>())?,
@@ -96,30 +91,12 @@ pub fn cmd_from_args(a: &CmdArgs) -> Result<cmd::Cmd> {
     }))
 }
 
-fn print(run: &Run, json: bool) -> Result<()> {
-    if json {
-        super::print_json(run)?;
-    } else {
-        print!("{}", crate::report::text(run));
-    }
-    if run.meta.status == Status::Incomplete {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
-}
-
-/// Runs one of these workloads and prints it.
-pub fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
-    let run = run_workload(db, w, &plan(h)?, h, m)?;
-    print(&run, h.json)
-}
-
 /// cmd: a failed command makes vmscale exit with the command's own code.
 pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
     let w = cmd_from_args(a)?;
     let p = plan(&a.harness)?;
     match run_workload(db, &w, &p, &a.harness, m) {
-        Ok(run) => print(&run, a.harness.json),
+        Ok(run) => super::run::print_run(&run, &a.harness),
         Err(Error::Failed(msg)) => match w.exit_code() {
             Some(code) => Err(Error::Exit(code, msg)),
             None => Err(Error::Failed(msg)),

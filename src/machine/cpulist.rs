@@ -1,5 +1,9 @@
 //! The kernel's CPU-list syntax ("0-3,8,10-11"), used by sysfs and by `--pin`.
 
+/// The largest CPU id accepted: beyond any kernel's NR_CPUS, and small
+/// enough that a typo like `0-99999999999` cannot exhaust memory.
+pub const MAX_CPU_ID: usize = 65535;
+
 /// Parses a CPU list such as `0-3,8,10-11`. An empty string is an empty list.
 pub fn parse(text: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
@@ -20,7 +24,12 @@ pub fn parse(text: &str) -> Result<Vec<usize>, String> {
                     .parse()
                     .map_err(|_| format!("'{part}' is not a CPU range like 0-3"))?;
                 if hi < lo {
-                    return Err(format!("CPU range '{part}' runs backwards"));
+                    return Err(format!(
+                        "CPU range '{part}' runs backwards: write {hi}-{lo}"
+                    ));
+                }
+                if hi > MAX_CPU_ID {
+                    return Err(too_big(hi));
                 }
                 cpus.extend(lo..=hi);
             }
@@ -30,9 +39,16 @@ pub fn parse(text: &str) -> Result<Vec<usize>, String> {
             ),
         }
     }
+    if let Some(&big) = cpus.iter().find(|&&c| c > MAX_CPU_ID) {
+        return Err(too_big(big));
+    }
     cpus.sort_unstable();
     cpus.dedup();
     Ok(cpus)
+}
+
+fn too_big(cpu: usize) -> String {
+    format!("CPU {cpu} is beyond the largest CPU id vmscale takes ({MAX_CPU_ID})")
 }
 
 /// Formats CPUs back into the compact list syntax.
@@ -74,6 +90,15 @@ mod tests {
     fn rejects_garbage() {
         assert!(parse("a-b").is_err());
         assert!(parse("3-1").is_err());
+    }
+
+    #[test]
+    fn huge_ids_are_refused_not_allocated() {
+        assert_eq!(parse("65535").unwrap(), vec![65535]);
+        let e = parse("0-18446744073709551615").unwrap_err();
+        assert!(e.contains("largest CPU id"), "{e}");
+        assert!(parse("99999999999").is_err());
+        assert!(parse("100000-200000").is_err());
     }
 
     #[test]

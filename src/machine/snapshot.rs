@@ -76,7 +76,12 @@ impl Snapshot {
     /// files leave their fields `None` or empty; this never fails.
     pub fn read(root: &Path) -> Snapshot {
         let online = topology::online_cpus(root);
-        let nodes = topology::read_nodes(root);
+        let mut nodes = topology::read_nodes(root);
+        // A node's cpulist may still name CPUs taken offline (it does on
+        // some architectures); only online CPUs can run or be pinned to.
+        for n in &mut nodes {
+            n.cpus.retain(|c| online.binary_search(c).is_ok());
+        }
         let cpus = online
             .iter()
             .map(|&id| topology::read_cpu(root, id, &nodes))

@@ -28,9 +28,11 @@ pub fn read_cpu(root: &Path, id: usize, nodes: &[Node]) -> Cpu {
     }
 }
 
-/// Online NUMA nodes, including memory-only nodes (empty `cpus`).
+/// Online NUMA nodes, including memory-only nodes (empty `cpus`). Without
+/// a node `online` file, the nodeN directories that exist.
 pub fn read_nodes(root: &Path) -> Vec<Node> {
-    let online = read_cpulist(root, "/sys/devices/system/node/online").unwrap_or_default();
+    let online =
+        read_cpulist(root, "/sys/devices/system/node/online").unwrap_or_else(|| node_dirs(root));
     online
         .into_iter()
         .map(|id| {
@@ -45,6 +47,20 @@ pub fn read_nodes(root: &Path) -> Vec<Node> {
             }
         })
         .collect()
+}
+
+/// The N of every nodeN directory under /sys/devices/system/node, ascending.
+fn node_dirs(root: &Path) -> Vec<usize> {
+    let mut ids: Vec<usize> = std::fs::read_dir(under(root, "/sys/devices/system/node"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort_unstable();
+    ids
 }
 
 /// One field of a node meminfo file ("Node 0 MemTotal:  123 kB"), in kB.

@@ -45,9 +45,13 @@ pub fn default_path() -> PathBuf {
         return PathBuf::from(p);
     }
     let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|p| !p.is_empty())
+        .filter(|p| Path::new(p).is_absolute()) // the XDG spec ignores relative paths
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })
         .unwrap_or_else(|| PathBuf::from("."));
     data.join("vmscale").join("vmscale.db")
 }
