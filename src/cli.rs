@@ -413,9 +413,9 @@ pub struct CompareArgs {
     /// CSV column of the sample files, by name or 1-based number (default: first numeric)
     #[arg(long)]
     pub column: Option<String>,
-    /// For sample files: which direction is better, higher or lower
-    #[arg(long, default_value = "higher")]
-    pub better: String,
+    /// For sample files: which direction is better, higher (default) or lower
+    #[arg(long)]
+    pub better: Option<String>,
     /// For sample files: the values are rates (harmonic mean, tested on logs)
     #[arg(long)]
     pub rate: bool,

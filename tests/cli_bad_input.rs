@@ -200,6 +200,11 @@ fn runs_and_files() {
             (&["compare", "last"], "name two or more runs"),
             (&["compare", "1", "1", "--figure", "nosuch"], "reports"),
             (&["compare", "1", "1", "--alpha", "2"], "such as 0.05"),
+            (
+                &["compare", "1", "1", "--better", "lower"],
+                "sample files only",
+            ),
+            (&["compare", "1", "1", "--rate"], "sample files only"),
             (&["compare", "1", "--files", &nums], "not both"),
             (&["compare", "--files", &nums], "two or more sample files"),
             (&["compare", "--files", &nums, missing], "cannot read"),

@@ -17,7 +17,7 @@ pub struct Request {
     pub runs: Vec<String>,
     pub files: Vec<PathBuf>,
     pub column: Option<String>,
-    pub better: String,
+    pub better: Option<String>,
     pub rate: bool,
     pub alpha: f64,
     pub seed: u64,
@@ -65,6 +65,13 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
             ));
         }
         return files(&paths, &r, &opts);
+    }
+    if r.column.is_some() || r.better.is_some() || r.rate {
+        return Err(Error::Input(
+            "--column, --better and --rate apply to sample files only: stored runs carry \
+             each figure's direction and kind; drop them, or compare files with --files"
+                .into(),
+        ));
     }
     if r.runs.is_empty() {
         return Err(Error::Input(
@@ -164,7 +171,7 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             "compare needs two or more sample files: the first is the baseline".into(),
         ));
     }
-    let better = match r.better.as_str() {
+    let better = match r.better.as_deref().unwrap_or("higher") {
         "higher" => Better::Higher,
         "lower" => Better::Lower,
         other => {

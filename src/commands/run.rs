@@ -348,6 +348,13 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
+    // Refuse bad knobs before printing anything.
+    let knob_plan = input(crate::knobs::Plan::parse(&a.harness.knob))?;
+    options(&a.harness, &knob_plan)?;
+    input(knob_plan.preflight(
+        &crate::knobs::live_root(),
+        &crate::knobs::journal::default_path(),
+    ))?;
     let h = &a.harness;
     if !(h.json || h.markdown || h.csv) {
         print!("{}", crate::report::sysinfo::text(m));
