@@ -63,7 +63,12 @@ impl Latency {
             .iter()
             .find(|&&s| s / cfg.line_size > u32::MAX as u64)
         {
-            return Err(format!("--max {s} has more than 2^32 nodes: lower it"));
+            return Err(format!(
+                "--max: the {} working set has more than 2^32 nodes of one cache line: \
+                 lower --max below {}",
+                crate::parse::format_size(s),
+                crate::parse::format_size(s)
+            ));
         }
         if cfg.pages.is_empty() {
             return Err("--pages needs base, thp or both".into());

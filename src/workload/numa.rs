@@ -140,6 +140,14 @@ pub fn plan(
     };
     let page = m.page_size.unwrap_or(4096);
     let avail = m.mem_available_kib.map(|k| k * 1024);
+    if let Some(s) = size.filter(|&s| s < page) {
+        return Err(format!(
+            "{}: --size {} is less than one page ({}): raise --size",
+            pattern.name(),
+            crate::parse::format_size(s),
+            crate::parse::format_size(page)
+        ));
+    }
     let size = match size {
         Some(s) => s / page * page,
         None => {
