@@ -115,7 +115,10 @@ pub fn execute_with(
         .max(1);
     // A case's headline is the first declared figure its samples report
     // (pft's populate cases report pages/wsec, not fault/wsec).
-    let figures: Vec<String> = workload.figures().into_iter().map(|f| f.name).collect();
+    let declared = workload.figures();
+    let figures: Vec<String> = declared.iter().map(|f| f.name.clone()).collect();
+    // Rates are summarised by their harmonic mean, so precision is judged on it.
+    let is_rate = |name: &str| declared.iter().any(|f| f.name == name && f.rate);
     let mut headlines: Vec<String> = Vec::new();
     let most = match plan.reps {
         Reps::Fixed(n) => n,
@@ -135,6 +138,7 @@ pub fn execute_with(
             Reps::Fixed(_) => None,
         };
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        let mut rates: Vec<bool> = vec![false; cases.len()];
         let mut seq = 0i64;
         let mut case_started = Instant::now();
         loop {
@@ -192,6 +196,7 @@ pub fn execute_with(
                         headlines.push(name.clone());
                     }
                     values[ci].push(head.map_or(f64::NAN, |(_, v)| v));
+                    rates[ci] = head.is_some_and(|(name, _)| is_rate(name));
                 }
                 store.add_sample(run_id, case, &sample)?;
             }
@@ -209,7 +214,8 @@ pub fn execute_with(
                     let elapsed = case_started.elapsed();
                     let d: Vec<Option<Stop>> = values
                         .iter()
-                        .map(|v| stopping::decide(rule, v, elapsed))
+                        .zip(&rates)
+                        .map(|(v, &rate)| stopping::decide(rule, v, rate, elapsed))
                         .collect();
                     if d.iter().all(Option::is_some) {
                         for (case, stop) in cases.iter().zip(d.into_iter().flatten()) {

@@ -29,24 +29,26 @@ pub enum Stop {
 }
 
 /// The CI half-width as a fraction of |mean|; infinite when undefined
-/// (fewer than two values, a zero mean, or a missing value).
-pub fn relative_ci(values: &[f64]) -> f64 {
+/// (fewer than two values, a zero mean, or a missing value). For a rate the
+/// mean is the harmonic mean the tables show, and the CI is its own.
+pub fn relative_ci(values: &[f64], rate: bool) -> f64 {
     if values.iter().any(|v| !v.is_finite()) {
         return f64::INFINITY;
     }
-    match summarise(values, false) {
+    match summarise(values, rate) {
         Some(s) if s.n > 1 && s.mean != 0.0 => s.ci95 / s.mean.abs(),
         _ => f64::INFINITY,
     }
 }
 
 /// Decides, after each sample, whether to stop: `values` are the headline
-/// figure of the samples taken so far, `elapsed` the time spent on them.
-pub fn decide(rule: &Rule, values: &[f64], elapsed: Duration) -> Option<Stop> {
+/// figure of the samples taken so far (`rate`: it is a rate), `elapsed` the
+/// time spent on them.
+pub fn decide(rule: &Rule, values: &[f64], rate: bool, elapsed: Duration) -> Option<Stop> {
     let n = values.len();
     let min = rule.min_reps.min(rule.max_reps).max(1);
     if n >= min {
-        let rel = relative_ci(values);
+        let rel = relative_ci(values, rate);
         if rel <= rule.precision {
             return Some(Stop::Precision(rel));
         }
@@ -91,7 +93,7 @@ mod tests {
     /// Feeds a sequence one value at a time, as the runner does.
     fn run(rule: &Rule, seq: &[f64]) -> (usize, Stop) {
         for n in 1..=seq.len() {
-            if let Some(s) = decide(rule, &seq[..n], Duration::from_secs(n as u64)) {
+            if let Some(s) = decide(rule, &seq[..n], false, Duration::from_secs(n as u64)) {
                 return (n, s);
             }
         }
@@ -113,8 +115,8 @@ mod tests {
         let (n, stop) = run(&rule(), &seq);
         assert!(n > 3 && n < 30, "stopped after {n}");
         assert!(matches!(stop, Stop::Precision(_)));
-        assert!(relative_ci(&seq[..n]) <= 0.01);
-        assert!(relative_ci(&seq[..n - 1]) > 0.01);
+        assert!(relative_ci(&seq[..n], false) <= 0.01);
+        assert!(relative_ci(&seq[..n - 1], false) > 0.01);
     }
 
     #[test]
@@ -130,9 +132,9 @@ mod tests {
             ..rule()
         };
         let seq = synthetic(1000.0, 0.5, 10, 5);
-        assert_eq!(decide(&r, &seq[..1], Duration::from_secs(9)), None);
+        assert_eq!(decide(&r, &seq[..1], false, Duration::from_secs(9)), None);
         assert_eq!(
-            decide(&r, &seq[..3], Duration::from_secs(9)),
+            decide(&r, &seq[..3], false, Duration::from_secs(9)),
             Some(Stop::MaxTime)
         );
     }
@@ -151,5 +153,15 @@ mod tests {
         };
         let seq = synthetic(1000.0, 0.5, 10, 9);
         assert_eq!(run(&r, &seq), (2, Stop::MaxReps));
+    }
+
+    #[test]
+    fn rates_are_judged_on_their_harmonic_mean() {
+        // The harmonic mean's relative CI is the relative CI of the reciprocals.
+        let seq = synthetic(1000.0, 0.2, 12, 13);
+        let recip: Vec<f64> = seq.iter().map(|v| 1.0 / v).collect();
+        let as_rate = relative_ci(&seq, true);
+        assert!((as_rate - relative_ci(&recip, false)).abs() < 1e-9 * as_rate.max(1.0));
+        assert!((as_rate - relative_ci(&seq, false)).abs() > 1e-6);
     }
 }
