@@ -23,6 +23,7 @@ pub fn summary_table(run: &Run) -> Table {
             let values: Vec<f64> = c
                 .measured()
                 .filter_map(|s| s.data.figures.get(&fig.name).copied())
+                .filter(|v| v.is_finite())
                 .collect();
             if let Some(s) = summarise(&values, fig.rate) {
                 rows.push(vec![
@@ -31,7 +32,7 @@ pub fn summary_table(run: &Run) -> Table {
                     s.n.to_string(),
                     f(s.min),
                     f(s.median),
-                    format!("{} {}", f(s.mean), if fig.rate { "H" } else { "A" }),
+                    format!("{} {}", f(s.mean), if s.harmonic { "H" } else { "A" }),
                     f(s.stddev),
                     format!("{:.2}", s.coeff_var),
                     f(s.max),
