@@ -141,6 +141,25 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
     }
 }
 
+/// Joins words into one shell command line, quoting those that need it, so
+/// a printed command can be pasted back into a shell.
+pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let w = w.as_ref();
+            if w.is_empty()
+                || w.contains(|c: char| c.is_whitespace() || "'\"$\\<>|&;*?`()".contains(c))
+            {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +210,15 @@ mod tests {
         for bad in ["0s", "-1m", "soon", "1d", ""] {
             assert!(duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn shell_words_quote_what_the_shell_would_split() {
+        assert_eq!(
+            shell_words(&["sh", "-c", "seq 200000 >/dev/null"]),
+            "sh -c 'seq 200000 >/dev/null'"
+        );
+        assert_eq!(shell_words(&["echo", "it's", ""]), "echo 'it'\\''s' ''");
+        assert_eq!(shell_words(&["make", "-j2"]), "make -j2");
     }
 }

@@ -213,16 +213,8 @@ fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
 }
 
 fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$\\".contains(c)) {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            } else {
-                a
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let args: Vec<String> = std::env::args().collect();
+    parse::shell_words(&args)
 }
 
 /// Checks, stores and runs one workload; returns the stored run.

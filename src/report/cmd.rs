@@ -23,7 +23,7 @@ pub fn text(run: &Run) -> String {
         .and_then(|v| v.as_array())
         .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
         .unwrap_or_default();
-    let mut out = format!("cmd: {}\n", argv.join(" "));
+    let mut out = format!("cmd: {}\n", crate::parse::shell_words(&argv));
     out.push_str(&format!(
         "{:<10} {:>3} {:>12} {:>12} {:>12} {:>12} {:>8}\n",
         "", "n", "min", "median", "mean", "max", "cv%"

@@ -222,7 +222,7 @@ impl Cmd {
                     } else {
                         ""
                     },
-                    self.cfg.argv.join(" ")
+                    crate::parse::shell_words(&self.cfg.argv)
                 ),
             ));
         }
