@@ -92,7 +92,7 @@ fn workload_options() {
     refused(
         &s,
         &[
-            (&["run", "pft"], "give --size or --size-per-task"),
+            (&["run", "pft"], "or --size-per-task, e.g. --size 1G"),
             (&["run", "pft", "--size", "0"], "--size: size '0'"),
             (&["run", "pft", "--size-per-task", "x"], "--size-per-task:"),
             (

@@ -99,7 +99,12 @@ impl Pft {
             (Some(_), Some(_)) => {
                 return Err("give --size or --size-per-task, not both".into());
             }
-            (None, None) => return Err("give --size or --size-per-task".into()),
+            (None, None) => {
+                return Err(
+                    "give --size (total, split among the tasks) or --size-per-task, e.g. --size 1G"
+                        .into(),
+                );
+            }
             _ => {}
         }
         let pft = Pft { cfg, machine };
