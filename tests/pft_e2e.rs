@@ -196,20 +196,24 @@ fn memory_refusal_names_the_numbers() {
     );
 }
 
-/// SIGINT mid-run keeps the samples taken and marks the run incomplete.
-#[test]
-fn sigint_keeps_samples_and_marks_incomplete() {
-    let s = Scratch::new("sigint");
+/// Starts a long pft run, waits (bounded) until `min_samples` are in the
+/// store, sends `signal` with kill(1), and returns the output and the count
+/// of samples stored before the signal.
+fn interrupt_long_run(
+    s: &Scratch,
+    size: &str,
+    min_samples: i64,
+    signal: &str,
+) -> (std::process::Output, i64) {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
         .args([
-            "run", "pft", "--tasks", "1", "--size", "16M", "--reps", "100000",
+            "run", "pft", "--tasks", "1", "--size", size, "--reps", "100000",
         ])
         .env("VMSCALE_DB", s.db())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait (bounded) until a few samples are in the store.
     let mut stored = 0;
     for _ in 0..600 {
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -217,18 +221,25 @@ fn sigint_keeps_samples_and_marks_incomplete() {
             stored = conn
                 .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get::<_, i64>(0))
                 .unwrap_or(0);
-            if stored >= 3 {
+            if stored >= min_samples {
                 break;
             }
         }
     }
-    assert!(stored >= 3, "no samples appeared");
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    assert!(stored >= min_samples, "no samples appeared");
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    assert!(sent.success());
+    (child.wait_with_output().unwrap(), stored)
+}
+
+/// SIGINT mid-run keeps the samples taken and marks the run incomplete.
+#[test]
+fn sigint_keeps_samples_and_marks_incomplete() {
+    let s = Scratch::new("sigint");
+    let (out, stored) = interrupt_long_run(&s, "16M", 3, "-INT");
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let run = json(&s.vmscale(&["show", "last", "--json"]));
     assert_eq!(run["meta"]["status"], "incomplete");
@@ -243,34 +254,7 @@ fn sigint_keeps_samples_and_marks_incomplete() {
 #[test]
 fn sighup_marks_incomplete_instead_of_killing() {
     let s = Scratch::new("sighup");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
-        .args([
-            "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "100000",
-        ])
-        .env("VMSCALE_DB", s.db())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stored = 0;
-    for _ in 0..600 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if let Ok(conn) = rusqlite::Connection::open(s.db()) {
-            stored = conn
-                .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get::<_, i64>(0))
-                .unwrap_or(0);
-            if stored >= 1 {
-                break;
-            }
-        }
-    }
-    assert!(stored >= 1, "no samples appeared");
-    let sent = std::process::Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = interrupt_long_run(&s, "8M", 1, "-HUP");
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let run = json(&s.vmscale(&["show", "last", "--json"]));
     assert_eq!(run["meta"]["status"], "incomplete");
