@@ -108,13 +108,7 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
                 }))
                 .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
+        svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     });
     Some((

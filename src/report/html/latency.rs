@@ -145,13 +145,7 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
             let (_, y_bottom) = chart.backend_coord(&(*size as f64, 0.0));
             markers.push((x, y_top, y_bottom, format!("{name} {}", format_size(*size))));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
+        svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     });
     // Drawn by hand so each marker is one element with its label.

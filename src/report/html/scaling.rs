@@ -163,13 +163,7 @@ fn curve(all: &[Series]) -> String {
                     .legend(move |(x, y)| Circle::new((x + 8, y), 2, c));
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
+        svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
@@ -234,13 +228,7 @@ fn efficiency(all: &[Series]) -> String {
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
                 .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
+        svg::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }

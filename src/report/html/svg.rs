@@ -47,6 +47,24 @@ pub fn e<E: std::fmt::Display>(err: E) -> String {
     err.to_string()
 }
 
+/// Draws the series legend the same way on every chart.
+pub fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)
+}
+
 /// HTML text escaping.
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
