@@ -119,3 +119,48 @@ pub fn headless(browser: &str, profile: &Path, extra: &[&str], url: &str) -> std
         .output()
         .expect("run chromium")
 }
+
+/// A page as headless Chromium rendered it: the DOM and a screenshot.
+pub struct Rendered {
+    pub dom: String,
+}
+
+/// Renders `html` in headless Chromium: dumps the DOM and takes a
+/// screenshot, which must be a PNG that is not blank. Without a browser it
+/// returns None (printing why), which is allowed only outside CI.
+pub fn render_in_browser(dir: &Path, html: &Path) -> Option<Rendered> {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is required under CI (.ci/run installs it)"
+        );
+        println!("SKIPPED rendering: chromium not installed (apt-get install chromium)");
+        return None;
+    };
+    let url = format!("file://{}", html.display());
+    let profile = dir.join("profile");
+    let dom = headless(browser, &profile, &["--dump-dom"], &url);
+    let png = dir.join("shot.png");
+    let shot = headless(
+        browser,
+        &profile,
+        &[&format!("--screenshot={}", png.display())],
+        &url,
+    );
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank white page compresses to a few KiB; plots and text do not.
+    assert!(
+        bytes.len() > 30_000,
+        "screenshot looks blank ({} bytes)",
+        bytes.len()
+    );
+    Some(Rendered {
+        dom: String::from_utf8_lossy(&dom.stdout).into_owned(),
+    })
+}
