@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -106,11 +106,7 @@ impl Workload for Atomic {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("ops/s", "ops/s", Better::Higher, true),
-            Figure::new("ns/op", "ns", Better::Lower, false),
-            Figure::new("wall", "s", Better::Lower, false),
-        ]
+        super::ops::figures()
     }
 
     fn memory_need(&self) -> u64 {

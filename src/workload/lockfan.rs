@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -104,11 +104,7 @@ impl Workload for Lockfan {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("ops/s", "ops/s", Better::Higher, true),
-            Figure::new("ns/op", "ns", Better::Lower, false),
-            Figure::new("wall", "s", Better::Lower, false),
-        ]
+        super::ops::figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -2,8 +2,17 @@
 //! operations the tasks did set against what shared memory counted, the
 //! cost of one operation, and one row per task.
 
-use super::SampleData;
+use super::{Better, Figure, SampleData};
 use crate::exec::{self, TaskReport};
+
+/// The figures both workloads declare; ops/s is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("ops/s", "ops/s", Better::Higher, true),
+        Figure::new("ns/op", "ns", Better::Lower, false),
+        Figure::new("wall", "s", Better::Lower, false),
+    ]
+}
 
 /// `done` is the report value holding each task's operation count, `name`
 /// what an operation is called ("increments", "operations"), `counted` the
