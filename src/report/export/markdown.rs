@@ -10,13 +10,7 @@ fn cell(s: &str) -> String {
 }
 
 pub fn table(t: &Table) -> String {
-    let ncol = t
-        .header
-        .iter()
-        .chain(&t.rows)
-        .map(|r| r.len())
-        .max()
-        .unwrap_or(0);
+    let ncol = t.columns();
     // Markdown has one header line: join multi-line headers per column.
     let head: Vec<String> = (0..ncol)
         .map(|i| {

@@ -79,6 +79,18 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+impl Table {
+    /// The number of columns: the widest header line or row.
+    pub fn columns(&self) -> usize {
+        self.header
+            .iter()
+            .chain(&self.rows)
+            .map(|r| r.len())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// A piece of a document.
 #[derive(Debug, Clone)]
 pub enum Block {

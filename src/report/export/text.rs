@@ -6,13 +6,7 @@ pub struct Text;
 
 /// Renders a table with columns two spaces apart, trailing blanks trimmed.
 pub fn table(t: &Table) -> String {
-    let ncol = t
-        .header
-        .iter()
-        .chain(&t.rows)
-        .map(|r| r.len())
-        .max()
-        .unwrap_or(0);
+    let ncol = t.columns();
     let mut width = vec![0usize; ncol];
     for row in t.header.iter().chain(&t.rows) {
         for (i, c) in row.iter().enumerate() {
