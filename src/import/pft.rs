@@ -4,7 +4,7 @@
 //! whose line breaks were lost (one long line) reads the same.
 
 use super::Table;
-use crate::model::{Better, Case, Figure, SampleData};
+use crate::model::{Case, SampleData};
 
 const TAIL: [&str; 6] = ["CLine", "User", "System", "Wall", "flt/cpu/s", "fault/wsec"];
 
@@ -70,18 +70,6 @@ fn row(words: &[&str], i: usize, rep: bool) -> Option<(Case, SampleData, usize)>
     Some((Case::new(thr as usize, "fault"), d, width))
 }
 
-/// The pft workload's declared figures (as `Pft::figures` declares them),
-/// so imported runs compare with measured ones.
-fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("fault/wsec", "faults/s", Better::Higher, true),
-        Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
-        Figure::new("wall", "s", Better::Lower, false),
-        Figure::new("user", "s", Better::Lower, false),
-        Figure::new("system", "s", Better::Lower, false),
-    ]
-}
-
 pub fn parse(text: &str) -> Vec<Table> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let mut tables = Vec::new();
@@ -104,7 +92,8 @@ pub fn parse(text: &str) -> Vec<Table> {
             tables.push(Table {
                 workload: "pft",
                 format,
-                figures: figures(),
+                // pft's own figures, so imported runs compare with measured ones.
+                figures: crate::workload::pft::figures(),
                 config: serde_json::json!({
                     "imported": format,
                     "block": tables.len() + 1,

@@ -79,6 +79,17 @@ const V_PAGES: usize = 0;
 const V_MMAP_NS: usize = 1;
 const V_MUNMAP_NS: usize = 2;
 
+/// pft's figures, fault/wsec first (also used for imported pft tables).
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("fault/wsec", "faults/s", Better::Higher, true),
+        Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+    ]
+}
+
 pub struct Pft {
     cfg: Config,
     machine: Snapshot,
@@ -163,13 +174,7 @@ impl Workload for Pft {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("fault/wsec", "faults/s", Better::Higher, true),
-            Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
-            Figure::new("wall", "s", Better::Lower, false),
-            Figure::new("user", "s", Better::Lower, false),
-            Figure::new("system", "s", Better::Lower, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {
