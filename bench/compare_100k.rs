@@ -131,7 +131,7 @@ fn fill(db: &std::path::Path, samples: usize) {
                 origin: "measured",
             })
             .expect("create run");
-        st.connection().execute_batch("BEGIN").expect("begin");
+        st.batch("BEGIN").expect("begin");
         for i in 0..samples {
             let c = &cases[i % cases.len()];
             let mut noise = || 1.0 + 0.01 * rng.normal();
@@ -173,7 +173,7 @@ fn fill(db: &std::path::Path, samples: usize) {
             };
             st.add_sample(id, c, &s).expect("add sample");
         }
-        st.connection().execute_batch("COMMIT").expect("commit");
+        st.batch("COMMIT").expect("commit");
         st.finish_run(id, Status::Complete, None).expect("finish");
     }
 }

@@ -9,9 +9,12 @@ Examples:
   vmscale run pft --tasks auto --size 1G    page-fault scaling over 1, 2, 4.. tasks
   vmscale run pft --tasks 1-4 --mode process --size-per-task 256M --populate
   vmscale show last                         reprint the newest run
+  vmscale show last --plot                  its curve in the terminal
+  vmscale list --workload pft --since 2026-01-01
   vmscale list --json                       every stored run, as JSON
+  vmscale completions bash                  a completion script (also zsh, fish)
   vmscale sysinfo                           what vmscale sees of this machine
-  vmscale run pft --tasks 1,2 --size 64M --knob thp_defrag=madvise,never
+  vmscale run pft --tasks 1,2 --size 64M --knob swappiness=10,60
   vmscale restore                           undo knobs left changed by a killed run";
 
 #[derive(Parser, Debug)]
@@ -22,15 +25,25 @@ Examples:
     long_about = "vmscale measures how the kernel's virtual-memory paths (page faults, fork/exit, \
 NUMA balancing, page allocation, locks) behave as cores, tasks and memory grow, keeps every \
 sample in an embedded SQLite store, and prints the tables kernel developers paste into mail.",
-    after_help = EXAMPLES
+    after_help = EXAMPLES,
+    max_term_width = 100
 )]
 pub struct Cli {
-    /// The results store [default: $VMSCALE_DB, else
-    /// $XDG_DATA_HOME/vmscale/vmscale.db, else ~/.local/share/vmscale/vmscale.db]
+    /// The results store: a SQLite file or a postgres://URL [default:
+    /// $VMSCALE_DB, else $XDG_DATA_HOME/vmscale/vmscale.db, else
+    /// ~/.local/share/vmscale/vmscale.db]
     // VMSCALE_DB is read by store::default_path, not by clap, so that an
     // empty VMSCALE_DB means "unset" instead of an error about --db.
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+
+    /// Write the output to FILE instead of stdout (warnings and progress stay on stderr)
+    #[arg(short = 'o', long = "output", global = true, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Quiet: no progress and no warnings; `run` prints only each run's first line
+    #[arg(short = 'q', long = "quiet", global = true)]
+    pub quiet: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -43,17 +56,20 @@ pub enum Command {
     #[command(after_help = "Examples:\n  vmscale run quick\n  \
 vmscale run pft --tasks auto --size 1G\n  \
 vmscale run fork --tasks 1,2 --reps 3 --label base\n  \
-vmscale run pft --tasks 1-2 --size 64M --knob thp=never,always\n\n\
+vmscale run pft --tasks 1-2 --size 64M --thp always --knob thp=never,always\n\n\
 Every workload also takes --reps, --warmup, --precision, --max-reps, --max-time,\n\
 --label, --json and --knob: see `vmscale run pft --help`.")]
     Run(RunArgs),
     /// Reprint a stored run (an id, a label, `last` or `last~N`)
     #[command(after_help = "Examples:\n  vmscale show\n  vmscale show last~1\n  \
-vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale show last --json")]
+vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale show last --json\n  \
+vmscale show base --plot --figure flt/cpu/s\n  vmscale show -o base.txt base")]
     Show(ShowArgs),
     /// List stored runs
     #[command(after_help = "Examples:\n  vmscale list\n  vmscale list --json\n  \
 vmscale list --markdown                    also --csv\n  \
+vmscale list --label before                a suite: before/pft, before/fork, ...\n  \
+vmscale list --kernel 6.18 --until 2026-06-01\n  \
 vmscale --db /tmp/other.db list")]
     List(ListArgs),
     /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
@@ -64,7 +80,7 @@ vmscale --db /tmp/other.db list")]
     Sysinfo(SysinfoArgs),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
     #[command(after_help = "Examples:\n  vmscale restore\n  \
-VMSCALE_STATE_DIR=/var/lib/vmscale vmscale restore   a journal kept elsewhere")]
+VMSCALE_STATE_DIR=/root/vmscale-state vmscale restore   a journal kept elsewhere")]
     Restore(RestoreArgs),
     /// Write an HTML report with plots for one or more runs
     #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
@@ -85,7 +101,73 @@ vmscale import page_fault1.csv --label wis-pf1")]
         after_help = "Examples:\n  vmscale pcp\n  vmscale pcp --per-cpu\n  vmscale pcp --json"
     )]
     Pcp(PcpArgs),
+    /// List what on this machine can bias or scatter a measurement, with evidence and fixes
+    #[command(
+        after_help = "Examples:\n  vmscale doctor\n  vmscale doctor --cpus 0,1 --json\n  \
+vmscale run pft --tune            applies the reversible fixes, restored after\n\n\
+See docs/noise.md."
+    )]
+    Doctor(DoctorArgs),
+    /// Delete stored runs and all their samples
+    #[command(
+        after_help = "Examples:\n  vmscale delete 3\n  vmscale delete 3 4 base\n  \
+vmscale delete last"
+    )]
+    Delete(DeleteArgs),
+    /// Give a stored run a new label (an empty label removes it)
+    #[command(after_help = "Examples:\n  vmscale rename last base\n  vmscale rename 7 thp-on")]
+    Rename(RenameArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = "Examples:\n  \
+vmscale completions bash > /etc/bash_completion.d/vmscale\n  \
+vmscale completions zsh > ~/.zfunc/_vmscale")]
+    Completions(CompletionsArgs),
+    /// Print vmscale's man page (roff)
+    #[command(
+        after_help = "Examples:\n  vmscale man > vmscale.1 && man ./vmscale.1\n  \
+vmscale man -o /usr/local/share/man/man1/vmscale.1"
+    )]
+    Man(ManArgs),
+    /// Copy the runs of other stores (e.g. one SQLite file per node) into this store
+    #[command(after_help = "Examples:\n  vmscale merge node1.db node2.db\n  \
+vmscale --db postgres://vmscale@db/lab merge /shared/run-*.db\n\n\
+A run is copied once, by its identity: merging the same files again adds nothing.")]
+    Merge(MergeArgs),
 }
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// SQLite stores to copy runs from
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// JSON instead of text: what happened to each run
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DeleteArgs {
+    /// Runs: ids, labels, `last`, `last~N`
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RenameArgs {
+    /// The run: id, label, `last` or `last~N`
+    pub run: String,
+    /// Its new label
+    pub label: String,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {}
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -96,20 +178,20 @@ pub struct RunArgs {
 #[derive(Subcommand, Debug)]
 pub enum RunWhat {
     /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn,
-    /// cmd, colour, c2c, atomic, lockfan, latency
+    /// cmd, colour, c2c, atomic, lockfan, latency, wis (page_fault1, tlb_flush2), mmap-lock
     #[command(
         after_help = "Examples:\n  vmscale run quick\n  vmscale run quick --reps 3 --label before\n  \
 vmscale run quick --json > quick.json"
     )]
     Quick(QuickArgs),
-    /// Page-fault scaling (seed 000): N tasks write-fault anonymous memory
+    /// Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory
     #[command(
         after_help = "Examples:\n  vmscale run pft --tasks auto --size 512M\n  \
 vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
-    /// autonumabench numa01 (seed 001): 2 processes share a region first touched on one node
+    /// autonumabench numa01: 2 processes share a region first touched on one node
     #[command(after_help = NUMA_EXAMPLES)]
     Numa01(NumaArgs),
     /// numa01 with each thread zeroing only its own slice
@@ -121,13 +203,13 @@ vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     /// numa02 with half the threads
     #[command(name = "numa02-smt", after_help = NUMA_EXAMPLES)]
     Numa02Smt(NumaArgs),
-    /// fork over a populated mapping (seed 002): forks/s, system time per fork and per page
+    /// fork over a populated mapping: forks/s, system time per fork and per page
     #[command(
         after_help = "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
 vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
     )]
     Fork(ForkArgs),
-    /// Timed mmap/touch/munmap loop (seed 004): zfod faults/s per task and in total
+    /// Timed mmap/touch/munmap loop: zfod faults/s per task and in total
     #[command(
         after_help = "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
 vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3"
@@ -142,7 +224,7 @@ Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores 
 failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
     )]
     Cmd(CmdArgs),
-    /// Page colours (seed 003): tasks allocate in parallel, PFNs give per-task colour skew
+    /// Page colours: tasks allocate in parallel, PFNs give per-task colour skew
     #[command(
         after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
 vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
@@ -150,26 +232,42 @@ vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
     )]
     Colour(ColourArgs),
-    /// Cache-line hand-off latency between every pair of CPUs (seed 002)
+    /// Cache-line hand-off latency between every pair of CPUs
     #[command(after_help = "Examples:\n  vmscale run c2c\n  \
 vmscale run c2c --cpus 0-3 --variant cas\n  \
 vmscale run c2c --fresh-line --rounds 2000 --batches 100")]
     C2c(C2cArgs),
-    /// The cost of counting: shared, folded, packed, locked and plain counters (seeds 000, 002)
+    /// The cost of counting: shared, folded, packed, locked and plain counters
     #[command(after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
 vmscale run atomic --tasks 1,2 --mode process")]
     Atomic(AtomicArgs),
-    /// One lock against the same work hashed over K locks (seed 004)
+    /// One lock against the same work hashed over K locks
     #[command(after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
 vmscale run lockfan --tasks 2 --lines 4 --ops 200000")]
     Lockfan(LockfanArgs),
-    /// Dependent-load latency by working-set size, base pages and THP (seed 002)
+    /// Dependent-load latency by working-set size, base pages and THP
     #[command(after_help = "Examples:\n  vmscale run latency\n  \
 vmscale run latency --max 256M --pages base,thp\n  \
 vmscale run latency --min 16K --max 4M --pages base --pin 1")]
     Latency(LatencyArgs),
+    /// will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3
+    #[command(
+        after_help = "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
+vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
+vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
+Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
+tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md)."
+    )]
+    Wis(WisArgs),
+    /// Faults in N threads while M threads mmap/mprotect/munmap other regions
+    #[command(
+        name = "mmap-lock",
+        after_help = "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
+vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2"
+    )]
+    MmapLock(MmapLockArgs),
 }
 
 const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
@@ -180,7 +278,8 @@ vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
 #[derive(Args, Debug, Clone)]
 pub struct Harness {
     /// A fixed count of measured samples per case, instead of adaptive stopping
-    #[arg(long, value_name = "N")]
+    /// (so not with --precision or --max-reps, which it would ignore)
+    #[arg(long, value_name = "N", conflicts_with_all = ["precision", "max_reps"])]
     pub reps: Option<usize>,
     /// Warm-up samples per case (stored, not counted)
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -197,14 +296,15 @@ pub struct Harness {
     /// Print every sample as CSV (as `show --csv`)
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Adaptive: sample until the 95 % CI of the headline mean is within P % of it
+    /// Adaptive: sample until the 95 % CI of the headline median is within P % of it
     #[arg(long, default_value = "1%", value_name = "P%")]
     pub precision: String,
     /// Adaptive: at most N measured samples per case [default: 30; run quick: 5]
     #[arg(long, value_name = "N")]
     pub max_reps: Option<usize>,
-    /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases
-    #[arg(long, default_value = "10m", value_name = "TIME")]
+    /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;
+    /// the default keeps a default run within a minute
+    #[arg(long, default_value = "40s", value_name = "TIME")]
     pub max_time: String,
     /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
     #[arg(long, default_value = "5%", value_name = "P%")]
@@ -216,9 +316,32 @@ pub struct Harness {
     /// Needs root; restored at the end, on error and on SIGINT/SIGTERM. Knobs: thp, thp_defrag,
     /// thp_shmem, khugepaged_defrag, numa_balancing, pcp_high_fraction, zone_reclaim,
     /// overcommit, swappiness, stat_interval, compaction_proactiveness,
-    /// watermark_scale_factor (see docs/knobs.md)
+    /// watermark_scale_factor, nr_hugepages, page_reporting_order, randomize_va_space,
+    /// no_turbo, cpu_boost (see docs/knobs.md)
     #[arg(long = "knob", value_name = "NAME=V1,V2")]
     pub knob: Vec<String>,
+    /// Sample the workers' kernel and user stacks at HZ per second (999
+    /// when no HZ is given) beside each measured sample: `cycles` where a
+    /// PMU exists, `cpu-clock` otherwise (see docs/profile.md).
+    #[arg(long, value_name = "HZ", num_args = 0..=1, require_equals = true,
+          default_missing_value = "999")]
+    pub profile: Option<u64>,
+    /// Record lock contention (lock:contention_begin/end), mmap_lock
+    /// tracepoints and /proc/lock_stat deltas beside each measured sample
+    /// (named so because lockfan's --locks is its lock counts)
+    #[arg(long)]
+    pub lock_stats: bool,
+    /// Apply the reversible fixes `vmscale doctor` lists (needs root), restored after
+    #[arg(long)]
+    pub tune: bool,
+    /// Visit every case N times, each visit with its own warm-up and samples (counts and
+    /// limits per visit), to measure the variance between invocations (docs/repetitions.md)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub invocations: u16,
+    /// With --knob: refuse (exit 2) instead of waiting when another run holds the knob lock
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(Args, Debug)]
@@ -253,6 +376,22 @@ pub struct PftArgs {
     /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
     #[arg(long)]
     pub populate: bool,
+    /// What backs the memory: anon, memfd, shm (shared anonymous) or file (needs --path)
+    #[arg(long, default_value = "anon")]
+    pub backing: String,
+    /// The file for --backing file: created new (never an existing path), removed after
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// A shared mapping instead of a private one (private file mappings take COW faults)
+    #[arg(long)]
+    pub shared: bool,
+    /// The fault taken: write, or read (zero page on anon; page cache and fault-around on files)
+    #[arg(long, default_value = "write")]
+    pub access: String,
+    /// Pages per mapping: base, thp (madvise) or hugetlb (reserved huge pages) [default:
+    /// base, or thp with --thp always]
+    #[arg(long)]
+    pub pages: Option<String>,
     #[command(flatten)]
     pub harness: Harness,
 }
@@ -262,7 +401,8 @@ pub struct NumaArgs {
     /// Region size (default: autonumabench's, capped to half the first node's memory)
     #[arg(long)]
     pub size: Option<String>,
-    /// Passes over the region (default: autonumabench's 50, 1000 or 800)
+    /// Passes over the region (default: autonumabench's 50 and 800; 250 for
+    /// numa01-threadlocal, a quarter of its 1000)
     #[arg(long)]
     pub loops: Option<u64>,
     /// Locality sampling interval from /proc/PID/numa_maps, e.g. 1s, 200ms
@@ -317,10 +457,10 @@ pub struct ChurnArgs {
     #[arg(long, default_value = "1M")]
     pub chunk: String,
     /// Seconds per sample
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub time: f64,
     /// Seconds between each task's fault-count readings
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 0.25)]
     pub every: f64,
     /// Placement: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
@@ -358,9 +498,12 @@ pub struct ColourArgs {
     /// thread or process
     #[arg(long, default_value = "thread")]
     pub mode: String,
-    /// Memory each task allocates and touches (e.g. 10M, 1G)
-    #[arg(long, value_name = "SIZE", default_value = "64M")]
-    pub size_per_task: String,
+    /// Memory each task allocates and touches (e.g. 10M, 1G) [default: 64M]
+    #[arg(long, value_name = "SIZE", conflicts_with = "size")]
+    pub size_per_task: Option<String>,
+    /// Total memory instead of --size-per-task: each task gets SIZE / the largest task count
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
     /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
     #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
     pub interleave: Option<u64>,
@@ -391,6 +534,12 @@ pub struct ShowArgs {
     /// CSV: every sample, one record per figure
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+    /// A curve of the headline figure (or --figure) by task count, in the terminal
+    #[arg(long, conflicts_with_all = ["json", "csv", "markdown"])]
+    pub plot: bool,
+    /// The figure to plot (with --plot)
+    #[arg(long, requires = "plot")]
+    pub figure: Option<String>,
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -440,10 +589,28 @@ pub struct CompareArgs {
     /// JSON: the whole comparison
     #[arg(long)]
     pub json: bool,
+    /// Allow runs of different workloads side by side (refused otherwise)
+    #[arg(long)]
+    pub cross_workload: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
+    /// Only runs of this workload (pft, fork, ...)
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
+    #[arg(long, value_name = "TEXT")]
+    pub kernel: Option<String>,
+    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -479,7 +646,11 @@ pub struct SysinfoArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct RestoreArgs {}
+pub struct RestoreArgs {
+    /// Refuse (exit 2) instead of waiting when a knob run holds the knob lock
+    #[arg(long)]
+    pub no_wait: bool,
+}
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -496,7 +667,7 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct FitArgs {
-    /// Run id, label, `last` or `last~N` (not with --file)
+    /// Run id, label, `last` or `last~N`, or a file of `N X` pairs (as --file)
     pub run: Option<String>,
     /// Figure to fit (default: the run's headline figure)
     #[arg(long)]
@@ -523,8 +694,11 @@ pub struct FitArgs {
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// A pft table (Lameter's layout or pft 0.12) or a will-it-scale runtest CSV
+    /// pft tables as mailed (Lameter's layout, pft 0.12, 8 columns, quoted) or will-it-scale CSV
     pub file: PathBuf,
+    /// Leave out rows that do not parse (each reported) instead of failing the import
+    #[arg(long)]
+    pub skip_bad_rows: bool,
     /// A label for the imported runs
     #[arg(long)]
     pub label: Option<String>,
@@ -538,8 +712,9 @@ pub struct C2cArgs {
     /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Ping-pong kinds: cas, storeload, or both
-    #[arg(long, default_value = "cas,storeload")]
+    /// Ping-pong kinds: cas (PAUSE between retries), cas-nopause (as core-to-core-latency),
+    /// storeload, or a list
+    #[arg(long, default_value = "cas,cas-nopause,storeload")]
     pub variant: String,
     /// A new cache line per pair, first touched by the pair's first CPU
     #[arg(long)]
@@ -610,7 +785,7 @@ pub struct LatencyArgs {
     /// Smallest working set
     #[arg(long, default_value = "4K", value_name = "SIZE")]
     pub min: String,
-    /// Largest working set (default: 4 x the last-level cache)
+    /// Largest working set (default: 2 x the last-level cache)
     #[arg(long, value_name = "SIZE")]
     pub max: Option<String>,
     /// Page kinds: base, thp, or both
@@ -624,4 +799,75 @@ pub struct LatencyArgs {
     pub pin: String,
     #[command(flatten)]
     pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WisArgs {
+    /// The will-it-scale test: page_fault1, page_fault2, page_fault3, mmap1, mmap2, brk1,
+    /// malloc1, malloc2, tlb_flush1, tlb_flush2, tlb_flush3
+    #[arg(long)]
+    pub test: String,
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread, process, or both as will-it-scale runs them: thread,process
+    #[arg(long, default_value = "process,thread")]
+    pub mode: String,
+    /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Seconds per sample
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// Seconds between each task's operation-count readings
+    #[arg(long, default_value_t = 0.25)]
+    pub every: f64,
+    /// Directory for the file tests' unnamed files (default: the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MmapLockArgs {
+    /// Faulting thread counts (N): a list (1,2), a range or auto
+    #[arg(long, default_value = "1")]
+    pub tasks: String,
+    /// Address-space-changing thread counts (M), e.g. 0,1,2
+    #[arg(long, default_value = "0,1")]
+    pub changers: String,
+    /// Region each faulting thread faults in, again and again
+    #[arg(long, default_value = "16M")]
+    pub size: String,
+    /// mmap+mprotect+munmap cycles per second per changing thread (0: unthrottled)
+    #[arg(long, default_value_t = 1000.0)]
+    pub rate: f64,
+    /// Seconds the faulting threads run per sample
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// Placement of the faulting threads: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    #[command(flatten)]
+    pub harness: Harness,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// The CPUs the measurement will use (a list like 0-3,8) [default: all online]
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// How long to watch CPU activity and interrupts (0s: one reading)
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub window: String,
+    /// Read sysfs/procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
 }

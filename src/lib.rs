@@ -1,18 +1,23 @@
 //! vmscale: a Linux memory-management scalability laboratory.
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
-//! `runner -> (workload, monitor, machine)`, `workload -> exec`. `model`
+//! `runner -> (workload, monitor, machine, profile, locks)`, `workload -> exec`. `model`
 //! (the shared data types), `parse` and `timefmt` are leaves anyone may use.
 
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod exec;
 pub mod import;
 pub mod knobs;
+pub mod limits;
+pub mod locks;
 pub mod machine;
 pub mod model;
 pub mod monitor;
 pub mod parse;
+pub mod pipe;
+pub mod profile;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -6,29 +6,45 @@ use vmscale::cli::{Cli, Command};
 use vmscale::commands::{self, Error};
 
 fn main() {
+    vmscale::pipe::run(real_main);
+}
+
+fn real_main() {
     let cli = Cli::parse();
+    commands::output::configure(cli.output.clone(), cli.quiet);
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
     if !matches!(cli.command, Command::Restore(_)) {
         commands::restore::at_start();
     }
     let result = match cli.command {
         Command::Run(a) => commands::run::run(&db, a),
+        Command::Show(a) if a.plot => commands::plot::plot(&db, &a.run, a.figure.as_deref()),
         Command::Show(a) => commands::show::show_as(
             &db,
             &a.run,
             vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
         ),
         Command::Compare(a) => commands::compare::compare(&db, commands::compare::Request::from(a)),
-        Command::List(a) => commands::list::list(
-            &db,
-            vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
-        ),
+        Command::List(a) => commands::list::list(&db, &a),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
-        Command::Restore(_) => commands::restore::restore(),
+        Command::Restore(a) => {
+            let restored = commands::restore::restore(a.no_wait);
+            // Runs killed with their knobs are marked incomplete too.
+            if let Err(e) = vmscale::store::mark_gone_at(&db) {
+                eprintln!("vmscale: {e}");
+            }
+            restored
+        }
         Command::Report(a) => commands::report::report(&db, &a),
         Command::Fit(a) => commands::fit::fit(&db, &a),
         Command::Import(a) => commands::import::import(&db, &a),
         Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json, a.per_cpu),
+        Command::Doctor(a) => commands::doctor::doctor(&a),
+        Command::Delete(a) => commands::manage::delete(&db, &a.runs),
+        Command::Rename(a) => commands::manage::rename(&db, &a.run, &a.label),
+        Command::Completions(a) => commands::completions::completions(a.shell),
+        Command::Man(_) => commands::completions::man(),
+        Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json),
     };
     if let Err(e) = result {
         match &e {

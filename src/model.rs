@@ -141,6 +141,29 @@ pub struct RunMeta {
     pub origin: String,
 }
 
+impl RunMeta {
+    /// A complete measured run of `workload` with `config` and nothing
+    /// else recorded: for building runs in tests and renderers' examples.
+    pub fn bare(id: i64, workload: &str, config: serde_json::Value) -> RunMeta {
+        RunMeta {
+            id,
+            label: None,
+            workload: workload.into(),
+            command_line: String::new(),
+            version: String::new(),
+            config,
+            figures: Vec::new(),
+            machine: serde_json::Value::Null,
+            knobs: serde_json::Value::Null,
+            started_at: String::new(),
+            ended_at: None,
+            status: Status::Complete,
+            note: None,
+            origin: "measured".into(),
+        }
+    }
+}
+
 /// One stored sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {

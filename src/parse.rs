@@ -134,7 +134,8 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
         (t, 1.0)
     };
     match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale < 1e9 => {
+        // At least a microsecond: a tinier positive value would round to 0.
+        Ok(v) if v.is_finite() && v * scale >= 1e-6 && v * scale < 1e9 => {
             Ok(std::time::Duration::from_secs_f64(v * scale))
         }
         _ => Err(bad()),

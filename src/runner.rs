@@ -34,6 +34,13 @@ pub struct Options {
     pub wait_quiet: Option<Duration>,
     /// Knob values of each variant; empty (or one empty map) for none.
     pub combos: Vec<BTreeMap<String, String>>,
+    /// Profile and lock recording beside each measured sample.
+    pub probes: crate::profile::Request,
+    /// Times every case is visited, each visit with its own warm-up and
+    /// samples (counts and limits per visit), its samples tagged with the
+    /// visit in `noise["invocation"]` when there is more than one
+    /// (docs/repetitions.md, "Invocations").
+    pub invocations: usize,
 }
 
 impl Default for Options {
@@ -42,6 +49,8 @@ impl Default for Options {
             noise_threshold: 0.05,
             wait_quiet: None,
             combos: Vec::new(),
+            probes: crate::profile::Request::default(),
+            invocations: 1,
         }
     }
 }
@@ -76,6 +85,8 @@ pub trait Progress {
     fn start(&self, total: u64);
     fn step(&self, message: &str);
     fn finish(&self);
+    /// More samples than planned: an adaptive case keeps sampling.
+    fn grow(&self, _more: u64) {}
 }
 
 /// Runs every case of `workload` per `plan`, storing each sample under `run_id`.
@@ -117,32 +128,44 @@ pub fn execute_with(
     // (pft's populate cases report pages/wsec, not fault/wsec).
     let declared = workload.figures();
     let figures: Vec<String> = declared.iter().map(|f| f.name.clone()).collect();
-    // Rates are summarised by their harmonic mean, so precision is judged on it.
-    let is_rate = |name: &str| declared.iter().any(|f| f.name == name && f.rate);
     let mut headlines: Vec<String> = Vec::new();
     let most = match plan.reps {
         Reps::Fixed(n) => n,
         Reps::Adaptive(r) => r.max_reps,
     };
-    progress.start((bases.len() * variants * (plan.warmup + most)) as u64);
+    // The work planned: fixed counts, or the least an adaptive rule takes;
+    // the total grows with each sample an adaptive case adds.
+    let planned = match plan.reps {
+        Reps::Fixed(n) => n,
+        Reps::Adaptive(r) => r.min_reps.clamp(1, r.max_reps.max(1)),
+    };
+    let invocations = opts.invocations.max(1);
+    progress.start((invocations * bases.len() * variants * (plan.warmup + planned)) as u64);
     let started = Instant::now();
     let mut stops: Vec<(String, Stop, usize)> = Vec::new();
-    for (gi, base) in bases.iter().enumerate() {
+    let mut probes = crate::profile::preflight(&opts.probes)?;
+    // Each case's next sample number, continued across invocations.
+    let mut seqs = vec![0i64; bases.len()];
+    for visit in 0..invocations * bases.len() {
+        let (inv, gi) = (visit / bases.len(), visit % bases.len());
+        let base = &bases[gi];
+        let tag = (invocations > 1).then_some(inv);
         let cases = expand_cases(std::slice::from_ref(base), combos);
-        // The run's time budget, shared evenly by the cases still to run.
+        // The run's time budget, shared evenly by the visits still to run.
         let rule = match plan.reps {
             Reps::Adaptive(r) => Some(Rule {
-                max_time: r.max_time.saturating_sub(started.elapsed()) / (bases.len() - gi) as u32,
+                max_time: r.max_time.saturating_sub(started.elapsed())
+                    / (invocations * bases.len() - visit) as u32,
                 ..r
             }),
             Reps::Fixed(_) => None,
         };
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
-        let mut rates: Vec<bool> = vec![false; cases.len()];
-        let mut seq = 0i64;
+        let mut seq = seqs[gi];
+        let mut round = 0usize;
         let mut case_started = Instant::now();
         loop {
-            let warmup = (seq as usize) < plan.warmup;
+            let warmup = round < plan.warmup;
             if !warmup && values[0].is_empty() {
                 case_started = Instant::now();
             }
@@ -157,6 +180,9 @@ pub fn execute_with(
                 if let Some(k) = knobs.as_deref_mut() {
                     k.apply(&case.knobs)?;
                 }
+                if !warmup && values[ci].len() >= planned {
+                    progress.grow(1);
+                }
                 progress.step(&format!(
                     "{} {} tasks={}{}{}",
                     workload.name(),
@@ -169,23 +195,25 @@ pub fn execute_with(
                     },
                     if warmup { " (warm-up)" } else { "" }
                 ));
-                let sample = match take_sample(workload, base, seq, warmup, opts) {
-                    Ok(s) => s,
-                    // Ctrl-C reaches the whole process group: a task or
-                    // command killed by it is an interruption, not a failure.
-                    Err(e) if signals::caught().is_some() => {
-                        progress.finish();
-                        let sig = signals::caught().unwrap_or(libc::SIGINT);
-                        return Ok(Ending {
-                            status: Status::Incomplete,
-                            note: format!(
-                                "interrupted by {}; the sample under way was lost: {e}",
-                                signals::name(sig)
-                            ),
-                        });
-                    }
-                    Err(e) => return Err(e),
-                };
+                let probe = probes.as_mut().filter(|_| !warmup);
+                let (sample, captured) =
+                    match take_sample(workload, base, seq, warmup, opts, tag, probe) {
+                        Ok(s) => s,
+                        // Ctrl-C reaches the whole process group: a task or
+                        // command killed by it is an interruption, not a failure.
+                        Err(e) if signals::caught().is_some() => {
+                            progress.finish();
+                            let sig = signals::caught().unwrap_or(libc::SIGINT);
+                            return Ok(Ending {
+                                status: Status::Incomplete,
+                                note: format!(
+                                    "interrupted by {}; the sample under way was lost: {e}",
+                                    signals::name(sig)
+                                ),
+                            });
+                        }
+                        Err(e) => return Err(e),
+                    };
                 if !warmup {
                     let head = figures
                         .iter()
@@ -196,11 +224,18 @@ pub fn execute_with(
                         headlines.push(name.clone());
                     }
                     values[ci].push(head.map_or(f64::NAN, |(_, v)| v));
-                    rates[ci] = head.is_some_and(|(name, _)| is_rate(name));
                 }
                 store.add_sample(run_id, case, &sample)?;
+                if let Some(p) = &captured.profile {
+                    store.add_profile(run_id, &case.key(), p)?;
+                }
+                if let Some(rows) = &captured.locks {
+                    store.add_locks(run_id, &case.key(), seq, rows)?;
+                }
             }
             seq += 1;
+            round += 1;
+            seqs[gi] = seq;
             if warmup {
                 continue;
             }
@@ -212,14 +247,13 @@ pub fn execute_with(
                 }
                 Some(rule) => {
                     let elapsed = case_started.elapsed();
-                    let d: Vec<Option<Stop>> = values
-                        .iter()
-                        .zip(&rates)
-                        .map(|(v, &rate)| stopping::decide(rule, v, rate, elapsed))
-                        .collect();
-                    if d.iter().all(Option::is_some) {
-                        for (case, stop) in cases.iter().zip(d.into_iter().flatten()) {
-                            stops.push((case.key(), stop, values[0].len()));
+                    if let Some(d) = stopping::decide_variants(rule, &values, elapsed) {
+                        for (case, stop) in cases.iter().zip(d) {
+                            let key = match tag {
+                                Some(i) => format!("{} inv {}", case.key(), i + 1),
+                                None => case.key(),
+                            };
+                            stops.push((key, stop, values[0].len()));
                         }
                         break;
                     }
@@ -228,7 +262,7 @@ pub fn execute_with(
         }
     }
     progress.finish();
-    let note = match plan.reps {
+    let mut note = match plan.reps {
         Reps::Fixed(reps) => format!(
             "fixed count: {reps} samples per case after {} warm-up{}",
             plan.warmup,
@@ -250,6 +284,11 @@ pub fn execute_with(
             variants,
         ),
     };
+    if invocations > 1 {
+        note.push_str(&format!(
+            "; {invocations} invocations (counts and limits per invocation)"
+        ));
+    }
     Ok(Ending {
         status: Status::Complete,
         note,
@@ -262,7 +301,8 @@ pub fn percent(fraction: f64) -> String {
 }
 
 /// Says which rule stopped the cases: how many by precision (and the sample
-/// counts), which by max-reps or max-time.
+/// counts), which could not converge and why (a mixture, a drift), which
+/// by max-reps or max-time.
 fn adaptive_note(
     rule: &Rule,
     headline: &str,
@@ -293,25 +333,40 @@ fn adaptive_note(
             }
         ));
     }
-    for (what, limit, pick) in [
-        ("max-reps", rule.max_reps.to_string(), Stop::MaxReps),
-        ("max-time", format!("{:?}", rule.max_time), Stop::MaxTime),
+    let paired = stops
+        .iter()
+        .filter(|(_, s, _)| matches!(s, Stop::Paired(_)))
+        .count();
+    if paired > 0 {
+        parts.push(format!(
+            "paired ratio to the first variant within {} in {paired} of {n} cases",
+            percent(rule.precision)
+        ));
+    }
+    for (kind, limit) in [
+        ("mixture", String::new()),
+        ("drift", String::new()),
+        ("max-reps", format!(" {}", rule.max_reps)),
+        ("max-time", format!(" {:?}", rule.max_time)),
     ] {
-        let hit: Vec<&str> = stops
+        let hit: Vec<String> = stops
             .iter()
-            .filter(|(_, s, _)| *s == pick)
-            .map(|(k, _, _)| k.as_str())
+            .filter(|(_, s, _)| s.kind() == kind)
+            .map(|(k, s, n)| match s.reason() {
+                Some(why) => format!("{k} at n={n}: {why}"),
+                None => k.clone(),
+            })
             .collect();
         if !hit.is_empty() {
-            let mut names = hit.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            let mut names = hit.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
             if hit.len() > 3 {
                 names.push_str(", ...");
             }
-            parts.push(format!("{what} {limit} stopped {} ({names})", hit.len()));
+            parts.push(format!("{kind}{limit} stopped {} ({names})", hit.len()));
         }
     }
     format!(
-        "adaptive, 95% CI of {headline} mean within {}: {}; after {warmup} warm-up{}",
+        "adaptive, 95% CI of {headline} median within {}: {}; after {warmup} warm-up{}",
         percent(rule.precision),
         parts.join("; "),
         if variants > 1 {
@@ -337,9 +392,14 @@ fn take_sample(
     seq: i64,
     warmup: bool,
     opts: &Options,
-) -> Result<Sample, String> {
+    invocation: Option<usize>,
+    probes: Option<&mut crate::profile::Probes>,
+) -> Result<(Sample, crate::profile::Captured), String> {
     let root = Path::new("/");
     let mut noise = BTreeMap::new();
+    if let Some(i) = invocation {
+        noise.insert(crate::stats::levels::INVOCATION.to_string(), i as f64);
+    }
     if let Some(limit) = opts.wait_quiet {
         let (waited, quiet) = stat::wait_quiet(
             root,
@@ -353,6 +413,7 @@ fn take_sample(
     let before = vmstat::read_live();
     let cpu0 = stat::read(root);
     let own0 = own_cpu_s();
+    let active = probes.as_ref().map(|p| p.start()).transpose()?;
     let t0 = Instant::now();
     let data = workload.sample(case).map_err(|e| {
         format!(
@@ -366,13 +427,17 @@ fn take_sample(
     let own = own_cpu_s() - own0;
     let cpu1 = stat::read(root);
     let after = vmstat::read_live();
+    let captured = match (probes, active) {
+        (Some(p), Some(a)) => p.finish(a)?,
+        _ => crate::profile::Captured::default(),
+    };
     let mut flagged = false;
     if let (Some(a), Some(b)) = (cpu0, cpu1) {
         let n = stat::noise(&a, &b, own, wall, clock::ticks_per_second());
         flagged = n.flagged(opts.noise_threshold);
         noise.extend(n.to_map());
     }
-    Ok(Sample {
+    let sample = Sample {
         seq,
         warmup,
         taken_at: crate::timefmt::now(),
@@ -380,5 +445,50 @@ fn take_sample(
         vmstat: vmstat::delta(&before, &after),
         noise,
         flagged,
-    })
+    };
+    Ok((sample, captured))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_says_why_cases_stopped_early() {
+        let rule = Rule {
+            precision: 0.01,
+            min_reps: 3,
+            max_reps: 30,
+            max_time: Duration::from_secs(60),
+        };
+        let stops = [
+            ("fault/1".to_string(), Stop::Precision(0.008), 12),
+            (
+                "fault/2".to_string(),
+                Stop::Mixture {
+                    low_n: 4,
+                    low: 290_123.4,
+                    high_n: 6,
+                    high: 620_456.7,
+                },
+                10,
+            ),
+            (
+                "fault/4".to_string(),
+                Stop::Drift {
+                    per_sample: 0.0085,
+                    p: 2.1e-4,
+                },
+                14,
+            ),
+        ];
+        let note = adaptive_note(&rule, "fault/wsec", &stops, 1, 1);
+        assert_eq!(
+            note,
+            "adaptive, 95% CI of fault/wsec median within 1%: precision reached in 1 of \
+             3 cases (n=12); mixture stopped 1 (fault/2 at n=10: 4 near 290123, 6 near \
+             620457); drift stopped 1 (fault/4 at n=14: +0.85%/sample, p=2.1e-4); after \
+             1 warm-up"
+        );
+    }
 }

@@ -115,7 +115,11 @@ fn workload_options() {
             (&["run", "fork", "--size", "64T"], "use a smaller --size"),
             (&["run", "churn", "--chunk", "0"], "--chunk: size '0'"),
             (&["run", "churn", "--time", "0"], "use 0.1 to 3600"),
-            (&["run", "churn", "--every", "0"], "at least 0.01"),
+            (&["run", "churn", "--every", "0"], "use 0.01 to"),
+            (&["run", "churn", "--every", "inf"], "use 0.01 to"),
+            (&["run", "churn", "--every", "2e10"], "use 0.01 to"),
+            (&["run", "pft", "--tasks", "70000"], "beyond 65536"),
+            (&["run", "latency", "--max", "200G"], "use a smaller --max"),
             (&["run", "colour", "--colours", "1"], "--colours between 2"),
             (&["run", "colour", "--interleave", "0"], "use 1 or more"),
             (
@@ -125,7 +129,10 @@ fn workload_options() {
             (&["run", "c2c", "--cpus", "x"], "a CPU list like 0-3,8"),
             (&["run", "c2c", "--cpus", "0"], "widen --cpus"),
             (&["run", "c2c", "--cpus", "4096"], "not online"),
-            (&["run", "c2c", "--variant", "foo"], "use cas, storeload"),
+            (
+                &["run", "c2c", "--variant", "foo"],
+                "use cas, cas-nopause, storeload",
+            ),
             (&["run", "c2c", "--rounds", "0"], "at least 1"),
             (&["run", "atomic", "--variant", "foo"], "use shared, folded"),
             (&["run", "atomic", "--fold", "0"], "at least 1"),
@@ -145,6 +152,10 @@ fn workload_options() {
             (
                 &["run", "cmd", "--interval", "0", "--", "true"],
                 "--interval",
+            ),
+            (
+                &["run", "cmd", "--interval", "inf", "--", "true"],
+                "use 0.05 to 3600",
             ),
             (
                 &["run", "cmd", "--device", "nosuch", "--", "true"],
@@ -169,6 +180,25 @@ fn runs_and_files() {
     let words = write("bad.txt", "x\ny\n");
     let empty = write("empty.txt", "");
     let two = write("pairs.txt", "1 10\n2 19\n");
+    let negative = write("neg.txt", "-1\n-2\n-3\n");
+    let huge_n = write("hugen.txt", "1 10\n2 19\n1e308 20\n");
+    let wis_nan = write(
+        "nan.csv",
+        "tasks,processes,processes_idle,threads,threads_idle,linear\n1,NaN,0,1,0,1\n",
+    );
+    let wis_inf = write(
+        "inf.csv",
+        "tasks,processes,processes_idle,threads,threads_idle,linear\n1,inf,0,1,0,1\n",
+    );
+    let wis_neg = write(
+        "neg.csv",
+        "tasks,processes,processes_idle,threads,threads_idle,linear\n1,-5,0,1,0,1\n",
+    );
+    let thr = write(
+        "thr.txt",
+        "Gb Rep Thr CLine User System Wall flt/cpu/s fault/wsec\n\
+         1 1 1e30 1 1.00s 1.00s 1.00s 1.000 1.000\n",
+    );
     let html = s.dir.join("r.html");
     let html = html.to_str().expect("utf-8 path");
     let missing = s.dir.join("missing.txt");
@@ -234,6 +264,15 @@ fn runs_and_files() {
             (&["import", missing], "cannot read"),
             (&["import", &words], "no table found"),
             (&["import", &empty], "no table found"),
+            (&["import", &wis_nan], "line 2"),
+            (&["import", &wis_inf], "line 2"),
+            (&["import", &wis_neg], "not a finite number >= 0"),
+            (&["import", &thr], "line 2"),
+            (
+                &["compare", "--files", &nums, &negative, "--rate"],
+                "--rate needs values above 0",
+            ),
+            (&["fit", "--file", &huge_n], "N must be 1 to"),
         ],
     );
     assert_eq!(count(), 1, "a refused command must not add a run");

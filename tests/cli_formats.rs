@@ -19,7 +19,7 @@ fn run_prints_what_show_prints_in_every_format() {
 
     let list_csv = ok(&s.vmscale(&["list", "--csv"]));
     let lines: Vec<&str> = list_csv.lines().collect();
-    assert_eq!(lines[0], "id,started_at,workload,status,samples,label");
+    assert_eq!(lines[0], "id,started_at,workload,status,samples,label,host");
     assert_eq!(lines.len(), 4, "{list_csv}");
     assert!(lines[1].starts_with("1,") && lines[1].contains(",pft,complete,1,"));
     let md = ok(&s.vmscale(&["list", "--markdown"]));

@@ -191,7 +191,11 @@ fn knob_variants_of_one_run_give_the_ratio_table() {
         .lines()
         .find(|l| l.trim_start().starts_with("2P"))
         .unwrap();
-    assert!(row.trim_end().ends_with("0.50"), "{row}");
+    // Ratio of the means, then the paired ratio of the rounds with its CI
+    // (every round's B/A is near 0.5: 5/10, 5.1/10.1, 4.9/9.9).
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols[3], "0.50", "{row}");
+    assert!(cols[4] == "0.500" && cols[5].starts_with("[0.4"), "{row}");
     // Then the comparison of the variants, which is significant.
     assert!(text.contains("Amean") && text.contains(" *"), "{text}");
     let a = ok(&s.vmscale(&["compare", "ab", "--ratio-of", "A"]));
@@ -200,10 +204,18 @@ fn knob_variants_of_one_run_give_the_ratio_table() {
         .lines()
         .find(|l| l.trim_start().starts_with("1P"))
         .unwrap();
-    assert!(row.trim_end().ends_with("2.00"), "{row}");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((cols[3], cols[4]), ("2.00", "2.000"), "{row}");
     let j = json(&s.vmscale(&["compare", "ab", "--json"]));
     assert_eq!(j["kind"], "variants");
     assert_eq!(j["ratio"]["rows"].as_array().unwrap().len(), 2);
+    let paired = &j["ratio"]["rows"][0]["paired"];
+    assert_eq!(paired["pairs"], 3, "{paired}");
+    let (lo, hi) = (
+        paired["ci95"][0].as_f64().unwrap(),
+        paired["ci95"][1].as_f64().unwrap(),
+    );
+    assert!(lo < 0.5 && 0.5 < hi && hi - lo < 0.05, "{paired}");
 }
 
 #[test]
@@ -272,6 +284,49 @@ fn sample_files_like_ministat() {
 }
 
 #[test]
+fn a_bimodal_sample_file_is_reported_as_a_mixture() {
+    let s = Scratch::new("cmp-mix");
+    let (plain, mixed) = (s.dir.join("plain.txt"), s.dir.join("mixed.txt"));
+    // 30 values near 590; then 20 near 600 and 10 near 300, interleaved.
+    let near = |c: f64, i: usize| c * (1.0 + 0.004 * ((i * 7 % 11) as f64 - 5.0) / 5.0);
+    let p: Vec<String> = (0..30).map(|i| format!("{}", near(590.0, i))).collect();
+    let m: Vec<String> = (0..30)
+        .map(|i| format!("{}", near(if i % 3 == 1 { 300.0 } else { 600.0 }, i)))
+        .collect();
+    std::fs::write(&plain, p.join("\n")).unwrap();
+    std::fs::write(&mixed, m.join("\n")).unwrap();
+    let (a, b) = (plain.to_str().unwrap(), mixed.to_str().unwrap());
+    let text = ok(&s.vmscale(&["compare", a, b]));
+    let at = text.find("Mixtures").expect("a Mixtures block");
+    let block = &text[at..text.find("Legend").expect("a legend")];
+    assert!(
+        block.contains("mixed.txt, file/1:\n  value in two groups"),
+        "{text}"
+    );
+    let centre = |n: &str| -> f64 {
+        let line = block
+            .lines()
+            .find(|l| l.starts_with(&format!("    {n} near ")))
+            .unwrap_or_else(|| panic!("no group of {n}: {text}"));
+        line.split_whitespace().nth(2).unwrap().parse().unwrap()
+    };
+    assert!((centre("10") - 300.0).abs() < 3.0 && (centre("20") - 600.0).abs() < 6.0);
+    assert!(!block.contains("plain.txt"), "{text}");
+    let j = json(&s.vmscale(&["compare", a, b, "--json"]));
+    let cells = &j["groups"][0]["rows"][0]["cells"];
+    assert!(cells[0]["mixture"].is_null());
+    assert_eq!(cells[1]["mixture"]["groups"][0]["n"], 10);
+    assert_eq!(cells[1]["mixture"]["groups"][1]["n"], 20);
+    assert_eq!(cells[1]["ratio_ci_method"], "welch-log");
+    let ci = cells[1]["ratio_ci"].as_array().expect("ratio_ci");
+    let r = cells[1]["ratio"].as_f64().unwrap();
+    assert!(
+        ci[0].as_f64().unwrap() < r && r < ci[1].as_f64().unwrap(),
+        "{ci:?} {r}"
+    );
+}
+
+#[test]
 fn real_pft_runs_in_every_format() {
     let s = Scratch::new("cmp-pft");
     for label in ["one", "two"] {
@@ -294,13 +349,13 @@ fn real_pft_runs_in_every_format() {
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(head[0], "case");
-    // 5 figures x 1 case x 2 runs, every row as wide as the header.
+    // pft's 7 figures x 1 case x 2 runs, every row as wide as the header.
     let rows: Vec<&str> = lines.collect();
-    assert_eq!(rows.len(), 10);
+    assert_eq!(rows.len(), 14);
     assert!(rows.iter().all(|r| r.split(',').count() == head.len()));
     let j = json(&s.vmscale(&["compare", "one", "two", "--json"]));
     assert_eq!(j["kind"], "runs");
-    assert_eq!(j["groups"].as_array().unwrap().len(), 5);
+    assert_eq!(j["groups"].as_array().unwrap().len(), 7);
     assert_eq!(j["groups"][0]["rows"][0]["cells"][0]["summary"]["n"], 3);
 
     // show: text unchanged, plus Markdown and CSV through the exporters.

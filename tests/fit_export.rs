@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Scratch, json, ok};
+use common::{Scratch, json, ok, stderr};
 use serde_json::Value;
 
 /// USL points (σ 0.08, κ 0.002, λ 500) with a fixed ±2 % wobble, 3 at each
@@ -70,6 +70,17 @@ fn row(name: &str, e: &Value) -> String {
         num(f(&e["value"])),
         se
     )
+}
+
+/// The old text as printed now: warnings on stderr, every line wrapped to
+/// 80 columns (stdout, stderr).
+fn printed(r: &Value) -> (String, String) {
+    let old = old_text(r);
+    let (warnings, body): (Vec<&str>, Vec<&str>) = old
+        .split_inclusive('\n')
+        .partition(|l| l.starts_with("warning:"));
+    let wrap = |t: Vec<&str>| vmscale::commands::output::wrap(&t.concat(), 80);
+    (wrap(body), wrap(warnings))
 }
 
 fn old_text(r: &Value) -> String {
@@ -167,11 +178,12 @@ fn text_is_the_layout_fit_always_printed() {
         vec!["fit", "--file", &noisy, "--extrapolate", "4,64"],
         vec!["fit", "--file", &linear, "--extrapolate", "2"],
     ] {
-        let text = ok(&s.vmscale(&args));
+        let o = s.vmscale(&args);
+        let text = ok(&o);
         let mut with_json = args.clone();
         with_json.push("--json");
         let data = json(&s.vmscale(&with_json));
-        assert_eq!(text, old_text(&data), "{args:?}");
+        assert_eq!((text, stderr(&o)), printed(&data), "{args:?}");
     }
     // The parts that do not depend on the optimiser, written out.
     let text = ok(&s.vmscale(&["fit", "--file", &noisy]));
@@ -181,6 +193,7 @@ fn text_is_the_layout_fit_always_printed() {
          36 samples at 12 distinct N (1 .. 12)\n\n\
          \x20 parameter                estimate   std. error   95 % CI\n"
     );
+    let expect_head = vmscale::commands::output::wrap(&expect_head, 80);
     assert!(text.starts_with(&expect_head), "{text}");
     assert!(
         text.contains("\n       N           X(N)          95 % CI of the curve\n"),
@@ -214,14 +227,15 @@ fn text_of_a_run_keeps_unit_and_variant() {
     ok(&s.vmscale(&["import", &file]));
     for variant in ["process", "thread"] {
         let args = ["fit", "last", "--variant", variant, "--extrapolate", "3,12"];
-        let text = ok(&s.vmscale(&args));
+        let o = s.vmscale(&args);
+        let text = ok(&o);
         let mut with_json = args.to_vec();
         with_json.push("--json");
         let data = json(&s.vmscale(&with_json));
-        assert_eq!(text, old_text(&data), "{variant}");
+        assert_eq!((text.clone(), stderr(&o)), printed(&data), "{variant}");
         assert!(
             text.starts_with(&format!(
-                "USL fit of ops/s (ops/s), variant {variant} from run 1 (will-it-scale)\n"
+                "USL fit of ops/s (ops/s), variant {variant} from run 1 (wis)\n"
             )),
             "{text}"
         );
@@ -308,13 +322,22 @@ fn csv_has_one_record_per_parameter_and_prediction() {
     assert_eq!((lines[5][2], lines[5][7]), ("4", ""));
     assert_eq!((lines[6][2], lines[6][7]), ("64", "extrapolated"));
 
-    // Parameters at the bound: no standard error, and said so.
+    // Parameters at the bound: no standard error, said so, and an interval
+    // from 0 up to what the full model allows there.
     let linear = write(&s, "linear.txt", &linear_pairs());
     let csv = ok(&s.vmscale(&["fit", "--file", &linear, "--csv"]));
-    assert!(
-        csv.contains("\nparameter,sigma,,0,,,,held at the bound 0\n"),
+    let sigma: Vec<&str> = csv
+        .lines()
+        .find(|l| l.starts_with("parameter,sigma,"))
+        .expect("sigma record")
+        .split(',')
+        .collect();
+    assert_eq!(
+        (sigma[3], sigma[4], sigma[5], sigma[7]),
+        ("0", "", "0", "held at the bound 0"),
         "{csv}"
     );
+    assert!(sigma[6].parse::<f64>().is_ok_and(|hi| hi > 0.0), "{csv}");
     assert!(!csv.contains("\npeak,"), "{csv}");
 }
 

@@ -60,10 +60,10 @@ fn micro_plots_in_the_html_report() {
     ]);
     let with_colour = colour.status.success();
     if !with_colour {
-        println!(
-            "SKIPPED colour histograms: run colour refused: {}",
+        common::skip(&format!(
+            "colour histograms: run colour refused: {}",
             stderr(&colour).trim()
-        );
+        ));
     }
     let runs: Vec<&str> = if with_colour {
         vec!["1", "2", "3"]

@@ -40,8 +40,25 @@ fn html_report_renders_with_plots() {
             "the page must fetch nothing: found {fetch}"
         );
     }
-    // Comparison bars, then per run: scaling curve and efficiency.
-    assert_eq!(page.matches("<svg").count(), 5, "plots in the page");
+    // Comparison bars and ratio panel, then per run: scaling curve and
+    // efficiency.
+    assert_eq!(page.matches("<svg").count(), 6, "plots in the page");
+    // Full width, a log2 task axis, smooth fits, one marker shape per
+    // series, a legend naming what differs, the ratio panel's CIs.
+    assert!(page.contains("figure svg { width: 100%"));
+    assert!(page.contains("tasks (log2 axis)"));
+    assert!(page.contains("run 1: mode=thread") && page.contains("run 2: mode=process"));
+    assert!(page.contains("fault/wsec: ratio to run 1"));
+    assert!(page.contains("95 % bootstrap interval"));
+    assert!(
+        page.contains("<polygon"),
+        "triangle markers for the second series"
+    );
+    assert!(page.contains("These runs differ in") && page.contains("config.mode"));
+    assert!(
+        page.contains("started 20"),
+        "a measured run's own start time"
+    );
     assert!(page.contains("/proc/vmstat deltas") && page.contains("pgfault"));
     assert!(page.contains("Machine") && page.contains("CPUs"));
 
@@ -51,7 +68,7 @@ fn html_report_renders_with_plots() {
     let dom = rendered.dom;
     assert_eq!(
         dom.matches("<svg").count(),
-        5,
+        6,
         "SVG elements in the rendered DOM"
     );
     assert!(

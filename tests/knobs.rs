@@ -12,18 +12,16 @@ use std::time::{Duration, Instant};
 const DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
 const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|u| u.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
+/// The selected value of a knob file ("a [b] c" -> "b").
+/// Tests that change live knobs run one at a time: each takes the
+/// machine-wide knob lock, and a left-over journal is repaired at start only
+/// while that lock is free, so a neighbour's run would hide the repair.
+static LIVE_KNOBS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn live_knobs() -> std::sync::MutexGuard<'static, ()> {
+    LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The selected value of a knob file ("a [b] c" -> "b").
 fn knob(path: &str) -> String {
     let t = std::fs::read_to_string(path).expect("read knob");
     let t = t.trim();
@@ -77,7 +75,8 @@ fn start_long_run(s: &Scratch, spec: &str) -> Running {
         s,
         &[
             "run", "pft", "--tasks", "1", "--size", "8M", "--warmup", "0", "--reps", "100000",
-            "--knob", spec,
+            // THP knobs change nothing under pft's default --thp never.
+            "--thp", "always", "--knob", spec,
         ],
     )
     .stdout(Stdio::null())
@@ -142,7 +141,7 @@ fn refused_knobs_change_nothing_and_store_nothing() {
 #[test]
 fn non_root_is_refused_before_anything() {
     if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root and setpriv to drop privileges");
+        common::skip("needs root and setpriv to drop privileges");
         return;
     }
     let s = Scratch::new("knob-nonroot");
@@ -156,6 +155,8 @@ fn non_root_is_refused_before_anything() {
             "1",
             "--size",
             "8M",
+            "--thp",
+            "always",
             "--knob",
             "thp_defrag=never",
         ])
@@ -170,8 +171,9 @@ fn non_root_is_refused_before_anything() {
 
 #[test]
 fn sigint_restores_thp_defrag() {
+    let _one = live_knobs();
     if !is_root() || !Path::new(DEFRAG).exists() {
-        eprintln!("skipped: needs root and THP");
+        common::skip("needs root and THP");
         return;
     }
     let s = Scratch::new("knob-sigint");
@@ -207,8 +209,9 @@ fn sigint_restores_thp_defrag() {
 
 #[test]
 fn sigkill_is_repaired_by_next_start_and_by_restore() {
+    let _one = live_knobs();
     if !is_root() || !Path::new(STAT_INTERVAL).exists() {
-        eprintln!("skipped: needs root and vm.stat_interval");
+        common::skip("needs root and vm.stat_interval");
         return;
     }
     let s = Scratch::new("knob-sigkill");
@@ -258,8 +261,9 @@ fn sigkill_is_repaired_by_next_start_and_by_restore() {
 
 #[test]
 fn knob_run_prints_one_block_per_value() {
+    let _one = live_knobs();
     if !is_root() || !Path::new(DEFRAG).exists() {
-        eprintln!("skipped: needs root and THP");
+        common::skip("needs root and THP");
         return;
     }
     // Uses khugepaged_defrag, which the other tests here leave alone.
@@ -277,6 +281,8 @@ fn knob_run_prints_one_block_per_value() {
             "8M",
             "--reps",
             "2",
+            "--thp",
+            "always",
             "--knob",
             "khugepaged_defrag=0,1",
         ],
@@ -290,7 +296,9 @@ fn knob_run_prints_one_block_per_value() {
     assert!(out.contains(&format!(
         "knob khugepaged_defrag: 0, 1 (original {original})"
     )));
-    assert!(out.contains("2 knob variants interleaved"), "{out}");
+    // The header is wrapped to 80 columns: compare words, not line breaks.
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("2 knob variants interleaved"), "{out}");
     // A B A B: with times of millisecond resolution, the variants' samples
     // of each repetition satisfy A0 <= B0 <= A1 <= B1 <= A2 <= B2.
     let shown = json(
@@ -378,4 +386,40 @@ fn adaptive_stopping_says_why_and_noise_is_stored() {
         assert_eq!(o.status.code(), Some(2), "{flag} {val}: {}", stderr(&o));
         assert!(stderr(&o).contains(flag), "{flag}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn a_knob_value_given_twice_is_an_a_a_comparison() {
+    let _one = live_knobs();
+    if !is_root() {
+        common::skip("needs root");
+        return;
+    }
+    // The current value twice: nothing changes, yet the chain is whole.
+    let swappiness = "/proc/sys/vm/swappiness";
+    let v = knob(swappiness);
+    let s = Scratch::new("knob-aa");
+    let spec = format!("swappiness={v},{v}");
+    let args = [
+        "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "4", "--knob", &spec,
+    ];
+    let out = ok(&command(&s, &args).output().expect("run"));
+    assert_eq!(knob(swappiness), v);
+    assert!(out.contains(&format!("[swappiness={v}#2]\n")), "{out}");
+    let cmp = command(&s, &["compare", "last", "--json"])
+        .output()
+        .expect("compare");
+    let j = json(&cmp);
+    assert_eq!(j["kind"], "variants");
+    assert_eq!(j["sides"][1]["label"], format!("swappiness={v}#2"));
+    let paired = &j["ratio"]["rows"][0]["paired"];
+    assert_eq!(paired["pairs"], 4, "{paired}");
+    let (lo, hi) = (
+        paired["ci95"][0].as_f64().unwrap(),
+        paired["ci95"][1].as_f64().unwrap(),
+    );
+    let r = paired["ratio"].as_f64().unwrap();
+    assert!(lo <= r && r <= hi && lo > 0.0, "{paired}");
+    let text = ok(&command(&s, &["compare", "last"]).output().expect("compare"));
+    assert!(text.contains("PAIRED [95% CI]"), "{text}");
 }

@@ -42,7 +42,11 @@ fn c2c_has_every_requested_pair_with_positive_latency() {
         "--json",
     ]));
     let cases = run["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 2, "one case per variant");
+    assert_eq!(
+        cases.len(),
+        3,
+        "one case per variant: cas, cas-nopause, storeload"
+    );
     for c in cases {
         for smp in measured(c) {
             assert!(fig(smp, "pair 0-1 ns") > 0.0);
@@ -55,7 +59,10 @@ fn c2c_has_every_requested_pair_with_positive_latency() {
     }
     // The stored run renders the matrix, plain (stdout is not a terminal).
     let text = ok(&s.vmscale(&["show", "last"]));
-    assert!(text.contains("cas (compare-and-swap ping-pong)"), "{text}");
+    assert!(
+        text.contains("cas (compare-and-swap ping-pong, PAUSE between retries)"),
+        "{text}"
+    );
     assert!(text.contains(" 0-1 "), "{text}");
     assert!(text.contains("clock: CLOCK_MONOTONIC resolution"), "{text}");
     assert!(!text.contains('\x1b'), "no colour codes off a terminal");
@@ -91,6 +98,43 @@ fn c2c_fresh_line_and_bad_cpus() {
         "--json",
     ]));
     assert!(fig(measured(&run["cases"][0])[0], "median ns") > 0.0);
+}
+
+#[test]
+fn c2c_measures_cas_with_and_without_pause_by_default() {
+    if online_cpus() < 2 {
+        return;
+    }
+    let s = Scratch::new("c2c-pause");
+    let run = json(&s.vmscale(&[
+        "run",
+        "c2c",
+        "--cpus",
+        "0,1",
+        "--rounds",
+        "20",
+        "--batches",
+        "3",
+        "--reps",
+        "1",
+        "--json",
+    ]));
+    let variants: Vec<&str> = run["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"]["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["cas", "cas-nopause", "storeload"]);
+    for c in run["cases"].as_array().unwrap() {
+        let smp = measured(c)[0];
+        // Every hand-off happened: the line counted them all.
+        assert_eq!(smp["data"]["tasks"][0]["hand-offs"], 2.0 * 20.0 * 3.0);
+        assert!(fig(smp, "median ns") > 0.0);
+    }
+    let text = ok(&s.vmscale(&["show", "last"]));
+    assert!(text.contains("retried without PAUSE"), "{text}");
+    assert!(text.contains("PAUSE between retries"), "{text}");
 }
 
 #[test]

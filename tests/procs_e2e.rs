@@ -228,8 +228,9 @@ fn cmd_measures_a_tiny_parallel_build() {
     assert!(tree.join("libtree.a").exists());
 }
 
-/// Ctrl-C reaches the whole process group: the command dies of SIGINT
-/// mid-sample, and the run is marked interrupted (exit 130), not failed.
+/// Ctrl-C reaches vmscale's process group and vmscale passes it on to the
+/// command's own group: the command dies of SIGINT mid-sample, and the run
+/// is marked interrupted (exit 130), not failed.
 #[test]
 fn ctrl_c_during_cmd_marks_the_run_incomplete() {
     use std::os::unix::process::CommandExt;
@@ -250,7 +251,7 @@ fn ctrl_c_during_cmd_marks_the_run_incomplete() {
     for _ in 0..400 {
         std::thread::sleep(std::time::Duration::from_millis(25));
         let o = std::process::Command::new("pgrep")
-            .args(["-g", &pgid, "-x", "sleep"])
+            .args(["-P", &pgid, "-x", "sleep"])
             .output()
             .unwrap();
         if o.status.success() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::samplefile;
 use super::{Error, Result};
-use crate::model::{Better, Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData, Status};
+use crate::model::{Better, Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData};
 use crate::report::compare::{self, Options, RatioOf, Side};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
@@ -24,6 +24,8 @@ pub struct Request {
     pub figures: Vec<String>,
     pub ratio_of: String,
     pub format: Format,
+    /// Runs of different workloads may be set side by side.
+    pub cross_workload: bool,
 }
 
 fn options(r: &Request) -> Result<Options> {
@@ -81,10 +83,13 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     }
     let store = Store::open_existing(db).map_err(Error::Input)?;
     let mut loaded = Vec::new();
+    let mut ids = Vec::new();
     for spec in &r.runs {
         let id = store.resolve(spec).map_err(Error::Input)?;
         loaded.push(store.load_figures(id).map_err(Error::Failed)?);
+        ids.push(id);
     }
+    check_workloads(&loaded, r.cross_workload)?;
     check_figures(&loaded[0].meta, &opts)?;
     let (sides, kind) = if loaded.len() == 1 {
         let v = Side::variants(&loaded[0]);
@@ -98,7 +103,29 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     } else {
         (loaded.iter().map(Side::run).collect(), "runs")
     };
-    emit(&compare::compare(&sides, kind, &opts), r.format)
+    emit(&compare::compare(&sides, kind, &opts), r.format)?;
+    if r.format == Format::Text {
+        super::probes_out::emit(&super::probes_out::compare_text(&store, &ids)?)?;
+    }
+    Ok(())
+}
+
+/// Runs of different workloads measure different things under the same
+/// case names; that is refused unless asked for.
+fn check_workloads(runs: &[Run], allowed: bool) -> Result<()> {
+    let first = &runs[0].meta.workload;
+    if allowed || runs.iter().all(|r| &r.meta.workload == first) {
+        return Ok(());
+    }
+    let which: Vec<String> = runs
+        .iter()
+        .map(|r| format!("run {} is {}", r.meta.id, r.meta.workload))
+        .collect();
+    Err(Error::Input(format!(
+        "these runs are of different workloads ({}): compare runs of one workload, \
+         or add --cross-workload to set them side by side anyway",
+        which.join(", ")
+    )))
 }
 
 fn check_figures(meta: &RunMeta, opts: &Options) -> Result<()> {
@@ -120,8 +147,7 @@ fn emit(c: &compare::Comparison, format: Format) -> Result<()> {
     let out = export::exporter(format)
         .export(&report)
         .map_err(Error::Failed)?;
-    print!("{out}");
-    Ok(())
+    super::output::emit(format, &out)
 }
 
 /// A file's numbers as an in-memory run with one case, never stored.
@@ -146,20 +172,15 @@ fn file_run(i: usize, path: &Path, v: &samplefile::Values, figure: &Figure) -> R
         .collect();
     Run {
         meta: RunMeta {
-            id: i as i64 + 1,
             label: Some(path.display().to_string()),
-            workload: "file".into(),
-            command_line: String::new(),
             version: env!("CARGO_PKG_VERSION").into(),
-            config: serde_json::json!({ "path": path.display().to_string() }),
             figures: vec![figure.clone()],
-            machine: serde_json::Value::Null,
-            knobs: serde_json::Value::Null,
-            started_at: String::new(),
-            ended_at: None,
-            status: Status::Complete,
-            note: None,
             origin: format!("file {}", path.display()),
+            ..RunMeta::bare(
+                i as i64 + 1,
+                "file",
+                serde_json::json!({ "path": path.display().to_string() }),
+            )
         },
         cases: vec![CaseSamples { case, samples }],
     }
@@ -171,10 +192,11 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             "compare needs two or more sample files: the first is the baseline".into(),
         ));
     }
-    let better = match r.better.as_deref().unwrap_or("higher") {
-        "higher" => Better::Higher,
-        "lower" => Better::Lower,
-        other => {
+    let given = match r.better.as_deref() {
+        None => None,
+        Some("higher") => Some(Better::Higher),
+        Some("lower") => Some(Better::Lower),
+        Some(other) => {
             return Err(Error::Input(format!(
                 "--better {other}: use higher or lower"
             )));
@@ -184,11 +206,34 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
     for p in paths {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Error::Input(format!("cannot read {}: {e}", p.display())))?;
-        parsed.push(
-            samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())
-                .map_err(Error::Input)?,
-        );
+        let v = samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())
+            .map_err(Error::Input)?;
+        if r.rate
+            && let Some(bad) = v.values.iter().find(|x| **x <= 0.0)
+        {
+            return Err(Error::Input(format!(
+                "{}: --rate needs values above 0 (rates are compared on their logarithms); \
+                 it holds {bad}",
+                p.display()
+            )));
+        }
+        parsed.push(v);
     }
+    let stem = paths[0]
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let better = given
+        .or_else(|| samplefile::direction(&parsed[0].column))
+        .or_else(|| samplefile::direction(&stem))
+        .unwrap_or_else(|| {
+            eprintln!(
+                "vmscale: nothing says which direction of '{}' is better: taken as higher; \
+                 say --better lower if smaller values are better",
+                parsed[0].column
+            );
+            Better::Higher
+        });
     let figure = Figure::new(&parsed[0].column, "", better, r.rate);
     let runs: Vec<Run> = paths
         .iter()
@@ -228,6 +273,7 @@ impl From<crate::cli::CompareArgs> for Request {
             seed: a.seed,
             figures: a.figures,
             ratio_of: a.ratio_of,
+            cross_workload: a.cross_workload,
         }
     }
 }

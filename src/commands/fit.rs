@@ -18,10 +18,11 @@ fn extrapolate_list(text: &str) -> Result<Vec<f64>> {
             s.trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v >= 1.0)
+                .filter(|v| v.is_finite() && (1.0..=1e9).contains(v))
                 .ok_or_else(|| {
                     Error::Input(format!(
-                        "--extrapolate '{s}' is not a task count: give numbers >= 1 like 16,64,512"
+                        "--extrapolate '{s}' is not a task count: give numbers 1 to 1e9 like \
+                         16,64,512"
                     ))
                 })
         })
@@ -35,7 +36,13 @@ fn default_targets(max_n: f64) -> Vec<f64> {
 
 pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
     let targets = a.extrapolate.as_deref().map(extrapolate_list).transpose()?;
-    let (pairs, source, figure, unit, variant) = match (&a.file, &a.run) {
+    // A positional name that is an existing file is a file of pairs, as
+    // `compare FILE` does; then no store is needed.
+    let (file, run) = match (&a.file, &a.run) {
+        (None, Some(p)) if Path::new(p).is_file() => (Some(Path::new(p).to_path_buf()), None),
+        (f, r) => (f.clone(), r.clone()),
+    };
+    let (pairs, source, figure, unit, variant) = match (&file, &run) {
         (Some(_), Some(_)) => {
             return Err(Error::Input("give a run or --file, not both".into()));
         }
@@ -103,6 +110,5 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
     let out = export::exporter(format)
         .export(&render::report(&report))
         .map_err(Error::Failed)?;
-    print!("{out}");
-    Ok(())
+    super::output::emit(format, &out)
 }

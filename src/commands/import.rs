@@ -17,10 +17,17 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tables = import::parse(&text, &stem)
+    let opts = import::Options {
+        skip_bad_rows: a.skip_bad_rows,
+    };
+    let mut skipped = Vec::new();
+    let tables = import::parse(&text, &stem, &opts, &mut skipped)
         .map_err(|e| Error::Input(format!("{}: {e}", a.file.display())))?;
+    for s in &skipped {
+        eprintln!("vmscale: {}: left out {s}", a.file.display());
+    }
     let file = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
-    let mut store = Store::open(db).map_err(Error::Failed)?;
+    let mut store = Store::open(db).map_err(Error::Input)?;
     let now = crate::timefmt::now();
     let mut runs = Vec::new();
     for (k, t) in tables.iter().enumerate() {

@@ -3,11 +3,23 @@
 use super::{Error, Result};
 use crate::report::export::{self, Align, Block, Format, Records, Report, Table};
 use crate::store::Store;
+use crate::store::manage::ListFilter;
 use std::path::Path;
 
-pub fn list(db: &Path, format: Format) -> Result<()> {
+pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
+    let format = Format::from_flags(a.markdown, a.csv, a.json);
+    let filter = ListFilter {
+        workload: a.workload.clone(),
+        label: a.label.clone(),
+        kernel: a.kernel.clone(),
+        since: a.since.as_deref().map(|d| date("--since", d)).transpose()?,
+        until: a.until.as_deref().map(|d| date("--until", d)).transpose()?,
+    };
     let store = Store::open_existing(db).map_err(Error::Input)?;
-    let runs = store.list().map_err(Error::Failed)?;
+    let (runs, damaged) = store.list_filtered(&filter).map_err(Error::Failed)?;
+    for d in &damaged {
+        eprintln!("vmscale: {d}; listing the others");
+    }
     let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
@@ -18,6 +30,7 @@ pub fn list(db: &Path, format: Format) -> Result<()> {
                 r.status.to_string(),
                 r.samples.to_string(),
                 r.label.clone().unwrap_or_default(),
+                r.host.clone().unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
@@ -28,6 +41,7 @@ pub fn list(db: &Path, format: Format) -> Result<()> {
         "status",
         "samples",
         "label",
+        "host",
     ];
     let report = Report {
         text: Some(text(&rows)),
@@ -40,14 +54,23 @@ pub fn list(db: &Path, format: Format) -> Result<()> {
                 Align::Left,
                 Align::Right,
                 Align::Left,
+                Align::Left,
             ],
             rows: rows.clone(),
         })],
         records: Records {
-            columns: ["id", "started_at", "workload", "status", "samples", "label"]
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
+            columns: [
+                "id",
+                "started_at",
+                "workload",
+                "status",
+                "samples",
+                "label",
+                "host",
+            ]
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
             rows,
         },
         data: serde_json::to_value(&runs).map_err(|e| Error::Failed(format!("json: {e}")))?,
@@ -55,21 +78,50 @@ pub fn list(db: &Path, format: Format) -> Result<()> {
     let out = export::exporter(format)
         .export(&report)
         .map_err(Error::Failed)?;
-    print!("{out}");
-    Ok(())
+    super::output::emit(format, &out)
 }
 
-/// The historical text layout, the workload column as wide as its longest name.
+/// A `YYYY-MM-DD` date (optionally with a `THH:MM[:SS]` time), checked
+/// so that a typo is not silently compared as text.
+fn date(flag: &str, text: &str) -> Result<String> {
+    let b = text.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let ok = b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && (b.len() == 10 || b[10] == b'T');
+    if !ok {
+        return Err(Error::Input(format!(
+            "{flag} '{text}' is not a date: use YYYY-MM-DD (UTC), like 2026-11-23"
+        )));
+    }
+    Ok(text.to_string())
+}
+
+/// One line per run in 80 columns: the start to the minute, columns as
+/// wide as their longest entry, single spaces between them.
 fn text(rows: &[Vec<String>]) -> String {
-    let w = rows.iter().map(|r| r[2].len()).max().unwrap_or(0).max(8);
+    let width = |col: usize, least: usize| {
+        rows.iter()
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(least)
+    };
+    let (wid, wwork, wstat, whost) = (width(0, 3), width(2, 8), width(3, 6), width(6, 4));
     let mut out = format!(
-        "{:>5}  {:<24}  {:<w$}  {:<10}  {:>7}  label\n",
-        "id", "started (UTC)", "workload", "status", "samples"
+        "{:>wid$} {:<16} {:<wwork$} {:<wstat$} {:>7} {:<whost$} label\n",
+        "id", "started (UTC)", "workload", "status", "samples", "host"
     );
     for r in rows {
+        let started: String = r[1].replacen('T', " ", 1).chars().take(16).collect();
         let line = format!(
-            "{:>5}  {:<24}  {:<w$}  {:<10}  {:>7}  {}",
-            r[0], r[1], r[2], r[3], r[4], r[5]
+            "{:>wid$} {:<16} {:<wwork$} {:<wstat$} {:>7} {:<whost$} {}",
+            r[0], started, r[2], r[3], r[4], r[6], r[5]
         );
         out.push_str(line.trim_end());
         out.push('\n');

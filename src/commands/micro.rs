@@ -69,8 +69,10 @@ pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Laten
     let max = match &a.max {
         Some(t) => input(parse::size_arg("--max", t))?,
         None => {
+            // Twice the LLC brackets its step and keeps a default run
+            // within a minute (the largest sizes cost most per sample).
             let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
-            (4 * llc).next_power_of_two()
+            (2 * llc).next_power_of_two()
         }
     };
     if max < min {

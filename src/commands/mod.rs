@@ -3,18 +3,29 @@
 //! store and report layers.
 
 pub mod compare;
+pub mod completions;
+pub mod conflicts;
+pub mod doctor;
 pub mod fit;
 pub mod import;
 pub mod list;
+pub mod manage;
+pub mod merge;
 pub mod micro;
+pub mod output;
 pub mod pcp;
+pub mod plot;
+pub mod probes_out;
 pub mod progress;
 pub mod report;
+pub mod rerun_note;
 pub mod restore;
 pub mod run;
+pub mod run_faults;
 pub mod run_procs;
 pub mod samplefile;
 pub mod show;
+pub mod suite;
 pub mod sysinfo;
 
 /// Why a command failed, which decides the exit code.
@@ -46,6 +57,5 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(v).map_err(|e| Error::Failed(format!("json: {e}")))?;
-    println!("{text}");
-    Ok(())
+    output::data(&format!("{text}\n"))
 }

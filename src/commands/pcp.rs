@@ -26,7 +26,6 @@ pub fn pcp(root: &Path, json: bool, per_cpu: bool) -> Result<()> {
             "zones": zones,
         }))
     } else {
-        print!("{}", crate::report::pcp::text(&zones, page, per_cpu));
-        Ok(())
+        super::output::text(&crate::report::pcp::text(&zones, page, per_cpu))
     }
 }

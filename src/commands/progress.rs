@@ -13,9 +13,12 @@ impl Default for Bar {
 
 impl Bar {
     pub fn new() -> Bar {
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if std::io::stderr().is_terminal() && !super::output::quiet() {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} samples  {msg}") {
+            // Elapsed time, the samples planned so far (adaptive cases add
+            // to it as they go on), the estimate left, and what runs now.
+            let template = "{elapsed:>4} {bar:20} {pos}/{len} samples, ~{eta} left {wide_msg}";
+            if let Ok(style) = ProgressStyle::with_template(template) {
                 b.set_style(style);
             }
             b
@@ -34,6 +37,9 @@ impl crate::runner::Progress for Bar {
     fn step(&self, message: &str) {
         self.0.set_message(message.to_string());
         self.0.inc(1);
+    }
+    fn grow(&self, more: u64) {
+        self.0.inc_length(more);
     }
     fn finish(&self) {
         self.0.finish_and_clear();

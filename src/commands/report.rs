@@ -18,9 +18,13 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
             crate::report::series::find_figure(r, Some(f)).map_err(Error::Input)?;
         }
     }
-    let page = crate::report::html::page(&runs, a.figure.as_deref());
+    let flames = super::probes_out::html(&store, &runs)?;
+    let page = crate::report::html::page_with(&runs, a.figure.as_deref(), &flames);
     std::fs::write(&a.html, page)
         .map_err(|e| Error::Input(format!("cannot write {}: {e}", a.html.display())))?;
-    println!("wrote {} ({} runs)", a.html.display(), runs.len());
-    Ok(())
+    super::output::text(&format!(
+        "wrote {} ({} runs)\n",
+        a.html.display(),
+        runs.len()
+    ))
 }

@@ -2,43 +2,60 @@
 //! changed, from its journal; and the same check at every start.
 
 use super::{Error, Result};
-use crate::knobs::{journal, session};
+use crate::knobs::lock::{KnobLock, Wait};
+use crate::knobs::{effective_uid, journal, live_root, session};
 
-/// Restores from the journal, saying what was done.
-pub fn restore() -> Result<()> {
+/// Restores from the journals (the last lock holder's and the state
+/// directory's), saying what was done. Needs root; waits for a running
+/// knob run unless `no_wait`.
+pub fn restore(no_wait: bool) -> Result<()> {
+    if effective_uid() != Some(0) {
+        return Err(Error::Input(format!(
+            "restore writes kernel knobs and needs root (effective uid is {}): run `sudo \
+             vmscale restore`",
+            effective_uid().map_or("unknown".into(), |u| u.to_string())
+        )));
+    }
     let path = journal::default_path();
-    let lines = session::recover(&path).map_err(Error::Input)?;
+    let wait = if no_wait { Wait::No } else { Wait::Yes };
+    let mut lock = KnobLock::acquire(wait).map_err(Error::Input)?;
+    let lines = session::recover_all(Some(&mut lock), &live_root(), &path).map_err(Error::Input)?;
+    let mut out = String::new();
     if lines.is_empty() {
-        println!("nothing to restore: no knob journal at {}", path.display());
+        out.push_str(&format!(
+            "nothing to restore: no knob journal left by a run (looked at {} and the knob \
+             lock {})
+",
+            path.display(),
+            KnobLock::path().display()
+        ));
     }
     for l in lines {
-        println!("{l}");
+        out.push_str(&format!("{l}\n"));
     }
-    Ok(())
+    super::output::text(&out)
 }
 
-/// At start: repairs a journal whose run is gone; prints what it restored
-/// (or why it could not) on stderr and carries on.
+/// At start, as root: repairs journals whose run is gone, when the knob lock
+/// is free (a live run holds it and restores its own knobs); prints what it
+/// restored, or why it could not, on stderr and carries on.
 pub fn at_start() {
-    let path = journal::default_path();
-    if !path.exists() {
+    if effective_uid() != Some(0) {
         return;
     }
-    match session::recover(&path) {
+    let path = journal::default_path();
+    if !path.exists() && !KnobLock::path().exists() {
+        return;
+    }
+    let Ok(mut lock) = KnobLock::acquire(Wait::No) else {
+        return;
+    };
+    match session::recover_all(Some(&mut lock), &live_root(), &path) {
         Ok(lines) => {
             for l in lines {
                 eprintln!("vmscale: {l}");
             }
         }
-        // A live owner restores its own knobs; anything else is reported.
-        Err(e) => {
-            if journal::read(&path)
-                .ok()
-                .flatten()
-                .is_some_and(|j| !journal::owner_alive(&j))
-            {
-                eprintln!("vmscale: a knob journal was left behind but restoring failed: {e}");
-            }
-        }
+        Err(e) => eprintln!("vmscale: a knob journal was left behind but restoring failed: {e}"),
     }
 }

@@ -50,13 +50,31 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
             let w = super::micro::latency_from_args(&a, &machine)?;
             run_one(db, &w, &a.harness, &machine)
         }
+        RunWhat::Wis(a) => {
+            let w = super::run_faults::wis_from_args(&a, &machine)?;
+            run_one(db, &w, &a.harness, &machine)
+        }
+        RunWhat::MmapLock(a) => {
+            let w = super::run_faults::mmap_lock_from_args(&a, &machine)?;
+            run_one(db, &w, &a.harness, &machine)
+        }
     }
 }
 
 /// Runs one workload into the store and prints it.
 fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
     let run = run_workload(db, w, &plan(h)?, h, m)?;
-    print_run(&run, h)
+    print_run(&run, h)?;
+    print_probes(db, &run, h)?;
+    super::rerun_note::print(db, &run, h)
+}
+
+/// The profile and lock tables after a run's text report.
+pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
+    if (h.profile.is_some() || h.lock_stats) && !(h.json || h.markdown || h.csv) {
+        super::probes_out::print(db, run.meta.id)?;
+    }
+    Ok(())
 }
 
 fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
@@ -116,7 +134,17 @@ fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
         noise_threshold: threshold,
         wait_quiet: h.wait_quiet.then(|| std::time::Duration::from_secs(30)),
         combos: knobs.combos(),
+        probes: probes(h),
+        invocations: h.invocations.into(),
     })
+}
+
+/// What `--profile` and `--lock-stats` ask to record.
+fn probes(h: &Harness) -> crate::profile::Request {
+    crate::profile::Request {
+        hz: h.profile,
+        locks: h.lock_stats,
+    }
 }
 
 fn page_size(m: &Snapshot) -> u64 {
@@ -147,8 +175,10 @@ pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
         populate: a.populate,
         page_size: page_size(m),
         line_size: line_size(m),
+        map: Default::default(),
+        huge_size: 0,
     };
-    input(pft::Pft::new(cfg, m.clone()))
+    super::run_faults::pft_with_mapping(cfg, a, m)
 }
 
 pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> {
@@ -179,7 +209,7 @@ pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> 
     let cfg = colour::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,
-        size_per_task: input(parse::size_arg("--size-per-task", &a.size_per_task))?,
+        size_per_task: colour_size_per_task(a, m.cpus.len().max(1))?,
         pin: input(a.pin.parse::<Pin>())?,
         interleave: a.interleave,
         colours,
@@ -189,6 +219,22 @@ pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> 
         page_size: page_size(m),
     };
     input(colour::Colour::new(cfg, m.clone()))
+}
+
+/// Colour's memory per task: `--size-per-task`, or `--size` split evenly
+/// among the largest task count (so every case's tasks touch the same
+/// amount each), 64 MiB by default.
+fn colour_size_per_task(a: &ColourArgs, online: usize) -> Result<u64> {
+    match (&a.size, &a.size_per_task) {
+        (Some(total), _) => {
+            let total = input(parse::size_arg("--size", total))?;
+            let tasks = input(parse::tasks(&a.tasks, online))?;
+            let most = tasks.iter().copied().max().unwrap_or(1).max(1) as u64;
+            Ok(total / most)
+        }
+        (None, Some(per)) => input(parse::size_arg("--size-per-task", per)),
+        (None, None) => input(parse::size_arg("--size-per-task", "64M")),
+    }
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.
@@ -201,20 +247,52 @@ fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
     if need > usable {
         return Err(Error::Input(format!(
             "{} needs {} but only {} can be used safely (MemAvailable {} less a reserve of {}): \
-             use a smaller --size",
+             use {}",
             w.name(),
             parse::format_size(need),
             parse::format_size(usable),
             parse::format_size(avail),
             parse::format_size(reserve),
+            crate::limits::size_flags(w.name()),
         )));
     }
     Ok(())
 }
 
+/// More tasks than online CPUs share CPUs: per-task times then include
+/// waiting for a CPU. Said on stderr, not refused.
+fn warn_oversubscribed(w: &dyn Workload, m: &Snapshot) {
+    let online = m.cpus.len();
+    let most = w.cases().iter().map(|c| c.tasks).max().unwrap_or(1);
+    if online > 0 && most > online {
+        super::output::warn(&format!(
+            "{}: {most} tasks on {online} online CPUs; tasks will share CPUs and wait \
+             for them, so per-task figures include that wait",
+            w.name()
+        ));
+    }
+}
+
 fn command_line() -> String {
     let args: Vec<String> = std::env::args().collect();
     parse::shell_words(&args)
+}
+
+/// Takes the machine-wide knob lock (waiting, or refusing with `no_wait`)
+/// and starts the knob session.
+fn begin_knobs(
+    plan: &crate::knobs::Plan,
+    root: &Path,
+    journal: &Path,
+    no_wait: bool,
+) -> Result<crate::knobs::Session> {
+    use crate::knobs::lock::{KnobLock, Wait};
+    let wait = if no_wait { Wait::No } else { Wait::Yes };
+    let lock = KnobLock::acquire(wait).map_err(|e| match signals::caught() {
+        Some(_) => Error::Exit(130, e),
+        None => Error::Input(e),
+    })?;
+    crate::knobs::Session::begin(plan, root, journal, Some(lock)).map_err(Error::Failed)
 }
 
 /// Checks, stores and runs one workload; returns the stored run.
@@ -226,24 +304,34 @@ pub fn run_workload(
     m: &Snapshot,
 ) -> Result<Run> {
     check_memory(w, m)?;
-    let knob_plan = input(crate::knobs::Plan::parse(&h.knob))?;
-    let opts = options(h, &knob_plan)?;
+    warn_oversubscribed(w, m);
+    let user_knobs = input(crate::knobs::Plan::parse(&h.knob))?;
+    super::conflicts::check(w.name(), &w.config(), &user_knobs)?;
+    let opts = options(h, &user_knobs)?;
     let journal = crate::knobs::journal::default_path();
     let root = crate::knobs::live_root();
+    // --tune adds one-value knobs to the plan; the variants stay the user's.
+    let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &user_knobs, w.name(), &root)?;
     input(knob_plan.preflight(&root, &journal))?;
+    input(crate::profile::preflight(&opts.probes).map(drop))?;
+    // The store path is input: a file that is not a store is refused
+    // before any knob is touched.
+    let mut store = Store::open(db).map_err(Error::Input)?;
     // Handlers first: from here a SIGINT only sets the flag, so the knobs
     // are restored by the session rather than left changed.
     signals::install();
     let mut session = if knob_plan.is_empty() {
         None
     } else {
-        Some(crate::knobs::Session::begin(&knob_plan, &root, &journal).map_err(Error::Failed)?)
+        Some(begin_knobs(&knob_plan, &root, &journal, h.no_wait)?)
     };
+    if let Some(s) = session.as_mut() {
+        s.apply(&tuned).map_err(Error::Failed)?;
+    }
     let knobs_json = session
         .as_ref()
-        .map(|s| knob_plan.describe(&s.originals()))
+        .map(|s| super::doctor::describe_knobs(&knob_plan, &s.originals(), &tuned))
         .unwrap_or_else(|| serde_json::json!({}));
-    let mut store = Store::open(db).map_err(Error::Failed)?;
     let machine_json = serde_json::to_value(m).unwrap_or_default();
     let config = w.config();
     let cases = runner::expand_cases(&w.cases(), &opts.combos);
@@ -275,7 +363,8 @@ pub fn run_workload(
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
-                note.push_str(&format!("; knobs restored to {}", was.join(",")));
+                note.push_str(&super::doctor::tuned_note(&tuned));
+                note.push_str(&format!("; knobs restored to {}", was.join(", ")));
             }
             Err(e) => {
                 note.push_str(&format!("; knobs NOT restored: {e}"));
@@ -283,6 +372,12 @@ pub fn run_workload(
                 error.get_or_insert(e);
             }
         }
+    }
+    // A run that failed before its first sample leaves nothing behind.
+    if let Some(e) = &error
+        && store.discard_if_empty(id).unwrap_or(false)
+    {
+        return Err(Error::Failed(format!("{e}; nothing stored")));
     }
     store
         .finish_run(id, status, Some(&note))
@@ -297,11 +392,32 @@ pub fn run_workload(
 /// Prints a stored run as `show` would, in the format the harness flags
 /// choose; an interrupted run is exit 130.
 pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
-    print!("{}", render(run, h)?);
+    emit(run, h)?;
     if run.meta.status == Status::Incomplete {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+/// Prints a stored run through the output module; with `-q`, only its
+/// identity line.
+fn emit(run: &Run, h: &Harness) -> Result<()> {
+    let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
+    if super::output::quiet() && format == crate::report::export::Format::Text {
+        let m = &run.meta;
+        let label = m
+            .label
+            .as_deref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        return super::output::text(&format!(
+            "run {}{label}: {} ({})\n",
+            m.id,
+            m.workload,
+            m.status.as_str()
+        ));
+    }
+    super::output::emit(format, &render(run, h)?)
 }
 
 fn render(run: &Run, h: &Harness) -> Result<String> {
@@ -328,6 +444,11 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
                     pin: "compact".into(),
                     thp: "never".into(),
                     populate: true,
+                    backing: "anon".into(),
+                    path: None,
+                    shared: false,
+                    access: "write".into(),
+                    pages: None,
                     harness: a.harness.clone(),
                 },
                 m,
@@ -337,59 +458,87 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
         .collect::<Result<_>>()?;
     suite.extend(run_procs::quick_suite(&a.harness, m)?);
     suite.extend(super::micro::quick_suite(&a.harness, m)?);
+    suite.extend(super::run_faults::quick_suite(&a.harness, m)?);
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
     // Refuse bad knobs before printing anything.
     let knob_plan = input(crate::knobs::Plan::parse(&a.harness.knob))?;
     options(&a.harness, &knob_plan)?;
+    for w in &suite {
+        super::conflicts::check(w.name(), &w.config(), &knob_plan)?;
+    }
     input(knob_plan.preflight(
         &crate::knobs::live_root(),
         &crate::knobs::journal::default_path(),
     ))?;
     let h = &a.harness;
-    if !(h.json || h.markdown || h.csv) {
-        print!("{}", crate::report::sysinfo::text(m));
-        println!();
+    if !(h.json || h.markdown || h.csv || super::output::quiet()) {
+        super::output::text(&format!("{}\n", crate::report::sysinfo::text(m)))?;
     }
+    let suite_id = suite_label(db, h)?;
+    let mut labels = super::suite::Labels::new(&suite_id);
     let mut runs = Vec::new();
     for w in &suite {
-        let run = run_workload(db, w.as_ref(), &plan, &a.harness, m)?;
+        let labelled = labels.harness(h, w.name(), &w.config());
+        let run = run_workload(db, w.as_ref(), &plan, &labelled, m)?;
         let interrupted = run.meta.status == Status::Incomplete;
         if !h.json {
-            print!("{}", render(&run, h)?);
-            println!();
+            emit(&run, h)?;
+            if !super::output::quiet() {
+                super::output::text("\n")?;
+            }
         }
         runs.push(run);
         if interrupted {
             return Err(Error::Interrupted);
         }
     }
-    if let Some(run) = quick_colour(db, a, &plan, m)? {
+    let colour_harness = labels.harness(h, "colour", &serde_json::Value::Null);
+    if let Some(run) = quick_colour(db, &colour_harness, &plan, m)? {
         if !h.json {
-            print!("{}", render(&run, h)?);
-            println!();
+            emit(&run, h)?;
+            if !super::output::quiet() {
+                super::output::text("\n")?;
+            }
         }
         runs.push(run);
     }
     if a.harness.json {
-        super::print_json(&serde_json::json!({ "machine": m, "runs": runs }))?;
+        // The shape of `import --json`: an array of runs as `show --json`
+        // prints each (docs/json.md).
+        super::print_json(&runs)?;
     }
     Ok(())
 }
 
+/// The suite's id, the first part of every label it gives: `--label`, or
+/// `quick-N` with N the id its first run will get.
+fn suite_label(db: &Path, h: &Harness) -> Result<String> {
+    if let Some(l) = &h.label {
+        super::manage::check_label(l)?;
+        return Ok(l.clone());
+    }
+    let next = match Store::open_existing(db) {
+        Ok(store) => store.next_id().map_err(Error::Failed)?,
+        Err(_) => 1,
+    };
+    Ok(format!("quick-{next}"))
+}
+
 /// The quick suite's colour entry: 2 tasks x 16 MiB, skipped with a note
 /// when this process cannot read physical frame numbers.
-fn quick_colour(db: &Path, a: &QuickArgs, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
+fn quick_colour(db: &Path, h: &Harness, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
     let args = ColourArgs {
         tasks: "2".into(),
         mode: "thread".into(),
-        size_per_task: "16M".into(),
+        size_per_task: Some("16M".into()),
+        size: None,
         interleave: None,
         colours: m.llc_colours().is_none().then_some(16),
         pin: "compact".into(),
         thp: "never".into(),
-        harness: a.harness.clone(),
+        harness: h.clone(),
     };
     let w = match colour_from_args(&args, m) {
         Ok(w) => w,
@@ -399,7 +548,7 @@ fn quick_colour(db: &Path, a: &QuickArgs, plan: &Plan, m: &Snapshot) -> Result<O
         }
         Err(e) => return Err(e),
     };
-    let run = run_workload(db, &w, plan, &a.harness, m)?;
+    let run = run_workload(db, &w, plan, h, m)?;
     if run.meta.status == Status::Incomplete {
         return Err(Error::Interrupted);
     }

@@ -96,7 +96,10 @@ pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
     let w = cmd_from_args(a)?;
     let p = plan(&a.harness)?;
     match run_workload(db, &w, &p, &a.harness, m) {
-        Ok(run) => super::run::print_run(&run, &a.harness),
+        Ok(run) => {
+            super::run::print_run(&run, &a.harness)?;
+            super::run::print_probes(db, &run, &a.harness)
+        }
         Err(Error::Failed(msg)) => match w.exit_code() {
             Some(code) => Err(Error::Exit(code, msg)),
             None => Err(Error::Failed(msg)),

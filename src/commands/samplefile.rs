@@ -21,8 +21,8 @@ fn number(s: &str) -> Option<f64> {
 /// Parses `text` (the contents of `name`); `column` picks a CSV column.
 pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
     let trimmed = text.trim_start();
-    let values = if trimmed.starts_with('[') {
-        json(name, trimmed)?
+    let (header, values) = if trimmed.starts_with('[') {
+        (None, json(name, trimmed)?)
     } else if text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -38,7 +38,10 @@ pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, Str
         ));
     }
     Ok(Values {
-        column: column.unwrap_or("value").to_string(),
+        column: column
+            .map(str::to_string)
+            .or(header)
+            .unwrap_or("value".into()),
         values,
     })
 }
@@ -59,14 +62,48 @@ fn json(name: &str, text: &str) -> Result<Vec<f64>, String> {
         .collect()
 }
 
-fn lines(name: &str, text: &str) -> Result<Vec<f64>, String> {
+/// Which direction is better for a column or file named `name`, when the
+/// name says: times and sizes of costs are lower-is-better, rates higher.
+pub fn direction(name: &str) -> Option<crate::model::Better> {
+    use crate::model::Better;
+    let n = name.to_ascii_lowercase();
+    let has = |words: &[&str]| {
+        n.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| words.contains(&w))
+    };
+    if n.contains("/s") || has(&["ops", "rate", "throughput", "bandwidth", "iops", "faults"]) {
+        Some(Better::Higher)
+    } else if has(&[
+        "time", "times", "wall", "elapsed", "real", "user", "sys", "system", "latency", "seconds",
+        "secs", "sec", "s", "ms", "us", "ns", "duration", "runtime", "cycles",
+    ]) {
+        Some(Better::Lower)
+    } else {
+        None
+    }
+}
+
+/// One number a line; a first line that is a word (not a number) is the
+/// column's name, as in a one-column CSV.
+fn lines(name: &str, text: &str) -> Result<(Option<String>, Vec<f64>), String> {
     let mut out = Vec::new();
+    let mut column = None;
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
         let first = t.split_whitespace().next().unwrap_or("");
+        let word = first.trim_matches('"');
+        if out.is_empty()
+            && column.is_none()
+            && number(first).is_none()
+            && word.starts_with(|c: char| c.is_alphabetic())
+            && word.parse::<f64>().is_err()
+        {
+            column = Some(word.to_string());
+            continue;
+        }
         out.push(number(first).ok_or_else(|| {
             format!(
                 "{name}:{}: '{first}' is not a number: one number a line, `#` for comments",
@@ -74,7 +111,7 @@ fn lines(name: &str, text: &str) -> Result<Vec<f64>, String> {
             )
         })?);
     }
-    Ok(out)
+    Ok((column, out))
 }
 
 fn split(line: &str) -> Vec<String> {

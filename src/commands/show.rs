@@ -14,6 +14,9 @@ pub fn show_as(db: &Path, spec: &str, format: crate::report::export::Format) -> 
     let out = crate::report::export::exporter(format)
         .export(&report)
         .map_err(Error::Failed)?;
-    print!("{out}");
+    super::output::emit(format, &out)?;
+    if format == crate::report::export::Format::Text {
+        super::probes_out::emit(&super::probes_out::text(&store, id)?)?;
+    }
     Ok(())
 }

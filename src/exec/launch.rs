@@ -107,10 +107,14 @@ where
         })?,
         Mode::Process => {
             let mut pids = Vec::with_capacity(n);
+            let parent = std::process::id() as libc::pid_t;
             for (i, &cpu) in cpus.iter().enumerate() {
                 // SAFETY: the parent has no other threads at this point (tasks of
                 // earlier samples were joined), so the child may run Rust code.
                 let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    super::group::die_with_parent(parent);
+                }
                 if pid < 0 {
                     let err = super::errno_text();
                     children::kill_all(&pids);

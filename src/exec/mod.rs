@@ -4,6 +4,8 @@
 
 pub mod children;
 pub mod clock;
+pub mod fault_counter;
+pub mod group;
 mod launch;
 pub mod pin;
 pub mod region;

@@ -1,7 +1,8 @@
 //! Task placement: which CPU each task runs on, planned from the topology
 //! read at run time, and the pinning itself (a failed pin is an error).
 
-use crate::machine::{Snapshot, cpulist};
+use crate::machine::snapshot::CoreKey;
+use crate::machine::{Cpu, Snapshot, cpulist};
 use serde::{Deserialize, Serialize};
 
 /// A placement policy as given by `--pin`.
@@ -82,30 +83,42 @@ fn smt_index(machine: &Snapshot, cpu: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// Where a CPU sits, for sorting: its core (package, die, cluster, core
+/// id; the CPU id where unknown) and then the CPU id.
+fn core_order(c: &Cpu) -> (CoreKey, usize) {
+    let key = c
+        .core_key()
+        .unwrap_or((c.package.unwrap_or(0), c.die, c.cluster, c.id));
+    (key, c.id)
+}
+
+/// Package by package, die by die, core by core, the threads of a core
+/// next to each other.
 fn compact_order(machine: &Snapshot) -> Vec<usize> {
-    let mut cpus: Vec<_> = machine.cpus.iter().collect();
-    cpus.sort_by_key(|c| (c.package.unwrap_or(0), c.core.unwrap_or(c.id), c.id));
+    let mut cpus: Vec<&Cpu> = machine.cpus.iter().collect();
+    cpus.sort_by_key(|c| core_order(c));
     cpus.iter().map(|c| c.id).collect()
 }
 
+/// Round-robin over nodes (packages without node information); within a
+/// node the first thread of every core before any second thread.
 fn spread_order(machine: &Snapshot) -> Vec<usize> {
     use std::collections::BTreeMap;
-    // Group by node, falling back to package; within a group, first threads of
-    // every core come before second threads.
-    let mut groups: BTreeMap<usize, Vec<(usize, usize, usize)>> = BTreeMap::new();
+    // node -> (SMT index, core order) of its CPUs
+    type Slot = (usize, (CoreKey, usize));
+    let mut groups: BTreeMap<usize, Vec<Slot>> = BTreeMap::new();
     for c in &machine.cpus {
         let group = c.node.or(c.package).unwrap_or(0);
-        groups.entry(group).or_default().push((
-            smt_index(machine, c.id),
-            c.core.unwrap_or(c.id),
-            c.id,
-        ));
+        groups
+            .entry(group)
+            .or_default()
+            .push((smt_index(machine, c.id), core_order(c)));
     }
     let mut queues: Vec<Vec<usize>> = groups
         .into_values()
         .map(|mut g| {
             g.sort();
-            g.into_iter().map(|(_, _, id)| id).rev().collect()
+            g.into_iter().map(|(_, (_, id))| id).rev().collect()
         })
         .collect();
     let mut order = Vec::new();
@@ -148,7 +161,6 @@ pub fn pin_current(cpu: usize) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::Cpu;
 
     /// 2 packages x 2 cores x 2 threads; siblings are (n, n+4).
     fn machine() -> Snapshot {
@@ -159,6 +171,8 @@ mod tests {
                 core: Some(id % 2),
                 node: Some((id % 4) / 2),
                 siblings: vec![id % 4, id % 4 + 4],
+                die: None,
+                cluster: None,
             })
             .collect();
         Snapshot {

@@ -90,10 +90,22 @@ impl Region {
     }
 
     pub(super) fn raw(len: usize, prot: i32, flags: i32, fd: i32) -> std::io::Result<Region> {
+        Self::map_at(len, prot, flags, fd, 0)
+    }
+
+    /// A mapping of `len` bytes of `fd` (-1 with MAP_ANONYMOUS) from byte
+    /// `offset`, with the given protection and MAP_* flags.
+    pub fn map_at(
+        len: usize,
+        prot: i32,
+        flags: i32,
+        fd: i32,
+        offset: i64,
+    ) -> std::io::Result<Region> {
         let len = len.max(1);
         // SAFETY: a fresh mapping (anonymous, or of a descriptor the caller
         // holds open); checked for MAP_FAILED.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
+        let base = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, offset) };
         if base == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }

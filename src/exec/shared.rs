@@ -1,7 +1,7 @@
 //! Anonymous shared memory that survives fork: the barrier and the task
 //! reports live here so threads and processes use one code path.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use super::TaskReport;
 use super::region::Region;
@@ -11,6 +11,8 @@ use super::region::Region;
 struct Header {
     arrived: AtomicU32,
     go: AtomicU32,
+    /// The process that made the block and releases the tasks.
+    owner: AtomicI32,
 }
 
 pub struct SharedBlock {
@@ -29,6 +31,9 @@ impl SharedBlock {
             -1,
         )?;
         let block = SharedBlock { mem, tasks };
+        // SAFETY: getpid cannot fail.
+        let me = unsafe { libc::getpid() };
+        block.header().owner.store(me, Ordering::Release);
         for i in 0..tasks {
             // SAFETY: slot i is inside the mapping and properly aligned (f64/u64 fields, 64-byte header).
             unsafe { block.slot_ptr(i).write(TaskReport::default()) };
@@ -76,16 +81,30 @@ impl SharedBlock {
     }
 
     /// Waits for release. Spins briefly, then yields so that more tasks
-    /// than CPUs still make progress.
+    /// than CPUs still make progress. A forked task whose owner died leaves:
+    /// PR_SET_PDEATHSIG alone can miss a parent that dies while the child
+    /// is still setting it up, and nobody would ever release this one.
     pub fn wait_release(&self) {
         let mut spins = 0u32;
         while self.header().go.load(Ordering::Acquire) == 0 {
             if spins < 1000 {
                 std::hint::spin_loop();
-                spins += 1;
             } else {
                 std::thread::yield_now();
+                if spins.is_multiple_of(64) && self.owner_gone() {
+                    // SAFETY: leave a forked child without running destructors.
+                    unsafe { libc::_exit(1) };
+                }
             }
+            spins = spins.wrapping_add(1);
         }
+    }
+
+    /// In a forked task: the owner is no longer this process's parent.
+    fn owner_gone(&self) -> bool {
+        let owner = self.header().owner.load(Ordering::Acquire);
+        // SAFETY: getpid and getppid cannot fail.
+        let (me, parent) = unsafe { (libc::getpid(), libc::getppid()) };
+        me != owner && parent != owner
     }
 }

@@ -1,5 +1,5 @@
 //! Reading other tools' results into vmscale's model: pft tables (Lameter's
-//! layout with or without the Rep column, pft 0.12) and will-it-scale's
+//! layouts as they appear in mail, see `pft`) and will-it-scale's
 //! runtest CSV. Parsers are pure: text in, runs-to-be out; the import
 //! command stores them.
 
@@ -21,12 +21,25 @@ pub struct Table {
     pub rows: Vec<(Case, SampleData)>,
 }
 
-/// Reads every table the text holds, trying each format in turn.
-pub fn parse(text: &str, file_stem: &str) -> Result<Vec<Table>, String> {
+/// How strictly rows are read.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Leave out rows that do not parse (each reported) instead of failing.
+    pub skip_bad_rows: bool,
+}
+
+/// Reads every table the text holds, trying each format in turn; rows left
+/// out under `skip_bad_rows` are described in `skipped`.
+pub fn parse(
+    text: &str,
+    file_stem: &str,
+    opts: &Options,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<Table>, String> {
     if let Some(t) = wis::parse(text, file_stem)? {
         return Ok(vec![t]);
     }
-    let tables = pft::parse(text);
+    let tables = pft::parse(text, opts, skipped)?;
     if tables.is_empty() {
         return Err(
             "no table found: import reads pft tables (a header `Gb Rep Thr CLine User System Wall \

@@ -1,6 +1,9 @@
 //! will-it-scale's runtest CSV: `tasks,processes,processes_idle,threads,
 //! threads_idle,linear`, one row per task count. Processes and threads
 //! become the variants `process` and `thread`, each with ops/s and idle %.
+//! A file named after one of the VM tests vmscale runs itself (page_fault1,
+//! tlb_flush2, ...) becomes a `wis` run of that test, so `compare` sets it
+//! beside `vmscale run wis --test NAME`.
 
 use super::Table;
 use crate::model::{Better, Case, Figure, SampleData};
@@ -12,9 +15,11 @@ fn cell(s: &str) -> Result<Option<f64>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    s.parse::<f64>()
-        .map(Some)
-        .map_err(|_| format!("'{s}' is not a number"))
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+        Ok(_) => Err(format!("'{s}' is not a finite number >= 0")),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
 }
 
 /// Some(table) when the text is a runtest CSV; None when it is not one.
@@ -39,9 +44,18 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
             .collect::<Result<_, _>>()
             .map_err(at)?;
         let tasks = v[0]
-            .filter(|t| *t >= 1.0 && t.fract() == 0.0)
-            .ok_or_else(|| at("tasks must be a whole number >= 1".into()))?
-            as usize;
+            .filter(|t| *t >= 1.0 && t.fract() == 0.0 && *t <= crate::limits::MAX_TASKS as f64)
+            .ok_or_else(|| {
+                at(format!(
+                    "tasks must be a whole number 1..{}",
+                    crate::limits::MAX_TASKS
+                ))
+            })? as usize;
+        for idle in [v[2], v[4]].into_iter().flatten() {
+            if idle > 100.0 {
+                return Err(at(format!("idle {idle} is not a percentage 0..100")));
+            }
+        }
         for (variant, ops, idle) in [("process", v[1], v[2]), ("thread", v[3], v[4])] {
             let Some(ops) = ops else { continue };
             let mut d = SampleData::default();
@@ -58,8 +72,12 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
     if rows.is_empty() {
         return Err("will-it-scale CSV has a header but no rows".into());
     }
+    let (workload, test) = match own_test(test) {
+        Some(name) => ("wis", name),
+        None => ("will-it-scale", test),
+    };
     Ok(Some(Table {
-        workload: "will-it-scale",
+        workload,
         format: "will-it-scale",
         figures: vec![
             Figure::new("ops/s", "ops/s", Better::Higher, true),
@@ -68,6 +86,18 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
         config: serde_json::json!({ "imported": "will-it-scale", "test": test }),
         rows,
     }))
+}
+
+/// The vmscale `wis` test a file stem names: the test itself, or the test
+/// followed by `-` or `.` and anything (page_fault1-6.18).
+fn own_test(stem: &str) -> Option<&'static str> {
+    crate::workload::wis::TESTS
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| {
+            stem.strip_prefix(name)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+        })
 }
 
 #[cfg(test)]
@@ -88,6 +118,20 @@ mod tests {
         assert_eq!(t.rows[2].1.figures["ops/s"], 1900.0);
         assert_eq!(t.rows[2].1.figures["idle"], 0.5);
         assert!(parse("a,b\n1,2\n", "x").unwrap().is_none());
+        assert_eq!(t.workload, "wis");
+        assert_eq!(t.config["test"], "page_fault1");
+        let other = parse(&format!("{HEADER}\n1,2,3,4,5,6\n"), "futex1")
+            .unwrap()
+            .unwrap();
+        assert_eq!(other.workload, "will-it-scale");
+        let dated = parse(&format!("{HEADER}\n1,2,3,4,5,6\n"), "tlb_flush2-6.18").unwrap();
+        assert_eq!(dated.unwrap().config["test"], "tlb_flush2");
+        assert_eq!(own_test("page_fault10"), None);
         assert!(parse(&format!("{HEADER}\n1,2,3\n"), "x").is_err());
+        for bad in ["NaN", "inf", "-5", "1e400"] {
+            let e = parse(&format!("{HEADER}\n1,{bad},0,1,0,1\n"), "x").unwrap_err();
+            assert!(e.contains("line 2"), "{bad}: {e}");
+        }
+        assert!(parse(&format!("{HEADER}\n1e30,1,0,1,0,1\n"), "x").is_err());
     }
 }

@@ -3,7 +3,9 @@
 //! restore, so a run killed with SIGKILL can be repaired later.
 
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::io::{Read, Write};
+
+use super::state;
 use std::path::{Path, PathBuf};
 
 /// One knob's original value and where it lives.
@@ -22,35 +24,27 @@ pub struct Journal {
     pub entries: Vec<Entry>,
 }
 
-/// Where the journal lives: $VMSCALE_STATE_DIR/knobs.journal, else
-/// $XDG_STATE_HOME/vmscale/knobs.journal, else ~/.local/state/vmscale/knobs.journal.
+/// Where the journal lives: knobs.journal in the state directory
+/// (`$VMSCALE_STATE_DIR`, else /var/lib/vmscale).
 pub fn default_path() -> PathBuf {
-    let nonempty = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = nonempty("VMSCALE_STATE_DIR")
-        .or_else(|| nonempty("XDG_STATE_HOME").map(|d| d.join("vmscale")))
-        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state/vmscale")))
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/vmscale"));
-    dir.join("knobs.journal")
+    super::state::dir().join("knobs.journal")
 }
 
 /// Writes the journal durably: a temporary file, fsync, rename, fsync of the
 /// directory, so after a crash there is either the old state or the new.
+/// The directory is created 0700 if needed and checked (see `state`).
 pub fn write(path: &Path, j: &Journal) -> Result<(), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| {
-        format!(
-            "cannot create the knob journal directory {}: {e}",
-            dir.display()
-        )
-    })?;
+    state::ensure_dir(dir).map_err(|e| format!("knob journal: {e}"))?;
     let tmp = path.with_extension("journal.tmp");
     let text = serde_json::to_string_pretty(j).map_err(|e| format!("knob journal: {e}"))?;
     let fail = |e: std::io::Error| format!("cannot write the knob journal {}: {e}", tmp.display());
-    let mut f = std::fs::File::create(&tmp).map_err(fail)?;
+    // A leftover (or planted) temporary file is removed, never followed.
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+        _ => {}
+    }
+    let mut f = state::create_new(&tmp)?;
     f.write_all(text.as_bytes()).map_err(fail)?;
     f.sync_all().map_err(fail)?;
     std::fs::rename(&tmp, path)
@@ -61,22 +55,30 @@ pub fn write(path: &Path, j: &Journal) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads the journal; Ok(None) when there is none.
+/// Reads the journal; Ok(None) when there is none. Its directory must pass
+/// the state directory checks and the file must not be a symbolic link.
 pub fn read(path: &Path) -> Result<Option<Journal>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
-                "the knob journal {} is damaged ({e}); inspect it, restore the values by hand \
-                 and delete it",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "cannot read the knob journal {}: {e}",
-            path.display()
-        )),
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if std::fs::symlink_metadata(path).is_err() && std::fs::symlink_metadata(dir).is_err() {
+        return Ok(None);
     }
+    state::check_dir(dir)
+        .map_err(|e| format!("refusing the knob journal {}: {e}", path.display()))?;
+    let Some(mut f) =
+        state::open_read(path).map_err(|e| format!("refusing the knob journal: {e}"))?
+    else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the knob journal {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        format!(
+            "the knob journal {} is damaged ({e}); inspect it, restore the values by hand \
+             and delete it",
+            path.display()
+        )
+    })
 }
 
 /// Removes the journal and makes the removal durable.
@@ -95,23 +97,6 @@ pub fn remove(path: &Path) -> Result<(), String> {
         let _ = d.sync_all();
     }
     Ok(())
-}
-
-/// Whether the process that wrote the journal is still a running vmscale
-/// (a reused pid running something else counts as gone).
-pub fn owner_alive(j: &Journal) -> bool {
-    if j.pid == std::process::id() {
-        return false;
-    }
-    std::fs::read(format!("/proc/{}/cmdline", j.pid))
-        .map(|c| {
-            let argv0 = c.split(|&b| b == 0).next().unwrap_or(&[]);
-            let base = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let theirs = base(Path::new(&*String::from_utf8_lossy(argv0)));
-            let ours = std::env::current_exe().ok().and_then(|p| base(&p));
-            theirs.is_some() && (theirs.as_deref() == Some("vmscale") || theirs == ours)
-        })
-        .unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -139,17 +124,5 @@ mod tests {
         std::fs::write(&p, "{not json").unwrap();
         assert!(read(&p).unwrap_err().contains("damaged"));
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn dead_or_foreign_owner_is_not_alive() {
-        let mut j = Journal {
-            pid: std::process::id(),
-            started_at: String::new(),
-            entries: vec![],
-        };
-        assert!(!owner_alive(&j));
-        j.pid = u32::MAX;
-        assert!(!owner_alive(&j));
     }
 }

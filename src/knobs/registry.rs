@@ -2,6 +2,7 @@
 //! the kernel accepts. Only these can be set; a value is checked here before
 //! anything is written.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// What values a knob accepts.
@@ -114,6 +115,41 @@ pub const KNOBS: &[Knob] = &[
         values: Values::Range(1, 3000),
         about: "kswapd watermark distance, in 1/10000 of memory",
     },
+    Knob {
+        name: "page_reporting_order",
+        aliases: &["page_reporting.page_reporting_order"],
+        path: "sys/module/page_reporting/parameters/page_reporting_order",
+        values: Values::Range(0, 10),
+        about: "smallest free block (2^order pages) a guest reports to its host",
+    },
+    Knob {
+        name: "randomize_va_space",
+        aliases: &["kernel.randomize_va_space"],
+        path: "proc/sys/kernel/randomize_va_space",
+        values: Values::Range(0, 2),
+        about: "address-space layout randomisation (0 off, 2 full)",
+    },
+    Knob {
+        name: "no_turbo",
+        aliases: &["intel_pstate.no_turbo"],
+        path: "sys/devices/system/cpu/intel_pstate/no_turbo",
+        values: Values::Range(0, 1),
+        about: "intel_pstate: 1 keeps the CPUs out of turbo",
+    },
+    Knob {
+        name: "cpu_boost",
+        aliases: &["cpufreq.boost"],
+        path: "sys/devices/system/cpu/cpufreq/boost",
+        values: Values::Range(0, 1),
+        about: "cpufreq frequency boost (0 off)",
+    },
+    Knob {
+        name: "nr_hugepages",
+        aliases: &["vm.nr_hugepages"],
+        path: "proc/sys/vm/nr_hugepages",
+        values: Values::Range(0, 1 << 20),
+        about: "hugetlb pages of the default size kept reserved",
+    },
 ];
 
 /// Finds a knob by its short name or an alias.
@@ -173,7 +209,7 @@ impl Knob {
     /// ("always [madvise] never" -> "madvise"), else the trimmed content.
     pub fn read(&self, root: &Path) -> Result<String, String> {
         let f = self.file(root);
-        let text = std::fs::read_to_string(&f)
+        let text = read_nofollow(&f)
             .map_err(|e| format!("knob {}: cannot read {}: {e}", self.name, f.display()))?;
         Ok(current(&text))
     }
@@ -186,13 +222,20 @@ impl Knob {
 
 /// Writes `value` to a knob file and reads it back; a difference is an error.
 pub fn write_verified(name: &str, file: &Path, value: &str) -> Result<(), String> {
-    std::fs::write(file, value).map_err(|e| {
-        format!(
-            "knob {name}: writing '{value}' to {} failed: {e}",
-            file.display()
-        )
-    })?;
-    let got = std::fs::read_to_string(file)
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(file)
+        .and_then(|mut f| f.write_all(value.as_bytes()))
+        .map_err(|e| {
+            format!(
+                "knob {name}: writing '{value}' to {} failed: {e}",
+                file.display()
+            )
+        })?;
+    let got = read_nofollow(file)
         .map(|t| current(&t))
         .map_err(|e| format!("knob {name}: cannot read back {}: {e}", file.display()))?;
     if got != value {
@@ -202,6 +245,18 @@ pub fn write_verified(name: &str, file: &Path, value: &str) -> Result<(), String
         ));
     }
     Ok(())
+}
+
+/// A knob file's text; a symbolic link is not followed.
+fn read_nofollow(file: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(file)?
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// The selected value of a knob file's text.

@@ -1,11 +1,13 @@
 //! A run's hold on the knobs: originals journaled before the first change,
 //! values set and read back per variant, and the originals written back when
 //! the session is restored or dropped (normal end, error, signal, panic).
+//! A session on the live machine holds the machine-wide knob lock.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::journal::{self, Entry, Journal};
+use super::lock::{Holder, KnobLock};
 use super::{Plan, registry};
 
 pub struct Session {
@@ -14,13 +16,21 @@ pub struct Session {
     originals: Vec<(&'static registry::Knob, String)>,
     current: BTreeMap<String, String>,
     restored: bool,
+    /// Released after the originals are back (dropped last).
+    lock: Option<KnobLock>,
 }
 
 impl Session {
-    /// Repairs a journal left behind by a dead run, reads the originals and
-    /// journals them durably. Nothing is changed yet.
-    pub fn begin(plan: &Plan, root: &Path, journal_path: &Path) -> Result<Session, String> {
-        for line in recover(journal_path)? {
+    /// Repairs journals left behind by dead runs (the last lock holder's and
+    /// our own state directory's), reads the originals and journals them
+    /// durably, then records us in the lock. Nothing is changed yet.
+    pub fn begin(
+        plan: &Plan,
+        root: &Path,
+        journal_path: &Path,
+        mut lock: Option<KnobLock>,
+    ) -> Result<Session, String> {
+        for line in recover_all(lock.as_mut(), root, journal_path)? {
             eprintln!("vmscale: {line}");
         }
         let mut originals = Vec::new();
@@ -40,6 +50,13 @@ impl Session {
                 .collect(),
         };
         journal::write(journal_path, &j)?;
+        if let Some(l) = lock.as_mut() {
+            l.record(&Holder {
+                pid: j.pid,
+                journal: journal_path.to_path_buf(),
+                knobs: plan.knobs.iter().map(|(k, _)| k.name.to_string()).collect(),
+            })?;
+        }
         Ok(Session {
             root: root.to_path_buf(),
             journal_path: journal_path.to_path_buf(),
@@ -49,6 +66,7 @@ impl Session {
                 .collect(),
             originals,
             restored: false,
+            lock,
         })
     }
 
@@ -64,9 +82,13 @@ impl Session {
     /// set), verifying each by reading it back.
     pub fn apply(&mut self, values: &BTreeMap<String, String>) -> Result<(), String> {
         for (k, _) in &self.originals {
-            let Some(v) = values.get(k.name) else {
+            let Some(v) = values
+                .get(k.name)
+                .map(|v| super::written_value(v).to_string())
+            else {
                 continue;
             };
+            let v = &v;
             if self.current.get(k.name) == Some(v) && k.read(&self.root)? == *v {
                 continue;
             }
@@ -98,6 +120,9 @@ impl Session {
             ));
         }
         journal::remove(&self.journal_path)?;
+        if let Some(l) = self.lock.as_mut() {
+            l.clear()?;
+        }
         self.restored = true;
         Ok(())
     }
@@ -111,45 +136,61 @@ impl Drop for Session {
     }
 }
 
+/// With the lock held: restores the journal of the last holder if it did
+/// not finish, then the journal at `journal_path`; one line per knob.
+pub fn recover_all(
+    lock: Option<&mut KnobLock>,
+    root: &Path,
+    journal_path: &Path,
+) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    if let Some(l) = lock {
+        if let Some(h) = l.holder()
+            && h.journal != journal_path
+        {
+            lines.extend(recover(&h.journal, root)?);
+        }
+        // The record is cleared only once its journal is restored.
+        l.clear()?;
+    }
+    lines.extend(recover(journal_path, root)?);
+    Ok(lines)
+}
+
 /// Restores the knobs of a journal whose run is gone and removes it;
-/// returns one line per knob restored, nothing when there is no journal,
-/// and an error when the run that wrote it is still alive.
-pub fn recover(journal_path: &Path) -> Result<Vec<String>, String> {
+/// returns one line per knob restored, nothing when there is no journal.
+/// Call it holding the knob lock: a live run holds it while it has a
+/// journal. An entry is written back only when it names a registry knob at
+/// exactly its file under `root`, reached through no symbolic link, with a
+/// value the knob takes; anything else is refused, saying why, and the
+/// journal kept.
+pub fn recover(journal_path: &Path, root: &Path) -> Result<Vec<String>, String> {
     let Some(j) = journal::read(journal_path)? else {
         return Ok(Vec::new());
     };
-    if journal::owner_alive(&j) {
-        return Err(format!(
-            "vmscale pid {} still holds changed knobs (journal {}); it restores them when it \
-             ends: stop it with SIGINT, or wait",
-            j.pid,
-            journal_path.display()
-        ));
-    }
     let mut lines = Vec::new();
     let mut errors = Vec::new();
     for e in &j.entries {
-        // Only a known knob at its own file is written back: the journal is
-        // data, not a licence to write anywhere.
-        let Some(k) = registry::find(&e.name).filter(|k| e.path.ends_with(k.path)) else {
-            errors.push(format!(
-                "journal entry {} at {} is not a known knob",
-                e.name,
-                e.path.display()
-            ));
-            continue;
+        let k = match checked_entry(e, root) {
+            Ok(k) => k,
+            Err(why) => {
+                errors.push(format!(
+                    "refused journal entry {} at {}: {why}",
+                    e.name,
+                    e.path.display()
+                ));
+                continue;
+            }
         };
         let original = match k.validate(&e.original) {
             Ok(v) => v,
             Err(err) => {
-                errors.push(err);
+                errors.push(format!("refused journal entry {}: {err}", e.name));
                 continue;
             }
         };
-        let before = std::fs::read_to_string(&e.path)
-            .map(|t| registry::current(&t))
-            .unwrap_or_else(|_| "?".into());
-        match registry::write_verified(k.name, &e.path, &original) {
+        let before = k.read(root).unwrap_or_else(|_| "?".into());
+        match k.write_verified(root, &original) {
             Ok(()) => lines.push(format!(
                 "restored knob {} to '{original}' (was '{before}') from the journal of run pid {} \
                  started {}",
@@ -160,13 +201,32 @@ pub fn recover(journal_path: &Path) -> Result<Vec<String>, String> {
     }
     if !errors.is_empty() {
         return Err(format!(
-            "{}; the journal {} is kept",
+            "{}; the journal {} is kept: check who wrote it, restore by hand if needed, and \
+             delete it",
             errors.join("; "),
             journal_path.display()
         ));
     }
     journal::remove(journal_path)?;
     Ok(lines)
+}
+
+/// The registry knob a journal entry may write: the journal is data, not a
+/// licence to write anywhere.
+fn checked_entry(e: &Entry, root: &Path) -> Result<&'static registry::Knob, String> {
+    let k = registry::find(&e.name).ok_or_else(|| "not a known knob".to_string())?;
+    let file = k.file(root);
+    if e.path != file {
+        return Err(format!(
+            "knob {} lives at {}, not at this path",
+            k.name,
+            file.display()
+        ));
+    }
+    if let Some(link) = super::state::symlink_below(root, &file) {
+        return Err(format!("{} is a symbolic link", link.display()));
+    }
+    Ok(k)
 }
 
 #[cfg(test)]
@@ -202,7 +262,7 @@ mod tests {
         let jp = root.join("state/knobs.journal");
         let p = plan();
         {
-            let mut s = Session::begin(&p, &root, &jp).unwrap();
+            let mut s = Session::begin(&p, &root, &jp, None).unwrap();
             assert_eq!(s.originals()["thp_defrag"], "madvise");
             let j = journal::read(&jp).unwrap().unwrap();
             assert_eq!(j.entries.len(), 2);
@@ -231,7 +291,7 @@ mod tests {
         let root = fake_root("panic");
         let jp = root.join("knobs.journal");
         let r = std::panic::catch_unwind(|| {
-            let mut s = Session::begin(&plan(), &root, &jp).unwrap();
+            let mut s = Session::begin(&plan(), &root, &jp, None).unwrap();
             s.apply(&plan().combos()[0]).unwrap();
             panic!("workload bug");
         });
@@ -247,14 +307,14 @@ mod tests {
     fn recover_repairs_a_journal_left_by_a_killed_run() {
         let root = fake_root("recover");
         let jp = root.join("knobs.journal");
-        let mut s = Session::begin(&plan(), &root, &jp).unwrap();
+        let mut s = Session::begin(&plan(), &root, &jp, None).unwrap();
         s.apply(&plan().combos()[1]).unwrap();
         std::mem::forget(s); // as SIGKILL would
         assert_eq!(
             read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "always"
         );
-        let lines = recover(&jp).unwrap();
+        let lines = recover(&jp, &root).unwrap();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains("thp_defrag to 'madvise' (was 'always')"));
         assert_eq!(
@@ -262,7 +322,7 @@ mod tests {
             "madvise"
         );
         assert_eq!(read(&root, "proc/sys/vm/swappiness"), "60");
-        assert!(recover(&jp).unwrap().is_empty());
+        assert!(recover(&jp, &root).unwrap().is_empty());
         let _ = std::fs::remove_dir_all(&root);
     }
 
@@ -285,7 +345,41 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(recover(&jp).unwrap_err().contains("not a known knob"));
+        assert!(recover(&jp, &root).unwrap_err().contains("lives at /"));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(jp.exists(), "a refused journal is kept");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// The planted-journal attack: a path that merely ends with the knob's
+    /// path, and the knob's own path made a symbolic link to a victim.
+    #[test]
+    fn suffix_paths_and_symlinked_knobs_are_refused() {
+        let root = fake_root("planted");
+        let jp = root.join("state/knobs.journal");
+        let victim = root.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let elsewhere = root.join("evil/proc/sys/vm/swappiness");
+        std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &elsewhere).unwrap();
+        let planted = |path: PathBuf| Journal {
+            pid: u32::MAX,
+            started_at: String::new(),
+            entries: vec![Entry {
+                name: "swappiness".into(),
+                path,
+                original: "10".into(),
+            }],
+        };
+        journal::write(&jp, &planted(elsewhere.clone())).unwrap();
+        let e = recover(&jp, &root).unwrap_err();
+        assert!(e.contains("not at this path"), "{e}");
+        let knob = root.join("proc/sys/vm/swappiness");
+        std::fs::remove_file(&knob).unwrap();
+        std::os::unix::fs::symlink(&victim, &knob).unwrap();
+        journal::write(&jp, &planted(knob.clone())).unwrap();
+        let e = recover(&jp, &root).unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -15,11 +15,32 @@ pub use super::memory::read_meminfo;
 pub struct Cpu {
     pub id: usize,
     pub package: Option<usize>,
+    /// core_id: unique only within its die (and cluster) on some kernels,
+    /// so a core is named by [`Cpu::core_key`].
     pub core: Option<usize>,
     pub node: Option<usize>,
     /// SMT siblings including this CPU (thread_siblings_list).
     pub siblings: Vec<usize>,
+    /// die_id (x86 since Linux 5.2); `None` where the kernel has no dies.
+    #[serde(default)]
+    pub die: Option<usize>,
+    /// cluster_id (Linux 5.16+: CPUs sharing an L2 on x86, a cluster on Arm).
+    #[serde(default)]
+    pub cluster: Option<usize>,
 }
+
+impl Cpu {
+    /// The core this CPU is a thread of, unique on the machine: Linux's
+    /// core_id repeats per die (x86 before 6.9) and per cluster (Arm), so
+    /// it is qualified by package, die and cluster. `None` without a
+    /// package or core id.
+    pub fn core_key(&self) -> Option<CoreKey> {
+        Some((self.package?, self.die, self.cluster, self.core?))
+    }
+}
+
+/// (package, die, cluster, core_id): see [`Cpu::core_key`].
+pub type CoreKey = (usize, Option<usize>, Option<usize>, usize);
 
 /// One NUMA node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +49,10 @@ pub struct Node {
     pub cpus: Vec<usize>,
     pub mem_total_kib: Option<u64>,
     pub mem_free_kib: Option<u64>,
+    /// Distance to every node in `nodes` order (nodeN/distance); empty if
+    /// unknown.
+    #[serde(default)]
+    pub distances: Vec<u32>,
 }
 
 /// One cache instance, de-duplicated across the CPUs that share it.
@@ -129,13 +154,19 @@ impl Snapshot {
         set.into_iter().collect()
     }
 
-    /// Distinct (package, core) pairs of the online CPUs, ascending. Core
-    /// ids repeat across packages, so a core is named by both.
-    pub fn cores(&self) -> Vec<(usize, usize)> {
+    /// Distinct cores of the online CPUs (see [`Cpu::core_key`]), ascending.
+    pub fn cores(&self) -> Vec<CoreKey> {
+        let set: BTreeSet<CoreKey> = self.cpus.iter().filter_map(Cpu::core_key).collect();
+        set.into_iter().collect()
+    }
+
+    /// Distinct (package, die) pairs of the online CPUs; empty when the
+    /// kernel reports no dies.
+    pub fn dies(&self) -> Vec<(usize, usize)> {
         let set: BTreeSet<(usize, usize)> = self
             .cpus
             .iter()
-            .filter_map(|c| Some((c.package?, c.core?)))
+            .filter_map(|c| Some((c.package?, c.die?)))
             .collect();
         set.into_iter().collect()
     }
@@ -143,11 +174,9 @@ impl Snapshot {
     /// Online hardware threads per core: the most any core has (`None` if
     /// the topology is unknown).
     pub fn smt_per_core(&self) -> Option<usize> {
-        let mut per_core: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        for c in &self.cpus {
-            if let (Some(p), Some(k)) = (c.package, c.core) {
-                *per_core.entry((p, k)).or_default() += 1;
-            }
+        let mut per_core: BTreeMap<CoreKey, usize> = BTreeMap::new();
+        for key in self.cpus.iter().filter_map(Cpu::core_key) {
+            *per_core.entry(key).or_default() += 1;
         }
         per_core.into_values().max()
     }

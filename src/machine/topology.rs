@@ -25,6 +25,9 @@ pub fn read_cpu(root: &Path, id: usize, nodes: &[Node]) -> Cpu {
         node: nodes.iter().find(|n| n.cpus.contains(&id)).map(|n| n.id),
         siblings: read_cpulist(root, &format!("{topo}/thread_siblings_list"))
             .unwrap_or_else(|| vec![id]),
+        // -1 (no die or cluster) fails to parse and becomes None.
+        die: read_num(root, &format!("{topo}/die_id")),
+        cluster: read_num(root, &format!("{topo}/cluster_id")),
     }
 }
 
@@ -44,6 +47,9 @@ pub fn read_nodes(root: &Path) -> Vec<Node> {
                 cpus: read_cpulist(root, &format!("{dir}/cpulist")).unwrap_or_default(),
                 mem_total_kib: node_meminfo_field(&meminfo, "MemTotal"),
                 mem_free_kib: node_meminfo_field(&meminfo, "MemFree"),
+                distances: read_trimmed(root, &format!("{dir}/distance"))
+                    .and_then(|d| d.split_whitespace().map(|v| v.parse().ok()).collect())
+                    .unwrap_or_default(),
             }
         })
         .collect()

@@ -82,36 +82,52 @@ pub fn locality(pages: &NodePages, nodes: &BTreeSet<usize>) -> f64 {
     local as f64 / total as f64
 }
 
-/// One locality sample: seconds since the sampler started, and the lowest
-/// locality over the watched processes.
+/// One locality sample: seconds since the sampler started, the lowest
+/// locality over the watched processes, their mean, and the most pages
+/// one of them maps.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub t: f64,
     pub locality: f64,
+    pub mean: f64,
     pub pages: u64,
 }
 
-/// One sample over every watched process: the worst locality among them.
+/// One sample over every watched process: (worst locality, mean locality,
+/// most pages mapped). A process that maps none of the region yet (a
+/// forked child before its first access) has no locality and is left out;
+/// `None` when no process maps any page.
 pub fn sample(
     root: &Path,
     pids: &[i32],
     start: u64,
     node_of: &BTreeMap<usize, usize>,
-) -> Option<(f64, u64)> {
-    let mut worst: Option<f64> = None;
+) -> Option<(f64, f64, u64)> {
+    let mut localities = Vec::with_capacity(pids.len());
     let mut pages = 0;
     for &pid in pids {
         let p = read_pages(root, pid, start)?;
-        pages = pages.max(p.values().sum());
-        let l = locality(&p, &thread_nodes(root, pid, node_of));
-        worst = Some(worst.map_or(l, |w: f64| w.min(l)));
+        let mapped: u64 = p.values().sum();
+        pages = pages.max(mapped);
+        if mapped > 0 {
+            localities.push(locality(&p, &thread_nodes(root, pid, node_of)));
+        }
     }
-    worst.map(|w| (w, pages))
+    let worst = localities.iter().copied().reduce(f64::min)?;
+    let mean = localities.iter().sum::<f64>() / localities.len() as f64;
+    Some((worst, mean, pages))
 }
 
-/// Seconds until the first point at or above `threshold`, or None.
+/// Seconds until locality reached `threshold` and stayed there to the last
+/// point; None if the last point is below it. (A first sample taken before
+/// the threads reach their CPUs can be "local" by accident; only what lasts
+/// counts as converged.)
 pub fn converged_at(points: &[Point], threshold: f64) -> Option<f64> {
-    points.iter().find(|p| p.locality >= threshold).map(|p| p.t)
+    let settled = match points.iter().rposition(|p| p.locality < threshold) {
+        Some(last_below) => last_below + 1,
+        None => 0,
+    };
+    points.get(settled).map(|p| p.t)
 }
 
 /// A thread sampling locality every `interval` until stopped.
@@ -142,8 +158,13 @@ impl Sampler {
             let mut points = Vec::new();
             while !flag.load(Ordering::Acquire) {
                 let t = t0.elapsed().as_secs_f64();
-                if let Some((locality, pages)) = sample(&root, &pids, start, &node_of) {
-                    points.push(Point { t, locality, pages });
+                if let Some((locality, mean, pages)) = sample(&root, &pids, start, &node_of) {
+                    points.push(Point {
+                        t,
+                        locality,
+                        mean,
+                        pages,
+                    });
                 }
                 let next = t0 + interval * (points.len() as u32 + 1);
                 while !flag.load(Ordering::Acquire) && std::time::Instant::now() < next {
@@ -164,13 +185,21 @@ impl Sampler {
     }
 
     /// Stops the thread, takes one last sample (call it while the
-    /// processes still exist) and returns every point.
+    /// processes and their working threads still exist: locality is
+    /// judged by the nodes the threads run on) and returns every point.
     pub fn finish(self) -> Vec<Point> {
         self.stop.store(true, Ordering::Release);
         let mut points = self.handle.join().unwrap_or_default();
         let t = self.t0.elapsed().as_secs_f64();
-        if let Some((locality, pages)) = sample(&self.root, &self.pids, self.start, &self.node_of) {
-            points.push(Point { t, locality, pages });
+        if let Some((locality, mean, pages)) =
+            sample(&self.root, &self.pids, self.start, &self.node_of)
+        {
+            points.push(Point {
+                t,
+                locality,
+                mean,
+                pages,
+            });
         }
         points
     }
@@ -219,11 +248,22 @@ mod tests {
             .map(|(i, &l)| Point {
                 t: i as f64,
                 locality: l,
+                mean: l,
                 pages: 1,
             })
             .collect::<Vec<_>>();
         assert_eq!(converged_at(&pts, 0.9), Some(2.0));
         assert_eq!(converged_at(&pts, 0.99), None);
+        // Local by accident at the first sample, remote ever after (what a
+        // 2-node guest showed with numa_balancing 0): not converged.
+        let early = [1.0, 0.0, 0.0].map(|l| Point {
+            t: l,
+            locality: l,
+            mean: l,
+            pages: 1,
+        });
+        assert_eq!(converged_at(&early, 0.9), None);
+        assert_eq!(converged_at(&[], 0.9), None);
     }
 
     #[test]

@@ -28,13 +28,13 @@ pub fn text(run: &Run) -> String {
     let mut tasks: Vec<usize> = run.cases.iter().map(|c| c.case.tasks).collect();
     tasks.sort_unstable();
     tasks.dedup();
-    let n = run.cases.first().map(|c| c.measured().count()).unwrap_or(0);
     let mut out = format!(
-        "atomic: the cost of counting, {} mode, {} increments per task, fold every {}; \
-         medians of {n} samples\n",
+        "atomic: the cost of counting, {} mode, {} increments per task,\n\
+         fold every {}; {}\n",
         cells::cfg(run, "mode"),
         cells::cfg(run, "ops"),
         cells::cfg(run, "fold"),
+        cells::medians_of(run),
     );
     for (v, what) in ORDER.iter().filter(|v| variants.contains(&v.0)) {
         out.push_str(&format!("  {v:<7} {what}\n"));
@@ -69,7 +69,7 @@ pub fn text(run: &Run) -> String {
         && last > first
     {
         out.push_str(&format!(
-            "\nscaling, ops/s at {last} tasks / ops/s at {first}:"
+            "\nscaling, ops/s at {last} tasks / ops/s at {first}:\n "
         ));
         for v in &variants {
             let r = |t| case(run, v, t).and_then(|c| cells::median(c, "ops/s"));
@@ -102,7 +102,7 @@ fn handoff(run: &Run, tasks: &[usize]) -> String {
         s.push_str(&format!(
             "  {t} tasks: {per:.1} ns per serialised increment{}\n",
             base.map(|b| format!(
-                " - {b:.1} ns uncontended lock xadd = {:.1} ns per hand-off",
+                "\n    - {b:.1} ns uncontended lock xadd = {:.1} ns per hand-off",
                 per - b
             ))
             .unwrap_or_default()

@@ -9,7 +9,8 @@ use crate::workload::c2c::{Pair, pair_figure};
 
 fn describe(variant: &str) -> &'static str {
     match variant {
-        "cas" => "compare-and-swap ping-pong",
+        "cas" => "compare-and-swap ping-pong, PAUSE between retries",
+        "cas-nopause" => "compare-and-swap ping-pong, retried without PAUSE",
         "storeload" => "release store / acquire load ping-pong",
         _ => "ping-pong",
     }
@@ -34,8 +35,8 @@ pub fn text_with(run: &Run, colour: bool) -> String {
         .unwrap_or_default();
     let fresh = run.meta.config.get("fresh_line").and_then(|v| v.as_bool()) == Some(true);
     let mut out = format!(
-        "c2c: cache-line hand-off latency, one way (round trip / 2), ns; {} CPUs, {} pair(s),\n\
-         {}, {} round trips x {} batches per pair\n",
+        "c2c: cache-line hand-off latency, one way (round trip / 2), ns;\n\
+         {} CPUs, {} pair(s), {};\n{} round trips x {} batches per pair\n",
         cpus.len(),
         pairs.len(),
         if fresh {
@@ -65,8 +66,9 @@ pub fn text_with(run: &Run, colour: bool) -> String {
             .unwrap_or_else(|| "?".into())
     };
     out.push_str(&format!(
-        "\nclock: CLOCK_MONOTONIC resolution {} (clock_getres), one read {} (back-to-back);\n\
-         each batch is timed by one pair of reads around all its round trips\n",
+        "\nclock: CLOCK_MONOTONIC resolution {} (clock_getres),\n\
+         one read {} (back-to-back); each batch is timed by one pair of reads\n\
+         around all its round trips\n",
         f(res),
         f(read)
     ));
@@ -87,31 +89,43 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
     let lo = values.iter().map(|v| v.2).fold(f64::INFINITY, f64::min);
     let hi = values.iter().map(|v| v.2).fold(0.0, f64::max);
     let width = 7;
-    // Lower triangle: row CPU b, column CPU a < b.
-    out.push_str(&format!("{:>5}", ""));
-    for &a in &cpus[..cpus.len().saturating_sub(1)] {
-        out.push_str(&format!("{a:>width$}"));
-    }
-    out.push('\n');
-    for (row, &b) in cpus.iter().enumerate().skip(1) {
-        out.push_str(&format!("{b:>5}"));
-        for &a in &cpus[..row] {
-            let p = pairs.iter().find(|p| p.a == a && p.b == b);
-            let mark = p.map(mark).unwrap_or("");
-            let cell = match values.iter().find(|v| v.0 == a && v.1 == b) {
-                Some(&(_, _, v)) => {
-                    let text = format!("{:>w$}", format!("{v:.0}{mark}"), w = width);
-                    if colour {
-                        cells::shade(&text, v, lo, hi)
-                    } else {
-                        text
-                    }
-                }
-                None => format!("{:>width$}", "-"),
-            };
-            out.push_str(&cell);
+    // Lower triangle: row CPU b, column CPU a < b; ten columns fit 80
+    // columns, more CPUs are split into blocks of ten.
+    let columns = &cpus[..cpus.len().saturating_sub(1)];
+    for (block, chunk) in columns.chunks(10).enumerate() {
+        if block > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("{:>5}", ""));
+        for &a in chunk {
+            out.push_str(&format!("{a:>width$}"));
         }
         out.push('\n');
+        let first = block * 10;
+        for (row, &b) in cpus.iter().enumerate().skip(first + 1) {
+            let mut line = format!("{b:>5}");
+            for (col, &a) in chunk.iter().enumerate() {
+                if first + col >= row {
+                    break;
+                }
+                let p = pairs.iter().find(|p| p.a == a && p.b == b);
+                let mark = p.map(mark).unwrap_or("");
+                let cell = match values.iter().find(|v| v.0 == a && v.1 == b) {
+                    Some(&(_, _, v)) => {
+                        let text = format!("{:>w$}", format!("{v:.0}{mark}"), w = width);
+                        if colour {
+                            cells::shade(&text, v, lo, hi)
+                        } else {
+                            text
+                        }
+                    }
+                    None => format!("{:>width$}", "-"),
+                };
+                line.push_str(&cell);
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     if pairs.iter().any(|p| p.smt || p.cross_node) {
         out.push_str("  s = SMT siblings, x = across NUMA nodes\n");
@@ -151,5 +165,75 @@ fn mark(p: &Pair) -> &'static str {
         "x"
     } else {
         ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, RunMeta, Sample, SampleData};
+
+    /// 24 CPUs: the matrix is split into blocks of ten columns, every pair
+    /// is shown once, and no line passes 80 columns.
+    #[test]
+    fn a_wide_matrix_is_split_into_blocks() {
+        let cpus: Vec<usize> = (0..24).collect();
+        let mut pairs = Vec::new();
+        for b in 1..24 {
+            for a in 0..b {
+                pairs.push(Pair {
+                    a,
+                    b,
+                    smt: false,
+                    cross_node: false,
+                });
+            }
+        }
+        let figures = pairs
+            .iter()
+            .map(|p| (pair_figure(p.a, p.b), (100 + p.a + p.b) as f64))
+            .collect();
+        let sample = Sample {
+            seq: 0,
+            warmup: false,
+            taken_at: String::new(),
+            data: SampleData {
+                figures,
+                tasks: Vec::new(),
+            },
+            vmstat: Default::default(),
+            noise: Default::default(),
+            flagged: false,
+        };
+        let run = Run {
+            meta: RunMeta::bare(
+                1,
+                "c2c",
+                serde_json::json!({ "pairs": pairs, "cpus": cpus }),
+            ),
+            cases: vec![CaseSamples {
+                case: Case::new(2, "cas"),
+                samples: vec![sample],
+            }],
+        };
+        let out = text_with(&run, false);
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+        // Pair 22-23 (value 145) sits in the third block's last row.
+        let last_block = out.split("\n\n").find(|b| b.contains("     20")).unwrap();
+        assert!(
+            last_block
+                .lines()
+                .any(|l| l.starts_with("   23") && l.contains("145"))
+        );
+        // Every pair's median appears once in the matrices: 276 cells.
+        let matrix_cells: usize = out
+            .split("\n pair")
+            .next()
+            .unwrap()
+            .lines()
+            .filter(|l| l.len() > 5 && l[..5].trim().parse::<usize>().is_ok())
+            .map(|l| l[5..].split_whitespace().count())
+            .sum();
+        assert_eq!(matrix_cells, 24 * 23 / 2, "{out}");
     }
 }

@@ -14,6 +14,19 @@ pub fn summary(case: &CaseSamples, figure: &str, rate: bool) -> Option<Summary> 
     summarise(&values, rate)
 }
 
+/// "medians of 5 samples", or "medians of 3..5 samples per case" when
+/// adaptive stopping gave the cases different counts.
+pub fn medians_of(run: &Run) -> String {
+    let counts: Vec<usize> = run.cases.iter().map(|c| c.measured().count()).collect();
+    let lo = counts.iter().copied().min().unwrap_or(0);
+    let hi = counts.iter().copied().max().unwrap_or(0);
+    if lo == hi {
+        format!("medians of {lo} sample{}", if lo == 1 { "" } else { "s" })
+    } else {
+        format!("medians of {lo}..{hi} samples per case")
+    }
+}
+
 /// The median of `figure` over the measured samples of `case`.
 pub fn median(case: &CaseSamples, figure: &str) -> Option<f64> {
     summary(case, figure, false).map(|s| s.median)

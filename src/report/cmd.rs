@@ -36,6 +36,7 @@ pub fn text(run: &Run) -> String {
             ));
         }
     };
+    out.push_str(&warm_up_check(run));
     for (l, k) in [
         ("wall", "wall"),
         ("user", "user"),
@@ -52,19 +53,16 @@ pub fn text(run: &Run) -> String {
     else {
         return out;
     };
-    out.push_str("\nvmstat deltas (median sample):");
-    for k in [
-        "pgfault",
-        "pgmajfault",
-        "pgpgin",
-        "pgpgout",
-        "pswpin",
-        "pswpout",
-        "numa_pages_migrated",
+    out.push_str("\nvmstat deltas (median sample):\n");
+    for keys in [
+        &["pgfault", "pgmajfault", "pgpgin", "pgpgout"][..],
+        &["pswpin", "pswpout", "numa_pages_migrated"][..],
     ] {
-        out.push_str(&format!(" {k} {}", vm(s, k)));
+        for k in keys {
+            out.push_str(&format!("  {k} {}", vm(s, k)));
+        }
+        out.push('\n');
     }
-    out.push('\n');
     if let Some(dev) = c.get("device").and_then(|v| v.as_str()) {
         out.push_str(&format!(
             "\n{dev}: {:<10} {:>10} {:>10}\n",
@@ -84,4 +82,36 @@ pub fn text(run: &Run) -> String {
         out.push_str("(Mean over the whole sample; Max of the per-interval values)\n");
     }
     out
+}
+
+/// A command that does its work once (a build, then "up to date") makes
+/// the warm-up the only real sample. Without `--setup` to reset its state,
+/// a warm-up several times slower than every measured sample says so.
+fn warm_up_check(run: &Run) -> String {
+    if run.meta.config.get("setup").is_some_and(|s| !s.is_null()) {
+        return String::new();
+    }
+    let warm: Vec<f64> = run
+        .cases
+        .iter()
+        .flat_map(|c| c.samples.iter().filter(|s| s.warmup))
+        .filter_map(|s| s.data.figures.get("wall").copied())
+        .collect();
+    let measured = values(run, "wall");
+    let (Some(first), Some(slowest)) = (
+        warm.first().copied(),
+        measured.iter().copied().reduce(f64::max),
+    ) else {
+        return String::new();
+    };
+    // Five times and a tenth of a second: noise does not reach that.
+    if first > 5.0 * slowest && first - slowest > 0.1 {
+        return format!(
+            "warning: the warm-up took {first:.3} s, every measured sample {slowest:.3} s or \
+             less: the command seems to do its work only once (a build then up to date); \
+             give --setup to reset it before each sample (e.g. --setup 'make clean') or \
+             measure it with --warmup 0 --reps 1\n"
+        );
+    }
+    String::new()
 }

@@ -59,7 +59,7 @@ pub fn text(run: &Run) -> String {
         None => "parallel touch".into(),
     };
     let mut out = format!(
-        "colour: page colours of memory allocated in parallel (seed 003)\n\
+        "colour: page colours of memory allocated in parallel\n\
          {} mode, {} per task, {}, THP {}, {} KiB pages\n",
         cfg_text(run, "mode"),
         format_size(size),
@@ -100,13 +100,25 @@ fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Stri
         c.case.tasks,
         if n == 1 { "" } else { "s" }
     );
-    out.push_str(
-        "task  cpu    pages    thp  min  max   CoV%      chi2  p-value    eff  frac  L2frac\n",
-    );
+    out.push_str(&format!(
+        "{:>4} {:>4} {:>7} {:>6} {:>4} {:>4} {:>6} {:>9} {:>8} {:>6} {:>5} {:>6}\n",
+        "task",
+        "cpu",
+        "pages",
+        "thp",
+        "min",
+        "max",
+        "CoV%",
+        "chi2",
+        "p-value",
+        "eff",
+        "frac",
+        "L2frac"
+    ));
     for (i, t) in s.data.tasks.iter().enumerate() {
         let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
         out.push_str(&format!(
-            "{:>4} {:>4} {:>8} {:>6} {:>4} {:>4} {:>6.1} {:>9.1} {:>8} {:>6.1} {:>5.2} {:>7}\n",
+            "{:>4} {:>4} {:>7} {:>6} {:>4} {:>4} {:>6.1} {:>9.1} {:>8} {:>6.1} {:>5.2} {:>6}\n",
             i,
             if g("cpu") >= 0.0 {
                 format!("{}", g("cpu"))
@@ -230,7 +242,7 @@ fn footer(s: &Sample, page: u64) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "physical interleave: {} adjacent frame pairs, {} change task ({:.1}%); \
+        "physical interleave: {} adjacent frame pairs, {} change task ({:.1}%);\n\
          mean own run in PFN order {}\n",
         f("adjacent_pairs"),
         f("switches"),
@@ -239,7 +251,7 @@ fn footer(s: &Sample, page: u64) -> String {
     ));
     let ok = f("pages") == f("pages_read");
     out.push_str(&format!(
-        "pages touched {} read {}{}; faults {}; THP pages {} ({})\n",
+        "pages touched {} read {}{}; faults {};\nTHP pages {} ({})\n",
         f("pages"),
         f("pages_read"),
         if ok { " (equal)" } else { " (MISMATCH)" },
@@ -260,7 +272,8 @@ fn footer(s: &Sample, page: u64) -> String {
     if let (Some(b), Some(a)) = (fig(s, "pcp_before_kib"), fig(s, "pcp_after_kib")) {
         let kib = |v: f64| format_size((v * 1024.0) as u64);
         out.push_str(&format!(
-            "per-CPU lists held {} before, {} after (all lists at high: {}, batch {}, {} KiB pages)\n",
+            "per-CPU lists held {} before, {} after\n\
+             (all lists at high: {}, batch {}, {} KiB pages)\n",
             kib(b),
             kib(a),
             kib(f("pcp_high_kib")),

@@ -8,10 +8,12 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::model::{Better, CaseSamples, Figure, Run, RunMeta};
+use crate::stats::case_groups::{self, CaseMixture};
 use crate::stats::compare::{
     BOOTSTRAP_MAX_VALUES, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds, figure_p,
-    normal_ratio_ci, pct_better, row_seed,
+    log_t_ratio_ci, normal_ratio_ci, pct_better, row_seed,
 };
+use crate::stats::paired::{self, PairedRatio};
 use crate::stats::summary::{Summary, mean, stddev, summarise};
 
 /// One column of a comparison: a run, one knob variant of a run, or a file.
@@ -122,12 +124,17 @@ pub struct Cell {
     /// Benjamini-Hochberg adjusted p-value.
     pub p_adjusted: Option<f64>,
     pub significant: bool,
-    /// mean(side) / mean(baseline), and its bootstrap 95 % CI.
+    /// mean(side) / mean(baseline), and its 95 % CI.
     pub ratio: Option<f64>,
     pub ratio_ci: Option<(f64, f64)>,
     /// The interval is the normal (delta-method) one, not the bootstrap
-    /// (rows over `BOOTSTRAP_MAX_VALUES` values).
+    /// (rows over `BOOTSTRAP_MAX_VALUES` values that are not all positive).
     pub ratio_ci_normal: bool,
+    /// How `ratio_ci` was found: "welch-log" (Welch t on logs, positive
+    /// values), "bootstrap" or "normal" (values not all positive).
+    pub ratio_ci_method: String,
+    /// The side's samples fall into two groups in this figure.
+    pub mixture: Option<CaseMixture>,
 }
 
 /// One task count of a case group.
@@ -174,6 +181,8 @@ pub struct RatioRow {
     pub a: f64,
     pub b: f64,
     pub ratio: f64,
+    /// The ratio from neighbouring A/B pairs (same round), drift cancelled.
+    pub paired: Option<PairedRatio>,
 }
 
 /// Seed 003's table: variant A, variant B and their ratio by task count.
@@ -295,6 +304,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
                         let vals = values(c, &f.name);
                         let summary = summarise(&vals, f.rate);
                         let mut cell = empty_cell();
+                        cell.mixture = case_groups::find(c, &f.name, 4);
                         if let (Some(b), Some(s)) = (&base_sum, &summary) {
                             cell.pct = Some(pcts(b, s, f.better));
                             if b.mean != 0.0 {
@@ -306,12 +316,17 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
                                     opts.seed,
                                     &format!("{key}\0{}\0{}", f.name, sides[i].name),
                                 );
-                                if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
+                                if let Some(ci) = log_t_ratio_ci(&base_vals, &vals, f.rate) {
+                                    cell.ratio_ci = Some(ci);
+                                    cell.ratio_ci_method = "welch-log".into();
+                                } else if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
                                     cell.ratio_ci =
                                         bootstrap_ratio_ci(&base_vals, &vals, f.rate, seed, rounds);
+                                    cell.ratio_ci_method = "bootstrap".into();
                                 } else {
                                     cell.ratio_ci = normal_ratio_ci(&base_vals, &vals, f.rate);
                                     cell.ratio_ci_normal = true;
+                                    cell.ratio_ci_method = "normal".into();
                                 }
                             }
                         }
@@ -415,6 +430,8 @@ fn empty_cell() -> Cell {
         ratio: None,
         ratio_ci: None,
         ratio_ci_normal: false,
+        ratio_ci_method: String::new(),
+        mixture: None,
     }
 }
 
@@ -501,9 +518,17 @@ fn ratio_table(
                     .map(|s| s.mean)
             };
             if let (Some(a), Some(b)) = (m(0), m(1)) {
-                let ratio = match ratio_of {
-                    RatioOf::B => b / a,
-                    RatioOf::A => a / b,
+                let rounds = |i: usize| -> Vec<(i64, f64)> {
+                    lookup[i].get(key.as_str()).map_or(Vec::new(), |c| {
+                        c.measured()
+                            .filter_map(|s| s.data.figures.get(&f.name).map(|v| (s.seq, *v)))
+                            .collect()
+                    })
+                };
+                let (ra, rb) = (rounds(0), rounds(1));
+                let (ratio, paired) = match ratio_of {
+                    RatioOf::B => (b / a, paired::ratio(&ra, &rb)),
+                    RatioOf::A => (a / b, paired::ratio(&rb, &ra)),
                 };
                 rows.push(RatioRow {
                     case: g.clone(),
@@ -511,6 +536,7 @@ fn ratio_table(
                     a,
                     b,
                     ratio,
+                    paired,
                 });
             }
         }

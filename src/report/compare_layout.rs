@@ -32,6 +32,26 @@ fn pct(v: f64) -> String {
     }
 }
 
+/// An interval's end in at most 7 characters: three decimals near 1, fewer
+/// digits for wide intervals of small samples (0.007 .. 224), an exponent
+/// beyond.
+fn ci_num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "-".into()
+    } else if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{v:.1e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 fn pval(p: f64) -> String {
     if p < 1e-4 {
         format!("{p:.1e}")
@@ -114,8 +134,14 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
             row.push(match (i, cell.ratio, cell.ratio_ci) {
                 (0, _, _) => "1.000  ".into(),
                 (_, Some(x), Some((lo, hi))) => format!(
-                    "{x:.3} [{lo:.3},{hi:.3}]{}",
-                    if cell.ratio_ci_normal { "n " } else { "  " }
+                    "{x:.3} [{},{}]{}",
+                    ci_num(lo),
+                    ci_num(hi),
+                    match cell.ratio_ci_method.as_str() {
+                        "normal" => "n ",
+                        "bootstrap" => "b ",
+                        _ => "  ",
+                    }
                 ),
                 (_, Some(x), None) => format!("{x:.3}  "),
                 _ => "-  ".into(),
@@ -162,7 +188,7 @@ fn legend(c: &Comparison) -> String {
          the figure is better); Stddev, CoeffVar: less is better.\n\
          p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
          adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n\
-         Ratio: mean / baseline mean, [95% CI] by seeded bootstrap (seed {}, {} rounds).\n{}",
+         Ratio: mean / baseline mean, [95% CI] by Welch's t on logs.\n{}{}",
         base.name,
         if base.label.is_empty() {
             String::new()
@@ -171,19 +197,64 @@ fn legend(c: &Comparison) -> String {
         },
         c.tests,
         c.alpha,
-        c.seed,
-        c.bootstrap_rounds,
-        if c.groups
-            .iter()
-            .flat_map(|g| &g.rows)
-            .flat_map(|r| &r.cells)
-            .any(|c| c.ratio_ci_normal)
-        {
-            "[CI]n: normal interval on logs (delta method), for rows over 20000 values.\n"
+        if ci_method_used(c, "bootstrap") {
+            format!(
+                "[CI]b: seeded bootstrap (seed {}, {} rounds), values not all positive.\n",
+                c.seed, c.bootstrap_rounds
+            )
+        } else {
+            String::new()
+        },
+        if ci_method_used(c, "normal") {
+            "[CI]n: normal interval (delta method), over 20000 values not all positive.\n"
         } else {
             ""
         },
     )
+}
+
+fn ci_method_used(c: &Comparison, method: &str) -> bool {
+    c.groups
+        .iter()
+        .flat_map(|g| &g.rows)
+        .flat_map(|r| &r.cells)
+        .any(|cell| cell.ratio_ci_method == method)
+}
+
+/// Every side's mixtures, as `show` prints them: one block per case and
+/// side, for the first figure found in two groups; the other figures of
+/// that case and side in two groups are named under it.
+fn mixtures(c: &Comparison) -> String {
+    // (case key, side) -> (first block, other figures in two groups)
+    let mut found: Vec<((String, usize), String, Vec<String>)> = Vec::new();
+    for g in &c.groups {
+        for r in &g.rows {
+            for (i, (side, cell)) in c.sides.iter().zip(&r.cells).enumerate() {
+                let Some(m) = &cell.mixture else {
+                    continue;
+                };
+                let at = (r.key.clone(), i);
+                match found.iter_mut().find(|(k, _, _)| *k == at) {
+                    Some((_, _, others)) => others.push(m.figure.clone()),
+                    None => {
+                        let what = format!("{}, {}", side.name, r.key);
+                        found.push((at, super::centre::mixture_lines(&what, m), Vec::new()));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    for (_, block, others) in found {
+        out.push_str(&block);
+        if !others.is_empty() {
+            out.push_str(&format!(
+                "  also in two groups: {}\n",
+                clip(&others.join(", "), 58)
+            ));
+        }
+    }
+    out
 }
 
 fn vmstat_table(c: &Comparison, v: &super::compare::VmstatCase) -> Table {
@@ -234,6 +305,9 @@ fn ratio_block(c: &Comparison) -> Option<Table> {
             num(row.a),
             num(row.b),
             format!("{:.2}", row.ratio),
+            row.paired.map_or("-".into(), |p| {
+                format!("{:.3} [{:.3},{:.3}]", p.ratio, p.ci95.0, p.ci95.1)
+            }),
         ]);
     }
     Some(Table {
@@ -245,8 +319,15 @@ fn ratio_block(c: &Comparison) -> Option<Table> {
                 RatioOf::B => "RATIO B/A".into(),
                 RatioOf::A => "RATIO A/B".into(),
             },
+            "PAIRED [95% CI]".into(),
         ]],
-        align: vec![Align::Left, Align::Right, Align::Right, Align::Right],
+        align: vec![
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
         rows,
     })
 }
@@ -261,6 +342,11 @@ fn blocks(c: &Comparison) -> Vec<Block> {
             better_word(r.figure.better)
         )));
         b.push(Block::Table(t));
+        b.push(Block::Paragraph(
+            "PAIRED: geometric mean of the ratios of neighbouring A/B samples (same\n\
+             round), t interval on their logs: slow drifts of the host cancel.\n"
+                .into(),
+        ));
     }
     for g in &c.groups {
         let unit = if g.figure.unit.is_empty() {
@@ -275,6 +361,11 @@ fn blocks(c: &Comparison) -> Vec<Block> {
             better_word(g.figure.better)
         )));
         b.push(Block::Table(group_table(c, g)));
+    }
+    let mix = mixtures(c);
+    if !mix.is_empty() {
+        b.push(Block::Title("Mixtures".into()));
+        b.push(Block::Paragraph(mix));
     }
     b.push(Block::Title("Legend".into()));
     b.push(Block::Paragraph(legend(c)));

@@ -20,7 +20,8 @@ pub fn text(run: &Run) -> String {
     };
     let size = c.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
     let mut out = format!(
-        "fork: {} mapping of {} per task, {} forks per task, children write {} pages, {} mode\n",
+        "fork: {} mapping of {} per task, {} forks per task,\n\
+         children write {} pages, {} mode\n",
         backing,
         crate::parse::format_size(size),
         c.get("forks").and_then(|v| v.as_u64()).unwrap_or(0),
@@ -52,7 +53,8 @@ pub fn text(run: &Run) -> String {
         ));
     }
     out.push_str(
-        "sys = parent + children system time (wait4); per page of the parent's populated mapping\n",
+        "sys = parent + children system time (wait4);\n\
+         per page of the parent's populated mapping\n",
     );
     out
 }

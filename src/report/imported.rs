@@ -22,32 +22,104 @@ pub fn text(run: &Run) -> String {
     }
 }
 
-/// The table as Lameter printed it: times to 0.01 s, rates to 0.001.
+/// The old layout, for runs imported before the header's columns were kept.
+const LAMETER: [&str; 9] = [
+    "Gb",
+    "Rep",
+    "Thr",
+    "CLine",
+    "User",
+    "System",
+    "Wall",
+    "flt/cpu/s",
+    "fault/wsec",
+];
+
+/// How a column is printed: the figure it shows, its width, the fewest
+/// decimals, and whether an `s` follows.
+fn column(name: &str) -> (&'static str, usize, usize, bool) {
+    match name {
+        "Gb" | "GB" => ("gb", 5, 0, false),
+        "Mb" | "MB" => ("mb", 5, 0, false),
+        "Rep" => ("rep", 3, 0, false),
+        "Thr" | "Threads" => ("", 4, 0, false),
+        "CLine" => ("cline", 5, 0, false),
+        "User" => ("user", 9, 2, true),
+        "System" => ("system", 9, 2, true),
+        "Wall" => ("wall", 9, 2, true),
+        "flt/cpu/s" => ("flt/cpu/s", 12, 3, false),
+        _ => ("fault/wsec", 12, 3, false),
+    }
+}
+
+/// A value with every digit it was imported with, and at least `min`
+/// decimals (as the table printed them).
+fn exact(v: f64, min: usize) -> String {
+    let shortest = format!("{v}");
+    let decimals = shortest.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals >= min {
+        shortest
+    } else {
+        format!("{v:.min$}")
+    }
+}
+
+/// The table in the columns it was imported with, each value as precise as
+/// it was printed.
 fn pft(run: &Run) -> String {
     let mut out = String::new();
     if let Some(c) = run.meta.config.get("caption").and_then(|c| c.as_str()) {
         out.push_str(&format!("(after: \"{c}\")\n"));
     }
-    out.push_str(
-        "   Gb Rep  Thr CLine      User     System       Wall    flt/cpu/s   fault/wsec\n",
-    );
+    let names: Vec<String> = run
+        .meta
+        .config
+        .get("columns")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_else(|| LAMETER.iter().map(|s| s.to_string()).collect());
+    let cells: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let (_, width, _, s) = column(n);
+            format!("{n:>w$}", w = width + s as usize)
+        })
+        .collect();
+    out.push_str(&cells.join(" "));
+    out.push('\n');
     for (i, c) in run.cases.iter().enumerate() {
-        let n = c.measured().count();
-        for k in 0..n {
-            let g = |name: &str| fig(run, i, name).get(k).copied().unwrap_or(f64::NAN);
-            out.push_str(&format!(
-                "{:>5} {:>3} {:>4} {:>5} {:>9.2}s {:>9.2}s {:>9.2}s {:>12.3} {:>12.3}\n",
-                g("gb"),
-                g("rep"),
-                c.case.tasks,
-                g("cline"),
-                g("user"),
-                g("system"),
-                g("wall"),
-                g("flt/cpu/s"),
-                g("fault/wsec"),
-            ));
+        for k in 0..c.measured().count() {
+            let cells: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    let (figure, width, min, s) = column(n);
+                    let text = if figure.is_empty() {
+                        c.case.tasks.to_string()
+                    } else {
+                        fig(run, i, figure)
+                            .get(k)
+                            .map_or("-".into(), |v| exact(*v, min))
+                    };
+                    let suffix = if s { "s" } else { "" };
+                    let w = (width + s as usize).max(n.len());
+                    format!("{:>w$}", format!("{text}{suffix}"))
+                })
+                .collect();
+            out.push_str(&cells.join(" "));
+            out.push('\n');
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_keep_their_digits() {
+        assert_eq!(exact(2.5, 2), "2.50");
+        assert_eq!(exact(1.234, 2), "1.234");
+        assert_eq!(exact(56576.495, 3), "56576.495");
+        assert_eq!(exact(64.0, 0), "64");
+    }
 }

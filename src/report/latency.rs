@@ -1,6 +1,7 @@
 //! The latency report: ns per dependent load by working-set size on base
 //! pages and THP (their ratio is the TLB's share), the latency on each side
-//! of every cache size sysfs reports, and the plateaus found in the curve.
+//! of every cache size sysfs reports, the steps found in the measured curve
+//! (and where they and sysfs disagree), and the plateaus.
 
 use super::cells;
 use crate::machine::Snapshot;
@@ -32,12 +33,12 @@ fn curve(run: &Run, pages: &str) -> Vec<(u64, f64, Option<f64>)> {
 pub fn text(run: &Run) -> String {
     let base = curve(run, "base");
     let thp = curve(run, "thp");
-    let n = run.cases.first().map(|c| c.measured().count()).unwrap_or(0);
     let mut out = format!(
-        "latency: dependent loads over one random cycle of {}-byte nodes, at least {} loads \
-         per sample;\nns per load, medians of {n} samples\n",
+        "latency: dependent loads over one random cycle of {}-byte nodes,\n\
+         at least {} loads per sample; ns per load, {}\n",
         cells::cfg(run, "line_size"),
         cells::cfg(run, "loads"),
+        cells::medians_of(run),
     );
     out.push_str("\n  working set    base ns     thp ns  base/thp  thp huge%\n");
     let mut sizes: Vec<u64> = base.iter().chain(&thp).map(|x| x.0).collect();
@@ -63,8 +64,135 @@ pub fn text(run: &Run) -> String {
     let main = if base.is_empty() { &thp } else { &base };
     let machine: Option<Snapshot> = serde_json::from_value(run.meta.machine.clone()).ok();
     out.push_str(&caches_section(main, machine.as_ref()));
+    out.push_str(&steps_section(main, machine.as_ref()));
     out.push_str(&plateaus_section(main));
     out
+}
+
+/// A rise of the curve: a run of neighbouring sizes each more than
+/// STEP_PAIR slower than the last (a cache's edge is smeared over several
+/// doublings when its effective size is smaller or shared).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The last size before the rise and the first after it.
+    pub from: u64,
+    pub to: u64,
+    pub before_ns: f64,
+    pub after_ns: f64,
+}
+
+/// A neighbouring pair rising more than this is part of a step.
+const STEP_PAIR: f64 = 1.2;
+
+/// The steps of a measured curve (sizes ascending).
+pub fn steps(curve: &[(u64, f64)]) -> Vec<Step> {
+    let rises = |i: usize| curve[i - 1].1 > 0.0 && curve[i].1 / curve[i - 1].1 > STEP_PAIR;
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < curve.len() {
+        if !rises(i) {
+            i += 1;
+            continue;
+        }
+        let start = i - 1;
+        while i < curve.len() && rises(i) {
+            i += 1;
+        }
+        out.push(Step {
+            from: curve[start].0,
+            to: curve[i - 1].0,
+            before_ns: curve[start].1,
+            after_ns: curve[i - 1].1,
+        });
+    }
+    out
+}
+
+/// Whether a cache of `size` bytes explains a step: the working set fitted
+/// at half the cache at most, and no longer fits at the step's end.
+fn explains(size: u64, s: &Step) -> bool {
+    size >= s.from / 2 && size <= s.to
+}
+
+/// The steps found in the curve beside the sysfs cache sizes, saying where
+/// they disagree.
+fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> String {
+    let pts: Vec<(u64, f64)> = curve.iter().map(|x| (x.0, x.1)).collect();
+    let found = steps(&pts);
+    let levels: Vec<(String, u64)> = m
+        .map(|m| {
+            m.cache_levels()
+                .into_iter()
+                .filter(|l| l.kind != "Instruction")
+                .filter_map(|l| Some((format!("L{}", l.level), l.size_bytes?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+        return String::new();
+    };
+    let mut s =
+        format!("\nsteps in the measured curve (neighbours each over x{STEP_PAIR} slower):\n");
+    if found.is_empty() {
+        s.push_str(
+            "  none
+",
+        );
+    }
+    for st in &found {
+        let by: Vec<String> = levels
+            .iter()
+            .filter(|(_, size)| explains(*size, st))
+            .map(|(n, size)| format!("{n} {}", format_size(*size)))
+            .collect();
+        let head = format!(
+            "  {:>7} -> {:<7} {:>7.2} -> {:>7.2} ns x{:.2}",
+            format_size(st.from),
+            format_size(st.to),
+            st.before_ns,
+            st.after_ns,
+            st.after_ns / st.before_ns,
+        );
+        let tail = if by.is_empty() {
+            "no sysfs cache this size".to_string()
+        } else {
+            format!("sysfs {}", by.join(", "))
+        };
+        // Keeps the line within 80 columns when several levels match.
+        if head.len() + 2 + tail.len() <= 80 {
+            s.push_str(&format!("{head}  {tail}\n"));
+        } else {
+            s.push_str(&format!("{head}\n      {tail}\n"));
+        }
+        // A rise that starts well before the cache it passes: less of that
+        // cache is this task's than sysfs says (shared, or a host's).
+        if let Some((name, size)) = levels
+            .iter()
+            .filter(|(_, size)| explains(*size, st))
+            .max_by_key(|(_, size)| *size)
+            .filter(|(_, size)| st.from.saturating_mul(2) < *size)
+        {
+            s.push_str(&format!(
+                "      the rise starts at {}, below half of {name} {}: less of\n      \
+                 it is this task's than sysfs says\n",
+                format_size(st.from),
+                format_size(*size)
+            ));
+        }
+    }
+    for (name, size) in &levels {
+        // Only sizes the curve spans can be judged.
+        if *size < first.0 || *size > last.0 {
+            continue;
+        }
+        if !found.iter().any(|st| explains(*size, st)) {
+            s.push_str(&format!(
+                "  sysfs {name} {} shows no step in the curve near it\n",
+                format_size(*size)
+            ));
+        }
+    }
+    s
 }
 
 /// For each data cache level: latency at the largest size that fits and at
@@ -90,17 +218,17 @@ fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> St
         );
         match (below, above) {
             (Some(b), Some(a)) => s.push_str(&format!(
-                "  {name:<4} {:>9}: {:>7.2} ns at {:>9} -> {:>7.2} ns at {:>9}  x{:.2}{}\n",
+                "  {name:<4} {:>7}: {:>6.2} ns at {:>7} -> {:>6.2} ns at {:>7} x{:.2}{}\n",
                 format_size(size),
                 b.1,
                 format_size(b.0),
                 a.1,
                 format_size(a.0),
                 a.1 / b.1,
-                if a.1 / b.1 > STEP { "" } else { "  (no step)" }
+                if a.1 / b.1 > STEP { "" } else { " (no step)" }
             )),
             _ => s.push_str(&format!(
-                "  {name:<4} {:>9}: not bracketed by the sizes measured\n",
+                "  {name:<4} {:>7}: not bracketed by the sizes measured\n",
                 format_size(size)
             )),
         }
@@ -158,6 +286,41 @@ fn plateaus_section(curve: &[(u64, f64, Option<f64>)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_are_found_where_the_curve_rises() {
+        let k = 1024;
+        // L1 32K, L2 1M, and the last step at 4M -> 8M although a sysfs L3
+        // would say 32M; small wiggles are not steps.
+        let mut c = vec![];
+        for (i, size) in (10..=25).map(|p| 1u64 << p).enumerate() {
+            let ns = match size {
+                s if s <= 32 * k => 1.0,
+                s if s <= 1024 * k => 4.0,
+                s if s <= 4096 * k => 12.0,
+                _ => 80.0,
+            };
+            c.push((size, ns * if i % 2 == 0 { 1.0 } else { 1.05 }));
+        }
+        let st = steps(&c);
+        let at: Vec<(u64, u64)> = st.iter().map(|s| (s.from, s.to)).collect();
+        assert_eq!(
+            at,
+            [(32 * k, 64 * k), (1024 * k, 2048 * k), (4096 * k, 8192 * k)]
+        );
+        assert!(explains(32 * k, &st[0]));
+        assert!(explains(1024 * k, &st[1]));
+        assert!(!explains(32 * 1024 * k, &st[2]));
+        // A rise smeared over two doublings is one step.
+        let smeared = [(1, 1.0), (2, 1.5), (4, 2.25), (8, 2.3)];
+        let st = steps(&smeared);
+        assert_eq!(st.len(), 1);
+        assert_eq!((st[0].from, st[0].to), (1, 4));
+        // A flat or falling curve has none; a smooth slope under x1.2 has none.
+        assert!(steps(&[(1, 5.0), (2, 5.0), (4, 4.0)]).is_empty());
+        let slope: Vec<(u64, f64)> = (0..10).map(|i| (1 << i, 1.1f64.powi(i))).collect();
+        assert!(steps(&slope).is_empty());
+    }
 
     #[test]
     fn plateaus_split_at_steps() {

@@ -22,13 +22,14 @@ pub fn text(run: &Run) -> String {
         }
     }
     locks.sort_unstable();
-    let n = run.cases.first().map(|c| c.measured().count()).unwrap_or(0);
     let mut out = format!(
-        "lockfan: {} critical sections per task, each writing {} cache lines under one of K \
-         locks;\n{} mode; million ops/s (all tasks) and speedup over K=1; medians of {n} samples\n",
+        "lockfan: {} critical sections per task, each writing {} cache lines\n\
+         under one of K locks; {} mode; {}\n\
+         million ops/s (all tasks) at T tasks, and x: the speedup over K=1\n",
         cells::cfg(run, "ops"),
         cells::cfg(run, "lines"),
         cells::cfg(run, "mode"),
+        cells::medians_of(run),
     );
     let get = |kind: &str, k: usize, t: usize| {
         run.cases
@@ -36,15 +37,19 @@ pub fn text(run: &Run) -> String {
             .find(|c| c.case.variant == format!("{kind}-{k}") && c.case.tasks == t)
             .and_then(|c| cells::median(c, "ops/s"))
     };
-    for kind in &kinds {
+    // Four task counts fit 80 columns; more are split into further blocks.
+    for (kind, tasks) in kinds
+        .iter()
+        .flat_map(|kind| tasks.chunks(4).map(move |ts| (kind, ts)))
+    {
         out.push_str(&format!("\n{kind:<6}  K"));
-        for t in &tasks {
+        for t in tasks {
             out.push_str(&format!("{:>10}{:>7}", format!("T={t}"), "x"));
         }
         out.push('\n');
         for &k in &locks {
             out.push_str(&format!("{:>9}", k));
-            for &t in &tasks {
+            for &t in tasks {
                 let v = get(kind, k, t);
                 let base = get(kind, 1, t);
                 let cell = v.map(|v| format!("{:.2}", v / 1e6)).unwrap_or("-".into());
@@ -62,8 +67,8 @@ pub fn text(run: &Run) -> String {
     let samples: usize = run.cases.iter().map(|c| c.measured().count()).sum();
     if lost == 0.0 && torn == 0.0 {
         out.push_str(&format!(
-            "\nlock check: no lost updates; every protected counter equals the operations done \
-             under its lock ({samples} samples)\n"
+            "\nlock check: no lost updates; every protected counter equals the operations\n\
+             done under its lock ({samples} samples)\n"
         ));
     } else {
         out.push_str(&format!(

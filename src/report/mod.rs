@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod c2c;
 pub mod cells;
+pub mod centre;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
@@ -19,12 +20,16 @@ pub mod imported;
 pub mod knobs;
 pub mod latency;
 pub mod lockfan;
+pub mod mmap_lock;
 pub mod numa;
 pub mod pcp;
 pub mod pft;
+pub mod profile;
 pub mod series;
 pub mod show;
 pub mod sysinfo;
+pub mod termplot;
+pub mod wis;
 
 use crate::model::Run;
 
@@ -56,9 +61,11 @@ pub fn text(run: &Run) -> String {
         "atomic" => atomic::text(run),
         "lockfan" => lockfan::text(run),
         "latency" => latency::text(run),
+        "wis" => wis::text(run),
+        "mmap-lock" => mmap_lock::text(run),
         _ => generic::text(run),
     };
-    format!("{}{}", header(run), body)
+    format!("{}{}{}", header(run), body, centre::section(run))
 }
 
 /// The run's identity line, printed above every report.

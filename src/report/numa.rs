@@ -22,7 +22,8 @@ pub fn text(run: &Run) -> String {
         .and_then(|v| v.as_f64())
         .unwrap_or(0.9);
     let mut out = format!(
-        "{}: {} process(es) x {} threads, {} region, {} passes, first touch on node {}\n",
+        "{}: {} process(es) x {} threads, {} region, {} passes,\n\
+         first touch on node {}\n",
         run.meta.workload,
         n("processes"),
         n("threads"),
@@ -32,10 +33,18 @@ pub fn text(run: &Run) -> String {
     );
     if mem_nodes <= 1 {
         out.push_str(
-            "single NUMA node: NUMA balancing has nothing to move; locality is 100 % by construction\n",
+            "single NUMA node: NUMA balancing has nothing to move;\n\
+             locality is 100 % by construction\n",
         );
     }
-    if let Some(nb) = cfg(run, "numa_balancing").and_then(|v| v.as_str()) {
+    let measured = run.cases.iter().any(|c| {
+        c.samples
+            .iter()
+            .any(|s| s.data.figures.contains_key("numa_balancing"))
+    });
+    if let Some(nb) = cfg(run, "numa_balancing").and_then(|v| v.as_str())
+        && !measured
+    {
         out.push_str(&format!("kernel.numa_balancing = {nb}\n"));
     }
     for c in &run.cases {
@@ -43,6 +52,25 @@ pub fn text(run: &Run) -> String {
             out.push_str("  (no samples)\n");
             continue;
         };
+        // The value in force while the sample ran (knob variants change it);
+        // runs stored before it was measured show the planned one above.
+        if let Some(nb) = s.data.figures.get("numa_balancing") {
+            out.push_str(&format!("kernel.numa_balancing = {nb} while measured\n"));
+        }
+        if let Some(l) = s.data.figures.get("first_touch_local") {
+            let end = s
+                .data
+                .figures
+                .get("end_on_first_node")
+                .map_or(String::new(), |e| {
+                    format!(", {:.1} % at the end", e * 100.0)
+                });
+            out.push_str(&format!(
+                "pages on node {}: {:.1} % after first touch{end}\n",
+                n("first_node"),
+                l * 100.0,
+            ));
+        }
         out.push_str(&format!("median of {reps} samples by elapsed time:\n"));
         for (label, k) in [
             ("Time Elapsed", "elapsed"),
@@ -67,7 +95,8 @@ pub fn text(run: &Run) -> String {
             ("Page migrate success", "pgmigrate_success"),
             ("Page migrate failure", "pgmigrate_fail"),
         ] {
-            out.push_str(&format!("{label:<30} {:>14.0}\n", fig(s, k)));
+            // mmtests truncates the local percent (57.8 prints 57); counts are whole.
+            out.push_str(&format!("{label:<30} {:>14.0}\n", fig(s, k).trunc()));
         }
         out.push_str(&format!(
             "{:<30} {:>14.2}\n",
@@ -81,35 +110,90 @@ pub fn text(run: &Run) -> String {
 
 fn locality(s: &Sample, threshold: f64) -> String {
     let mut out = String::new();
-    let pts: Vec<(f64, f64)> = (0..)
+    let pts: Vec<(f64, f64, Option<f64>)> = (0..)
         .map_while(|i| {
             let t = s.data.figures.get(&format!("series/{i:03}/t"))?;
             let l = s.data.figures.get(&format!("series/{i:03}/locality"))?;
-            Some((*t, *l))
+            let mean = s.data.figures.get(&format!("series/{i:03}/mean")).copied();
+            Some((*t, *l, mean))
         })
         .collect();
     if pts.is_empty() {
         return "page locality: not sampled (no /proc/PID/numa_maps)\n".into();
     }
     out.push_str(&format!(
-        "page locality (pages on the nodes the threads run on, worst process), {} samples:\n ",
+        "page locality over time ({} samples): pages on the nodes the\n\
+         threads run on, worst process and mean of the processes:\n",
         fig(s, "locality_samples")
     ));
+    out.push_str(&format!("{:>12} {:>9} {:>9}\n", "time", "worst", "mean"));
     let step = pts.len().div_ceil(8);
-    for (t, l) in pts.iter().step_by(step) {
-        out.push_str(&format!(" {t:.2}s {:.0}%", l * 100.0));
+    let mut shown: Vec<_> = pts.iter().step_by(step).collect();
+    if let Some(last) = pts.last()
+        && shown.last() != Some(&last)
+    {
+        shown.push(last);
     }
-    out.push('\n');
+    for (t, l, mean) in shown {
+        let mean = mean.map_or("-".to_string(), |m| format!("{:.1}%", m * 100.0));
+        out.push_str(&format!("{:>11.2}s {:>8.1}% {:>9}\n", t, l * 100.0, mean));
+    }
     match s.data.figures.get("converged_s") {
         Some(t) => out.push_str(&format!(
-            "converged (locality >= {:.0} %) after {t:.2} s\n",
+            "converged (locality >= {:.0} % from then to the end) after {t:.2} s\n",
             threshold * 100.0
         )),
         None => out.push_str(&format!(
-            "did not converge: locality stayed below {:.0} % (final {:.0} %)\n",
+            "did not converge: locality not at or above {:.0} % to the end (final {:.1} %)\n",
             threshold * 100.0,
             fig(s, "locality_final") * 100.0
         )),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, SampleData};
+
+    /// Seed 001's first column: 381604 local of 659753 hint faults is
+    /// 57.84 %, which mmtests prints as 57.
+    #[test]
+    fn local_percent_is_truncated_as_mmtests_prints_it() {
+        let figures = crate::monitor::autonuma::figures(&std::collections::BTreeMap::from([
+            ("numa_hint_faults".to_string(), 659753),
+            ("numa_hint_faults_local".to_string(), 381604),
+        ]));
+        let mut data = SampleData {
+            figures,
+            ..Default::default()
+        };
+        data.figures.insert("elapsed".into(), 1.0);
+        let sample = Sample {
+            seq: 0,
+            warmup: false,
+            taken_at: String::new(),
+            data,
+            vmstat: Default::default(),
+            noise: Default::default(),
+            flagged: false,
+        };
+        let run: Run = serde_json::from_value(serde_json::json!({
+            "meta": {
+                "id": 1, "label": null, "workload": "numa01", "command_line": "",
+                "version": "", "config": null, "figures": [], "machine": null,
+                "knobs": null, "started_at": "", "ended_at": null,
+                "status": "complete", "note": null, "origin": "measured",
+            },
+            "cases": [{"case": Case::new(1, "numa01"), "samples": [sample]}],
+        }))
+        .unwrap();
+        let out = text(&run);
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("NUMA hint local percent"))
+            .unwrap();
+        assert!(line.ends_with(" 57"), "{line}");
+    }
 }

@@ -93,10 +93,18 @@ pub fn records(run: &Run) -> Records {
 pub fn report(run: &Run) -> Report {
     Report {
         text: Some(super::text(run)),
-        blocks: vec![
-            Block::Title(super::header(run).trim_end().to_string()),
-            Block::Table(summary_table(run)),
-        ],
+        blocks: {
+            let mut b = vec![
+                Block::Title(super::header(run).trim_end().to_string()),
+                Block::Table(summary_table(run)),
+            ];
+            // The robust centre, invocations and mixtures, as the text shows them.
+            let centre = super::centre::section(run);
+            if !centre.is_empty() {
+                b.push(Block::Paragraph(centre));
+            }
+            b
+        },
         records: records(run),
         data: serde_json::to_value(run).unwrap_or_default(),
     }
@@ -105,7 +113,7 @@ pub fn report(run: &Run) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData, Status};
+    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData};
     use crate::report::export::{Format, exporter};
 
     fn run() -> Run {
@@ -125,20 +133,9 @@ mod tests {
             .collect();
         Run {
             meta: RunMeta {
-                id: 4,
                 label: Some("l".into()),
-                workload: "other".into(),
-                command_line: String::new(),
-                version: String::new(),
-                config: serde_json::Value::Null,
                 figures: vec![Figure::new("wall", "s", Better::Lower, false)],
-                machine: serde_json::Value::Null,
-                knobs: serde_json::Value::Null,
-                started_at: String::new(),
-                ended_at: None,
-                status: Status::Complete,
-                note: None,
-                origin: "measured".into(),
+                ..RunMeta::bare(4, "other", serde_json::Value::Null)
             },
             cases: vec![CaseSamples {
                 case: Case::new(2, "x"),

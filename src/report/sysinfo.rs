@@ -27,8 +27,15 @@ fn cpus(out: &mut String, s: &Snapshot) {
     } else {
         let cores = s.cores();
         let packages = s.packages();
+        let dies = s.dies();
+        // Dies only where a package has more than one.
+        let dies = if dies.len() > packages.len() {
+            format!(", {} dies", dies.len())
+        } else {
+            String::new()
+        };
         format!(
-            "{} online, {} cores, {} threads/core, {} packages",
+            "{} online, {} cores, {} threads/core, {} packages{dies}",
             s.cpus.len(),
             count(cores.len()),
             opt(s.smt_per_core()),
@@ -61,6 +68,30 @@ fn nodes(out: &mut String, s: &Snapshot) {
             let tokens: Vec<&str> = list.split(',').collect();
             out.push_str(&wrap(&tokens, ",", &first, head.len()));
         }
+    }
+    distances(out, s);
+}
+
+/// The node distance table (from row to column), as numactl prints it.
+fn distances(out: &mut String, s: &Snapshot) {
+    let n = s.nodes.len();
+    if n < 2 || s.nodes.iter().any(|node| node.distances.len() != n) {
+        return;
+    }
+    let head: String = s
+        .nodes
+        .iter()
+        .map(|node| format!("{:>5}", node.id))
+        .collect();
+    if 8 + head.len() > WIDTH {
+        let _ = writeln!(out, "  distances: {n} x {n}, see sysinfo --json");
+        return;
+    }
+    let _ = writeln!(out, "  distance (from row to column)");
+    let _ = writeln!(out, "  {:>4}  {head}", "");
+    for node in &s.nodes {
+        let row: String = node.distances.iter().map(|d| format!("{d:>5}")).collect();
+        let _ = writeln!(out, "  {:>4}  {row}", node.id);
     }
 }
 

@@ -1,15 +1,18 @@
 //! The adaptive stopping rule: keep sampling until the 95 % confidence
-//! interval of the headline figure's mean is within a relative precision,
-//! or a sample-count or time limit is reached. Pure: it sees numbers only.
+//! interval of the headline figure's median (order statistics, no
+//! distribution assumed) is within a relative precision; stop early when
+//! the samples show they cannot settle (two groups, or a drift); else stop
+//! at a sample-count or time limit. Pure: it sees numbers only.
 
 use std::time::Duration;
 
-use super::summary::summarise;
+use super::mixture;
+use super::robust::{self, MEDIAN_CI_MIN_N};
 
 /// When to stop sampling one case.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {
-    /// Target half-width of the 95 % CI as a fraction of the mean (0.01 = 1 %).
+    /// Target half-width of the 95 % CI as a fraction of the median (0.01 = 1 %).
     pub precision: f64,
     /// Never stop by precision before this many samples.
     pub min_reps: usize,
@@ -19,39 +22,163 @@ pub struct Rule {
     pub max_time: Duration,
 }
 
+/// Samples needed before a mixture or a drift may stop a case.
+pub const CANNOT_CONVERGE_MIN_N: usize = 10;
+
+/// A Mann-Kendall p-value below this stops a case as drifting. Strict,
+/// because the test is repeated after every sample.
+pub const DRIFT_P: f64 = 0.001;
+
 /// Why sampling stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
-    /// The CI half-width reached this fraction of the mean.
+    /// The median's CI half-width reached this fraction of the median.
     Precision(f64),
+    /// Knob variants: the paired ratio of every variant to the first
+    /// reached this relative half-width (the largest of them).
+    Paired(f64),
+    /// The samples form two groups: sizes and medians, lower group first.
+    Mixture {
+        low_n: usize,
+        low: f64,
+        high_n: usize,
+        high: f64,
+    },
+    /// The samples drift: Sen's slope as a fraction of the median per
+    /// sample, and the trend test's p-value.
+    Drift {
+        per_sample: f64,
+        p: f64,
+    },
     MaxReps,
     MaxTime,
 }
 
-/// The CI half-width as a fraction of |mean|; infinite when undefined
-/// (fewer than two values, a zero mean, or a missing value). For a rate the
-/// mean is the harmonic mean the tables show, and the CI is its own.
-pub fn relative_ci(values: &[f64], rate: bool) -> f64 {
-    if values.iter().any(|v| !v.is_finite()) {
-        return f64::INFINITY;
+impl Stop {
+    /// "precision", "mixture", "drift", "max-reps" or "max-time".
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Stop::Precision(_) => "precision",
+            Stop::Paired(_) => "paired",
+            Stop::Mixture { .. } => "mixture",
+            Stop::Drift { .. } => "drift",
+            Stop::MaxReps => "max-reps",
+            Stop::MaxTime => "max-time",
+        }
     }
-    match summarise(values, rate) {
-        Some(s) if s.n > 1 && s.mean != 0.0 => s.ci95 / s.mean.abs(),
-        _ => f64::INFINITY,
+
+    /// The evidence of a mixture or drift, for the run's note.
+    pub fn reason(&self) -> Option<String> {
+        match *self {
+            Stop::Mixture {
+                low_n,
+                low,
+                high_n,
+                high,
+            } => Some(format!(
+                "{low_n} near {}, {high_n} near {}",
+                sig4(low),
+                sig4(high)
+            )),
+            Stop::Drift { per_sample, p } => {
+                Some(format!("{:+.2}%/sample, p={p:.1e}", per_sample * 100.0))
+            }
+            _ => None,
+        }
     }
 }
 
+/// `v` with about four significant digits (no exponent).
+pub fn sig4(v: f64) -> String {
+    let d = if v == 0.0 || !v.is_finite() {
+        0
+    } else {
+        (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize
+    };
+    format!("{v:.d$}")
+}
+
+/// The median CI's half-width as a fraction of |median|; infinite when
+/// undefined (fewer than `MEDIAN_CI_MIN_N` values, a zero median, or a
+/// missing value).
+pub fn relative_ci(values: &[f64]) -> f64 {
+    robust::median_ci(values).map_or(f64::INFINITY, |c| c.relative_half_width())
+}
+
+/// Knob variants sampled in rounds (`variants[v][i]` from round i): the
+/// largest relative half-width of the paired ratio of each variant to the
+/// first (`stats::paired`), infinite with fewer than 3 rounds.
+pub fn paired_relative_ci(variants: &[Vec<f64>]) -> f64 {
+    let Some(first) = variants.first() else {
+        return f64::INFINITY;
+    };
+    let tagged = |v: &[f64]| -> Vec<(i64, f64)> {
+        v.iter().enumerate().map(|(i, x)| (i as i64, *x)).collect()
+    };
+    let base = tagged(first);
+    variants[1..]
+        .iter()
+        .map(|v| match super::paired::ratio(&base, &tagged(v)) {
+            Some(p) if p.pairs >= 3 => (p.ci95.1 / p.ratio - 1.0).max(1.0 - p.ci95.0 / p.ratio),
+            _ => f64::INFINITY,
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Decides for knob variants sampled in rounds: they stop together by the
+/// precision of their paired ratios (after `rule.min_reps` rounds), else
+/// when each variant's own rule stops it. One decision per variant.
+pub fn decide_variants(rule: &Rule, variants: &[Vec<f64>], elapsed: Duration) -> Option<Vec<Stop>> {
+    let n = variants.first().map_or(0, Vec::len);
+    if variants.len() > 1 && n >= rule.min_reps.min(rule.max_reps).max(3) {
+        let rel = paired_relative_ci(variants);
+        if rel <= rule.precision {
+            return Some(vec![Stop::Paired(rel); variants.len()]);
+        }
+    }
+    variants.iter().map(|v| decide(rule, v, elapsed)).collect()
+}
+
+/// Why `values` (in sampling order) cannot converge, if they cannot: two
+/// groups, or a monotonic drift. Needs `CANNOT_CONVERGE_MIN_N` values.
+pub fn cannot_converge(values: &[f64]) -> Option<Stop> {
+    if values.len() < CANNOT_CONVERGE_MIN_N {
+        return None;
+    }
+    if let Some(m) = mixture::detect(values) {
+        let [lo, hi] = &m.groups;
+        return Some(Stop::Mixture {
+            low_n: lo.indices.len(),
+            low: lo.median,
+            high_n: hi.indices.len(),
+            high: hi.median,
+        });
+    }
+    let t = robust::trend(values)?;
+    let centre = super::summary::median(values);
+    (t.p < DRIFT_P && centre != 0.0).then(|| Stop::Drift {
+        per_sample: t.slope / centre.abs(),
+        p: t.p,
+    })
+}
+
 /// Decides, after each sample, whether to stop: `values` are the headline
-/// figure of the samples taken so far (`rate`: it is a rate), `elapsed` the
-/// time spent on them.
-pub fn decide(rule: &Rule, values: &[f64], rate: bool, elapsed: Duration) -> Option<Stop> {
+/// figure of the samples taken so far, in order, `elapsed` the time spent
+/// on them.
+pub fn decide(rule: &Rule, values: &[f64], elapsed: Duration) -> Option<Stop> {
     let n = values.len();
     let min = rule.min_reps.min(rule.max_reps).max(1);
-    if n >= min {
-        let rel = relative_ci(values, rate);
+    if n >= min.max(MEDIAN_CI_MIN_N) {
+        let rel = relative_ci(values);
         if rel <= rule.precision {
             return Some(Stop::Precision(rel));
         }
+    }
+    if n >= min
+        && n < rule.max_reps
+        && let Some(stop) = cannot_converge(values)
+    {
+        return Some(stop);
     }
     if n >= rule.max_reps {
         return Some(Stop::MaxReps);
@@ -65,6 +192,7 @@ pub fn decide(rule: &Rule, values: &[f64], rate: bool, elapsed: Duration) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::compare::SplitMix64;
 
     fn rule() -> Rule {
         Rule {
@@ -93,7 +221,7 @@ mod tests {
     /// Feeds a sequence one value at a time, as the runner does.
     fn run(rule: &Rule, seq: &[f64]) -> (usize, Stop) {
         for n in 1..=seq.len() {
-            if let Some(s) = decide(rule, &seq[..n], false, Duration::from_secs(n as u64)) {
+            if let Some(s) = decide(rule, &seq[..n], Duration::from_secs(n as u64)) {
                 return (n, s);
             }
         }
@@ -101,22 +229,21 @@ mod tests {
     }
 
     #[test]
-    fn low_noise_stops_by_precision_at_minimum() {
+    fn low_noise_stops_by_precision_once_the_median_has_an_interval() {
         let seq = synthetic(1000.0, 0.001, 100, 7);
         let (n, stop) = run(&rule(), &seq);
-        assert_eq!(n, 3);
+        assert_eq!(n, MEDIAN_CI_MIN_N);
         assert!(matches!(stop, Stop::Precision(p) if p <= 0.01));
     }
 
     #[test]
     fn moderate_noise_needs_more_samples_but_gets_there() {
-        // +/-3 % uniform: sd ~1.7 %, so about (2.1 * 1.7)^2 ~ 13 samples.
-        let seq = synthetic(1000.0, 0.03, 100, 11);
+        let seq = synthetic(1000.0, 0.015, 100, 11);
         let (n, stop) = run(&rule(), &seq);
-        assert!(n > 3 && n < 30, "stopped after {n}");
-        assert!(matches!(stop, Stop::Precision(_)));
-        assert!(relative_ci(&seq[..n], false) <= 0.01);
-        assert!(relative_ci(&seq[..n - 1], false) > 0.01);
+        assert!(n > MEDIAN_CI_MIN_N && n < 30, "stopped after {n}");
+        assert!(matches!(stop, Stop::Precision(_)), "{stop:?}");
+        assert!(relative_ci(&seq[..n]) <= 0.01);
+        assert!(relative_ci(&seq[..n - 1]) > 0.01);
     }
 
     #[test]
@@ -132,9 +259,9 @@ mod tests {
             ..rule()
         };
         let seq = synthetic(1000.0, 0.5, 10, 5);
-        assert_eq!(decide(&r, &seq[..1], false, Duration::from_secs(9)), None);
+        assert_eq!(decide(&r, &seq[..1], Duration::from_secs(9)), None);
         assert_eq!(
-            decide(&r, &seq[..3], false, Duration::from_secs(9)),
+            decide(&r, &seq[..3], Duration::from_secs(9)),
             Some(Stop::MaxTime)
         );
     }
@@ -156,12 +283,87 @@ mod tests {
     }
 
     #[test]
-    fn rates_are_judged_on_their_harmonic_mean() {
-        // The harmonic mean's relative CI is the relative CI of the reciprocals.
-        let seq = synthetic(1000.0, 0.2, 12, 13);
-        let recip: Vec<f64> = seq.iter().map(|v| 1.0 / v).collect();
-        let as_rate = relative_ci(&seq, true);
-        assert!((as_rate - relative_ci(&recip, false)).abs() < 1e-9 * as_rate.max(1.0));
-        assert!((as_rate - relative_ci(&seq, false)).abs() > 1e-6);
+    fn two_groups_stop_early_with_their_sizes_and_centres() {
+        // Every third sample near 300, the others near 600 (1 % noise).
+        let mut rng = SplitMix64::new(4);
+        let seq: Vec<f64> = (0..60)
+            .map(|i| if i % 3 == 0 { 300.0 } else { 600.0 } * (1.0 + 0.01 * rng.normal()))
+            .collect();
+        let (n, stop) = run(&rule(), &seq);
+        assert_eq!(n, CANNOT_CONVERGE_MIN_N);
+        match stop {
+            Stop::Mixture {
+                low_n,
+                low,
+                high_n,
+                high,
+            } => {
+                assert_eq!((low_n, high_n), (4, 6));
+                assert!((low / 300.0 - 1.0).abs() < 0.03 && (high / 600.0 - 1.0).abs() < 0.03);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            stop.reason().unwrap().starts_with("4 near 3"),
+            "{:?}",
+            stop.reason()
+        );
+    }
+
+    #[test]
+    fn a_drift_stops_early_with_its_slope() {
+        // +1 % a sample under 0.5 % noise: the median never settles.
+        let mut rng = SplitMix64::new(8);
+        let seq: Vec<f64> = (0..60)
+            .map(|i| 1000.0 * (1.0 + 0.01 * i as f64) * (1.0 + 0.005 * rng.normal()))
+            .collect();
+        let (n, stop) = run(&rule(), &seq);
+        assert!(n < 30, "{n}");
+        match stop {
+            Stop::Drift { per_sample, p } => {
+                assert!(
+                    p < DRIFT_P && per_sample > 0.007 && per_sample < 0.013,
+                    "{stop:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn steady_noise_rarely_stops_early() {
+        // 300 sequences of 30 log-normal samples at 5 % spread (too noisy for
+        // 1 %): each should run to max-reps; an early mixture or drift stop
+        // is a false alarm. Allow 3 % (9).
+        let mut rng = SplitMix64::new(21);
+        let mut early = 0;
+        for _ in 0..300 {
+            let seq: Vec<f64> = (0..30)
+                .map(|_| 1000.0 * (0.05 * rng.normal()).exp())
+                .collect();
+            let (_, stop) = run(&rule(), &seq);
+            early += matches!(stop, Stop::Mixture { .. } | Stop::Drift { .. }) as usize;
+        }
+        assert!(early <= 9, "{early} of 300 stopped early");
+    }
+    #[test]
+    fn variants_stop_together_when_their_paired_ratio_is_precise() {
+        // A host drift of +/-20 % swamps each variant's median, but B / A
+        // in each round is 1.02 +/- 0.2 %: the pairs settle in a few rounds.
+        let mut rng = SplitMix64::new(6);
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for i in 0..30 {
+            let host = 1.0 + 0.2 * (i as f64 / 2.0).sin();
+            a.push(1000.0 * host * (1.0 + 0.002 * rng.normal()));
+            b.push(1020.0 * host * (1.0 + 0.002 * rng.normal()));
+            let v = [a.clone(), b.clone()];
+            if let Some(d) = decide_variants(&rule(), &v, Duration::from_secs(1)) {
+                assert!(matches!(d[0], Stop::Paired(p) if p <= 0.01), "{d:?}");
+                assert!(a.len() <= 5, "{}", a.len());
+                return;
+            }
+        }
+        panic!("never stopped");
     }
 }

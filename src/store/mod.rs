@@ -1,15 +1,29 @@
-//! The embedded results store: SQLite in WAL mode, each sample committed as
-//! it is taken so a killed run keeps what it measured.
+//! The results store: SQLite in WAL mode, each sample committed as it is
+//! taken so a killed run keeps what it measured. The SQL is written once
+//! against `backend::Db`; each run records its writer so runs whose
+//! process is gone are shown (and, where the store is writable, marked)
+//! incomplete.
 
+pub mod backend;
+pub mod liveness;
+pub mod manage;
+pub mod merge;
+mod pg;
+mod profiles;
 mod schema;
+mod sqlite;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::model::{Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData, Status};
+use backend::{Db, Row, Value};
+use liveness::Owner;
 
 pub struct Store {
-    conn: Connection,
+    db: RefCell<Db>,
+    /// False for a store opened read-only: nothing is written to it.
+    writable: bool,
 }
 
 /// A run as `list` shows it.
@@ -23,6 +37,8 @@ pub struct RunListing {
     pub samples: i64,
     pub origin: String,
     pub command_line: String,
+    /// The machine that measured the run (none for imported runs).
+    pub host: Option<String>,
 }
 
 /// What a new run records before its first sample.
@@ -56,10 +72,6 @@ pub fn default_path() -> PathBuf {
     data.join("vmscale").join("vmscale.db")
 }
 
-fn err(e: rusqlite::Error) -> String {
-    format!("store: {e}")
-}
-
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
@@ -75,98 +87,181 @@ fn number_map(v: &serde_json::Value) -> std::collections::BTreeMap<String, f64> 
         .collect()
 }
 
+/// The columns naming a run's writer, in the order `owner` reads them.
+const OWNER_COLUMNS: &str = "pid, pid_start, boot_id, writer";
+
+/// The writer of a run from four columns starting at `at`; None for runs
+/// stored before runs had one.
+fn owner(r: &Row, at: usize) -> Option<Owner> {
+    Some(Owner {
+        pid: r.opt_int(at).ok()??,
+        start: r.opt_int(at + 1).ok()??,
+        boot_id: r.opt_text(at + 2).ok()??,
+        host: r.opt_text(at + 3).ok()??,
+    })
+}
+
+/// A run's status as it stands: `running` whose writer is gone is
+/// incomplete.
+fn live_status(status: String, r: &Row, at: usize) -> String {
+    if status == Status::Running.as_str() && owner(r, at).is_some_and(|o| liveness::gone(&o)) {
+        return Status::Incomplete.as_str().to_string();
+    }
+    status
+}
+
 impl Store {
-    /// Opens (creating if needed) the store at `path`.
-    pub fn open(path: &Path) -> Result<Store, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    fn wrap(db: Db, writable: bool) -> Result<Store, String> {
+        let store = Store {
+            db: RefCell::new(db),
+            writable,
+        };
+        if writable {
+            store.mark_gone()?;
         }
-        let conn = Connection::open(path)
-            .map_err(|e| format!("cannot open store {}: {e}", path.display()))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(err)?;
-        schema::migrate(&conn)?;
-        Ok(Store { conn })
+        Ok(store)
     }
 
-    /// Opens an existing store read-mostly; a missing file is an input error.
-    pub fn open_existing(path: &Path) -> Result<Store, String> {
-        if !path.exists() {
-            return Err(format!(
-                "no store at {}: run `vmscale run quick` first, or name one with --db",
-                path.display()
-            ));
+    /// Opens (creating if needed) the store at `path` for writing: a
+    /// SQLite file, or a PostgreSQL database named by a postgres:// URL.
+    pub fn open(path: &Path) -> Result<Store, String> {
+        if let Some(url) = pg::url(path) {
+            return Store::open_pg(url);
         }
-        Store::open(path)
+        Store::wrap(sqlite::open_write(path)?, true)
+    }
+
+    /// Opens an existing store for reading; a missing file is an input
+    /// error. A store this process cannot write is opened read-only.
+    pub fn open_existing(path: &Path) -> Result<Store, String> {
+        if let Some(url) = pg::url(path) {
+            return Store::open_pg(url);
+        }
+        let (db, writable) = sqlite::open_read(path)?;
+        Store::wrap(db, writable)
+    }
+
+    fn open_pg(url: &str) -> Result<Store, String> {
+        let mut client = pg::connect(url)?;
+        pg::check_identity(&mut client, url)?;
+        let mut db = Db::Postgres(Box::new(client));
+        schema::migrate(&mut db)?;
+        Store::wrap(db, true)
+    }
+
+    /// True for a store on PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        matches!(*self.db.borrow(), Db::Postgres(_))
+    }
+
+    /// True unless the store was opened read-only.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Marks runs whose process is gone as incomplete, keeping their
+    /// samples; returns their ids.
+    pub fn mark_gone(&self) -> Result<Vec<i64>, String> {
+        let mut db = self.db.borrow_mut();
+        let running = db.query(
+            &format!("SELECT id, {OWNER_COLUMNS} FROM runs WHERE status = 'running'"),
+            &[],
+        )?;
+        let mut marked = Vec::new();
+        for r in &running {
+            let Some(o) = owner(r, 1).filter(liveness::gone) else {
+                continue;
+            };
+            let id = r.int(0)?;
+            db.execute(
+                "UPDATE runs SET status = 'incomplete', ended_at = ?2,
+                        note = ?3 WHERE id = ?1 AND status = 'running'",
+                &[
+                    id.into(),
+                    crate::timefmt::now().into(),
+                    format!(
+                        "its process ({} pid {}) is gone: killed or crashed; the samples \
+                         taken are kept",
+                        o.host, o.pid
+                    )
+                    .into(),
+                ],
+            )?;
+            marked.push(id);
+        }
+        Ok(marked)
     }
 
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, String> {
-        let tx = self.conn.transaction().map_err(err)?;
-        tx.execute(
-            "INSERT INTO runs (label, workload, command_line, version, config, figures, machine,
-                               knobs, started_at, status, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', ?10)",
-            params![
-                r.label,
-                r.workload,
-                r.command_line,
-                env!("CARGO_PKG_VERSION"),
-                json(r.config),
-                json(&r.figures),
-                json(r.machine),
-                json(r.knobs),
-                crate::timefmt::now(),
-                r.origin,
-            ],
-        )
-        .map_err(err)?;
-        let id = tx.last_insert_rowid();
-        for (pos, c) in r.cases.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO cases (run_id, case_key, position, tasks, variant, knobs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    id,
-                    c.key(),
-                    pos as i64,
-                    c.tasks as i64,
-                    c.variant,
-                    json(&c.knobs)
-                ],
-            )
-            .map_err(err)?;
+        let me = liveness::me();
+        let host = (r.origin == "measured").then(|| me.host.clone());
+        // The snapshot names its machine, so `compare` across hosts says so.
+        let mut machine = r.machine.clone();
+        if let (Some(h), Some(m)) = (&host, machine.as_object_mut()) {
+            m.entry("hostname").or_insert_with(|| h.as_str().into());
         }
-        tx.commit().map_err(err)?;
-        Ok(id)
+        self.db.get_mut().immediate(|db| {
+            let id = db.insert(
+                "INSERT INTO runs (label, workload, command_line, version, config, figures,
+                                   machine, knobs, started_at, status, origin, uuid, host,
+                                   pid, pid_start, boot_id, writer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', ?10, ?11, ?12,
+                         ?13, ?14, ?15, ?16)",
+                &[
+                    r.label.into(),
+                    r.workload.into(),
+                    r.command_line.into(),
+                    env!("CARGO_PKG_VERSION").into(),
+                    json(r.config).into(),
+                    json(&r.figures).into(),
+                    json(&machine).into(),
+                    json(r.knobs).into(),
+                    crate::timefmt::now().into(),
+                    r.origin.into(),
+                    liveness::new_uuid().into(),
+                    host.into(),
+                    me.pid.into(),
+                    me.start.into(),
+                    me.boot_id.as_str().into(),
+                    me.host.as_str().into(),
+                ],
+            )?;
+            for (pos, c) in r.cases.iter().enumerate() {
+                db.execute(
+                    "INSERT INTO cases (run_id, case_key, position, tasks, variant, knobs)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    &[
+                        id.into(),
+                        c.key().into(),
+                        (pos as i64).into(),
+                        (c.tasks as i64).into(),
+                        c.variant.as_str().into(),
+                        json(&c.knobs).into(),
+                    ],
+                )?;
+            }
+            Ok(id)
+        })
     }
 
     /// Stores one sample, committed at once.
     pub fn add_sample(&mut self, run_id: i64, case: &Case, s: &Sample) -> Result<(), String> {
-        self.conn
-            .execute(
-                "INSERT INTO samples (run_id, case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    run_id,
-                    case.key(),
-                    s.seq,
-                    s.warmup,
-                    s.taken_at,
-                    json(&s.data.figures),
-                    json(&s.data.tasks),
-                    json(&s.vmstat),
-                    json(&s.noise),
-                    s.flagged,
-                ],
-            )
-            .map_err(err)?;
+        self.db.get_mut().execute(
+            "INSERT INTO samples (run_id, case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            &[
+                run_id.into(),
+                case.key().into(),
+                s.seq.into(),
+                s.warmup.into(),
+                s.taken_at.as_str().into(),
+                json(&s.data.figures).into(),
+                json(&s.data.tasks).into(),
+                json(&s.vmstat).into(),
+                json(&s.noise).into(),
+                s.flagged.into(),
+            ],
+        )?;
         Ok(())
     }
 
@@ -176,16 +271,52 @@ impl Store {
         status: Status,
         note: Option<&str>,
     ) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
-                params![run_id, status.as_str(), note, crate::timefmt::now()],
-            )
-            .map_err(err)?;
+        self.db.get_mut().execute(
+            "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
+            &[
+                run_id.into(),
+                status.as_str().into(),
+                note.into(),
+                crate::timefmt::now().into(),
+            ],
+        )?;
         Ok(())
     }
 
-    /// Resolves a run name: an id, `last`, `last~N`, or a label (newest first).
+    /// Removes a run that has no sample (one refused or failed before its
+    /// first sample leaves nothing behind); returns whether it did.
+    pub fn discard_if_empty(&mut self, run_id: i64) -> Result<bool, String> {
+        self.db.get_mut().immediate(|db| {
+            let samples = db
+                .query_one(
+                    "SELECT COUNT(*) FROM samples WHERE run_id = ?1",
+                    &[run_id.into()],
+                )?
+                .map_or(Ok(0), |r| r.int(0))?;
+            if samples > 0 {
+                return Ok(false);
+            }
+            db.execute("DELETE FROM cases WHERE run_id = ?1", &[run_id.into()])?;
+            db.execute("DELETE FROM runs WHERE id = ?1", &[run_id.into()])?;
+            Ok(true)
+        })
+    }
+
+    /// Runs statements without parameters (for tests and benches, e.g.
+    /// BEGIN and COMMIT around many inserts).
+    pub fn batch(&self, sql: &str) -> Result<(), String> {
+        self.db.borrow_mut().batch(sql)
+    }
+
+    fn one_id(&self, sql: &str, param: Value) -> Result<Option<i64>, String> {
+        self.db
+            .borrow_mut()
+            .query_one(sql, &[param])?
+            .map(|r| r.int(0))
+            .transpose()
+    }
+
+    /// Resolves a run name: an id, `last`, `last~N`, or a label of one run.
     pub fn resolve(&self, spec: &str) -> Result<i64, String> {
         let unknown = || {
             format!(
@@ -199,57 +330,63 @@ impl Store {
                 .and_then(|n| n.parse::<u32>().ok())
                 .map(i64::from)
         };
-        let found: Option<i64> = if let Some(n) = nth_last {
-            self.conn
-                .query_row(
-                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                    [n],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(err)?
+        let found = if let Some(n) = nth_last {
+            self.one_id(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                n.into(),
+            )?
         } else if let Ok(id) = spec.parse::<i64>() {
-            self.conn
-                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
-                .optional()
-                .map_err(err)?
+            self.one_id("SELECT id FROM runs WHERE id = ?1", id.into())?
         } else {
-            self.conn
-                .query_row(
-                    "SELECT id FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1",
-                    [spec],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(err)?
+            // A label naming several runs is refused (store/manage.rs).
+            self.resolve_label(spec)?
         };
         found.ok_or_else(unknown)
     }
 
+    /// The runs that can be read; a damaged row is left out.
     pub fn list(&self) -> Result<Vec<RunListing>, String> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.label, r.workload, r.started_at, r.status, r.origin, r.command_line,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id AND s.warmup = 0)
-                 FROM runs r ORDER BY r.id",
-            )
-            .map_err(err)?;
-        let rows = st
-            .query_map([], |r| {
+        Ok(self.list_checked()?.0)
+    }
+
+    /// The runs that can be read, and one message per damaged row naming
+    /// the run and what is wrong with it.
+    pub fn list_checked(&self) -> Result<(Vec<RunListing>, Vec<String>), String> {
+        let rows = self.db.borrow_mut().query(
+            &format!(
+                "SELECT r.id, r.label, r.workload, r.started_at, r.status, r.origin,
+                        r.command_line,
+                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id AND s.warmup = 0),
+                        r.host, {OWNER_COLUMNS}
+                 FROM runs r ORDER BY r.id"
+            ),
+            &[],
+        )?;
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        for r in &rows {
+            let listing = || -> Result<RunListing, String> {
                 Ok(RunListing {
-                    id: r.get(0)?,
-                    label: r.get(1)?,
-                    workload: r.get(2)?,
-                    started_at: r.get(3)?,
-                    status: r.get(4)?,
-                    origin: r.get(5)?,
-                    command_line: r.get(6)?,
-                    samples: r.get(7)?,
+                    id: r.int(0)?,
+                    label: r.opt_text(1)?,
+                    workload: r.text(2)?,
+                    started_at: r.text(3)?,
+                    status: live_status(r.text(4)?, r, 9),
+                    origin: r.text(5)?,
+                    command_line: r.text(6)?,
+                    samples: r.int(7)?,
+                    host: r.opt_text(8)?,
                 })
-            })
-            .map_err(err)?;
-        rows.collect::<Result<_, _>>().map_err(err)
+            };
+            match listing() {
+                Ok(l) => good.push(l),
+                Err(e) => bad.push(match r.int(0) {
+                    Ok(id) => format!("run {id} cannot be read: {e}"),
+                    Err(_) => format!("a run cannot be read: {e}"),
+                }),
+            }
+        }
+        Ok((good, bad))
     }
 
     /// Loads a run with all its samples.
@@ -264,111 +401,115 @@ impl Store {
     }
 
     fn load_with(&self, id: i64, full: bool) -> Result<Run, String> {
+        let damaged = |e: String| format!("run {id} cannot be read: {e}");
         let parse = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::Null);
-        let meta = self
-            .conn
-            .query_row(
-                "SELECT id, label, workload, command_line, version, config, figures, machine, knobs,
-                        started_at, ended_at, status, note, origin
-                 FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(RunMeta {
-                        id: r.get(0)?,
-                        label: r.get(1)?,
-                        workload: r.get(2)?,
-                        command_line: r.get(3)?,
-                        version: r.get(4)?,
-                        config: parse(r.get(5)?),
-                        figures: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
-                        machine: parse(r.get(7)?),
-                        knobs: parse(r.get(8)?),
-                        started_at: r.get(9)?,
-                        ended_at: r.get(10)?,
-                        status: Status::parse(&r.get::<_, String>(11)?),
-                        note: r.get(12)?,
-                        origin: r.get(13)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(err)?
+        let mut db = self.db.borrow_mut();
+        let r = db
+            .query_one(
+                &format!(
+                    "SELECT id, label, workload, command_line, version, config, figures, machine,
+                            knobs, started_at, ended_at, status, note, origin, {OWNER_COLUMNS}
+                     FROM runs WHERE id = ?1"
+                ),
+                &[id.into()],
+            )?
             .ok_or_else(|| format!("no run {id} in the store"))?;
-        let mut cases: Vec<CaseSamples> = {
-            let mut st = self
-                .conn
-                .prepare(
-                    "SELECT tasks, variant, knobs FROM cases WHERE run_id = ?1 ORDER BY position",
-                )
-                .map_err(err)?;
-            st.query_map([id], |r| {
+        let meta = (|| -> Result<RunMeta, String> {
+            Ok(RunMeta {
+                id: r.int(0)?,
+                label: r.opt_text(1)?,
+                workload: r.text(2)?,
+                command_line: r.text(3)?,
+                version: r.text(4)?,
+                config: parse(r.text(5)?),
+                figures: serde_json::from_str(&r.text(6)?).unwrap_or_default(),
+                machine: parse(r.text(7)?),
+                knobs: parse(r.text(8)?),
+                started_at: r.text(9)?,
+                ended_at: r.opt_text(10)?,
+                status: Status::parse(&live_status(r.text(11)?, &r, 14)),
+                note: r.opt_text(12)?,
+                origin: r.text(13)?,
+            })
+        })()
+        .map_err(damaged)?;
+        let mut cases: Vec<CaseSamples> = db
+            .query(
+                "SELECT tasks, variant, knobs FROM cases WHERE run_id = ?1 ORDER BY position",
+                &[id.into()],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(CaseSamples {
                     case: Case {
-                        tasks: r.get::<_, i64>(0)? as usize,
-                        variant: r.get(1)?,
-                        knobs: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
+                        tasks: r.int(0)? as usize,
+                        variant: r.text(1)?,
+                        knobs: serde_json::from_str(&r.text(2)?).unwrap_or_default(),
                     },
                     samples: Vec::new(),
                 })
             })
-            .map_err(err)?
-            .collect::<Result<_, _>>()
-            .map_err(err)?
-        };
+            .collect::<Result<_, String>>()
+            .map_err(damaged)?;
         let index: std::collections::HashMap<String, usize> = cases
             .iter()
             .enumerate()
             .map(|(i, c)| (c.case.key(), i))
             .collect();
-        let mut st = self
-            .conn
-            .prepare(if full {
+        let rows = db.query(
+            if full {
                 "SELECT case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged
                  FROM samples WHERE run_id = ?1 ORDER BY id"
             } else {
                 "SELECT case_key, seq, warmup, taken_at, figures, '[]', vmstat, '{}', flagged
                  FROM samples WHERE run_id = ?1 ORDER BY id"
-            })
-            .map_err(err)?;
-        let rows = st
-            .query_map([id], |r| {
-                let figures: String = r.get(4)?;
-                let tasks: String = r.get(5)?;
-                let vmstat: String = r.get(6)?;
-                let noise: String = r.get(7)?;
-                Ok((
-                    r.get::<_, String>(0)?,
-                    Sample {
-                        seq: r.get(1)?,
-                        warmup: r.get(2)?,
-                        taken_at: r.get(3)?,
-                        data: SampleData {
-                            figures: number_map(&parse(figures)),
-                            tasks: match parse(tasks) {
-                                serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
-                                _ => Vec::new(),
-                            },
-                        },
-                        vmstat: serde_json::from_str(&vmstat).unwrap_or_default(),
-                        noise: number_map(&parse(noise)),
-                        flagged: r.get(8)?,
+            },
+            &[id.into()],
+        )?;
+        for r in rows {
+            let sample = Sample {
+                seq: r.int(1).map_err(damaged)?,
+                warmup: r.bool(2).map_err(damaged)?,
+                taken_at: r.text(3).map_err(damaged)?,
+                data: SampleData {
+                    figures: number_map(&parse(r.text(4).map_err(damaged)?)),
+                    tasks: match parse(r.text(5).map_err(damaged)?) {
+                        serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
+                        _ => Vec::new(),
                     },
-                ))
-            })
-            .map_err(err)?;
-        for row in rows {
-            let (key, sample) = row.map_err(err)?;
-            if let Some(&i) = index.get(&key) {
+                },
+                vmstat: serde_json::from_str(&r.text(6).map_err(damaged)?).unwrap_or_default(),
+                noise: number_map(&parse(r.text(7).map_err(damaged)?)),
+                flagged: r.bool(8).map_err(damaged)?,
+            };
+            if let Some(&i) = index.get(&r.text(0).map_err(damaged)?) {
                 cases[i].samples.push(sample);
             }
         }
         Ok(Run { meta, cases })
     }
+}
 
-    /// Direct access for tests and the import/export commands.
-    pub fn connection(&self) -> &Connection {
-        &self.conn
+/// A store's name for messages: the path, or the URL without password.
+pub fn display(path: &Path) -> String {
+    match pg::url(path) {
+        Some(url) => pg::shown(url),
+        None => path.display().to_string(),
     }
+}
+
+/// Marks the runs of the store at `path` whose process is gone, if the
+/// store exists and can be written (for commands that do not otherwise
+/// open it, such as `restore`).
+pub fn mark_gone_at(path: &Path) -> Result<Vec<i64>, String> {
+    if pg::url(path).is_none() && !path.exists() {
+        return Ok(Vec::new());
+    }
+    let store = Store::open_existing(path)?;
+    if !store.writable {
+        return Ok(Vec::new());
+    }
+    store.mark_gone()
 }
 
 #[cfg(test)]
@@ -376,6 +517,43 @@ mod tests {
     use super::*;
     use crate::model::Better;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_store_of_schema_1_is_upgraded_once_and_keeps_its_runs() {
+        let dir = std::env::temp_dir().join(format!("vmscale-store-v1-{}", std::process::id()));
+        let path = dir.join("s.db");
+        std::fs::create_dir_all(&dir).unwrap();
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(schema::first_for_tests()).unwrap();
+            c.execute_batch(
+                "PRAGMA user_version = 1;
+                 INSERT INTO runs (workload, command_line, version, config, figures, machine,
+                                   knobs, started_at, status, origin)
+                 VALUES ('pft', 'x', '0', '{}', '[]', '{}', '{}', 't', 'complete', 'measured');",
+            )
+            .unwrap();
+        }
+        let uuid = |st: &Store| {
+            st.db
+                .borrow_mut()
+                .query_one("SELECT uuid FROM runs", &[])
+                .unwrap()
+                .unwrap()
+                .text(0)
+                .unwrap()
+        };
+        let first = uuid(&Store::open(&path).unwrap());
+        let again = Store::open(&path).unwrap();
+        let version = schema::version(&mut again.db.borrow_mut()).unwrap();
+        let listed = again.list().unwrap();
+        let second = uuid(&again);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(version as usize, schema::current());
+        assert_eq!(first, second, "the second open migrated again");
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].workload, "pft");
+    }
 
     #[test]
     fn a_non_finite_figure_keeps_the_others() {

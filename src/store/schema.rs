@@ -1,9 +1,19 @@
-//! Schema and migrations, versioned with SQLite's user_version.
+//! Schema and migrations: an append-only list, each entry upgrading the
+//! schema by one version, applied in one immediate transaction by both
+//! engines. SQLite keeps the version in user_version and marks the file as
+//! vmscale's with application_id; PostgreSQL keeps it in a table.
 
-use rusqlite::Connection;
+use super::backend::Db;
+use super::pg;
 
-/// Each entry upgrades the schema by one version.
-const MIGRATIONS: &[&str] = &[r#"
+/// "vmsc": the SQLite application_id of a vmscale store.
+pub const APPLICATION_ID: i64 = 0x766d_7363;
+
+/// Each entry upgrades the schema by one version. Append only; written
+/// in SQLite's dialect, in the subset `pg::ddl` translates (INTEGER
+/// columns become BIGINT, INTEGER PRIMARY KEY becomes BIGSERIAL).
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id           INTEGER PRIMARY KEY,
     label        TEXT,
@@ -44,24 +54,146 @@ CREATE TABLE samples (
     flagged  INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX samples_run ON samples(run_id, case_key);
-"#];
+"#,
+    // Liveness (who writes the run) and a global identity for `merge`.
+    r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE runs ADD COLUMN pid INTEGER;
+ALTER TABLE runs ADD COLUMN pid_start INTEGER;
+ALTER TABLE runs ADD COLUMN boot_id TEXT;
+ALTER TABLE runs ADD COLUMN writer TEXT;
+CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+"#,
+    // Profiles (run --profile) and lock rows (run --locks).
+    r#"
+CREATE TABLE profile_cases (
+    run_id   INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_key TEXT NOT NULL,
+    event    TEXT NOT NULL,
+    hz       INTEGER NOT NULL,
+    samples  INTEGER NOT NULL,
+    lost     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, case_key)
+);
+CREATE TABLE profile_stacks (
+    run_id   INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_key TEXT NOT NULL,
+    stack    TEXT NOT NULL,
+    samples  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, case_key, stack)
+);
+CREATE TABLE lock_rows (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_key     TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    source       TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    acquisitions INTEGER NOT NULL,
+    contended    INTEGER NOT NULL,
+    wait_ns      INTEGER NOT NULL,
+    max_wait_ns  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, case_key, seq, source, name)
+);
+"#,
+];
 
-pub fn migrate(conn: &Connection) -> Result<(), String> {
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| format!("store: {e}"))?;
-    if version as usize > MIGRATIONS.len() {
-        return Err(format!(
-            "the store has schema version {version}, newer than this vmscale knows ({}): upgrade vmscale",
-            MIGRATIONS.len()
-        ));
+/// The first schema, to build stores of an early vmscale in tests.
+#[cfg(test)]
+pub fn first_for_tests() -> &'static str {
+    MIGRATIONS[0]
+}
+
+/// The schema version this vmscale writes.
+pub fn current() -> usize {
+    MIGRATIONS.len()
+}
+
+fn newer(version: i64) -> String {
+    format!(
+        "the store has schema version {version}, newer than this vmscale knows ({}): upgrade vmscale",
+        MIGRATIONS.len()
+    )
+}
+
+/// The schema version of a store (0 for an empty one).
+pub fn version(db: &mut Db) -> Result<i64, String> {
+    let sql = match db {
+        Db::Sqlite(_) => "PRAGMA user_version",
+        Db::Postgres(_) => {
+            let exists = db
+                .query_one("SELECT to_regclass('vmscale_schema')::text", &[])?
+                .is_some_and(|r| r.opt_text(0).ok().flatten().is_some());
+            if !exists {
+                return Ok(0);
+            }
+            "SELECT MAX(version) FROM vmscale_schema"
+        }
+    };
+    db.query_one(sql, &[])?
+        .map_or(Ok(None), |r| r.opt_int(0))
+        .map(|v| v.unwrap_or(0))
+}
+
+/// Fails on a store written by a newer vmscale.
+pub fn check_version(db: &mut Db) -> Result<i64, String> {
+    let v = version(db)?;
+    if v as usize > MIGRATIONS.len() {
+        return Err(newer(v));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        conn.execute_batch(&format!(
-            "BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;",
-            i + 1
-        ))
-        .map_err(|e| format!("store migration {}: {e}", i + 1))?;
+    Ok(v)
+}
+
+/// Brings the schema up to date. Safe to run by many processes at once:
+/// the version is read again inside the write transaction.
+pub fn migrate(db: &mut Db) -> Result<(), String> {
+    if check_version(db)? as usize == MIGRATIONS.len() {
+        return Ok(());
+    }
+    db.immediate(|db| {
+        if let Db::Postgres(_) = db {
+            // One migrating process at a time; the others wait, then find
+            // the schema up to date.
+            db.batch(&format!(
+                "SELECT pg_advisory_xact_lock({}); \
+                 CREATE TABLE IF NOT EXISTS {} (version BIGINT NOT NULL)",
+                pg::MIGRATION_LOCK,
+                pg::SCHEMA_TABLE
+            ))?;
+        }
+        let from = check_version(db)? as usize;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(from) {
+            let sql = match db {
+                Db::Sqlite(_) => sql.to_string(),
+                Db::Postgres(_) => pg::ddl(sql),
+            };
+            db.batch(&sql)
+                .map_err(|e| format!("store migration {}: {e}", i + 1))?;
+        }
+        if from < MIGRATIONS.len() {
+            backfill_uuids(db)?;
+        }
+        match db {
+            Db::Sqlite(_) => db.batch(&format!(
+                "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
+                MIGRATIONS.len()
+            )),
+            Db::Postgres(_) => db.batch(&format!(
+                "DELETE FROM {0}; INSERT INTO {0} (version) VALUES ({1})",
+                pg::SCHEMA_TABLE,
+                MIGRATIONS.len()
+            )),
+        }
+    })
+}
+
+/// Runs stored before runs had a uuid get one.
+fn backfill_uuids(db: &mut Db) -> Result<(), String> {
+    for r in db.query("SELECT id FROM runs WHERE uuid IS NULL", &[])? {
+        db.execute(
+            "UPDATE runs SET uuid = ?1 WHERE id = ?2",
+            &[super::liveness::new_uuid().into(), r.int(0)?.into()],
+        )?;
     }
     Ok(())
 }

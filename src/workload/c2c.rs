@@ -1,6 +1,9 @@
 //! c2c (seed 002): cache-line hand-off latency between every pair of CPUs,
 //! by ping-pong on one cache line, either with compare-and-swap or with a
-//! plain release store answered by an acquire load. One sample measures
+//! plain release store answered by an acquire load. The compare-and-swap
+//! retry loop runs with a PAUSE (`spin_loop`) between attempts (`cas`) or
+//! without (`cas-nopause`, as core-to-core-latency does): PAUSE backs the
+//! waiting CPU off the line, so the two read differently. One sample measures
 //! every pair; each pair's figure is the median one-way latency over its
 //! batches of round trips (round-trip time / 2).
 
@@ -13,7 +16,7 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
-pub const VARIANTS: &[&str] = &["cas", "storeload"];
+pub const VARIANTS: &[&str] = &["cas", "cas-nopause", "storeload"];
 
 /// One CPU pair and what the topology says about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,11 +102,11 @@ impl C2c {
             ));
         }
         if variants.is_empty() {
-            return Err("--variant needs at least one of cas, storeload".into());
+            return Err("--variant needs at least one of cas, cas-nopause, storeload".into());
         }
         if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
             return Err(format!(
-                "unknown c2c variant '{v}': use cas, storeload or both"
+                "unknown c2c variant '{v}': use cas, cas-nopause, storeload or a list of them"
             ));
         }
         if rounds == 0 || batches == 0 {
@@ -158,7 +161,11 @@ impl Workload for C2c {
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData, String> {
-        let cas = case.variant == "cas";
+        let retry = match case.variant.as_str() {
+            "cas" => Retry::CasPause,
+            "cas-nopause" => Retry::Cas,
+            _ => Retry::StoreLoad,
+        };
         let (res, read) = region::clock_quality();
         let common = Region::shared(4096)?;
         common.u64_at(0).store(0, Ordering::Relaxed);
@@ -194,7 +201,7 @@ impl Workload for C2c {
                     r.fail("the partner task did not start (pinning failed?)");
                     return r;
                 }
-                ping_pong(task.index, line.u64_at(0), cas, rounds, batches, &mut r);
+                ping_pong(task.index, line.u64_at(0), retry, rounds, batches, &mut r);
                 r
             })?;
             let r = &outcome.reports;
@@ -232,6 +239,17 @@ impl Workload for C2c {
     }
 }
 
+/// How a task waits for its turn.
+#[derive(Clone, Copy, PartialEq)]
+enum Retry {
+    /// Compare-and-swap, PAUSE between failed attempts.
+    CasPause,
+    /// Compare-and-swap retried at once.
+    Cas,
+    /// Acquire loads (with PAUSE) until the turn, then a release store.
+    StoreLoad,
+}
+
 const V_MEDIAN: usize = 0;
 const V_MIN: usize = 1;
 
@@ -240,7 +258,7 @@ const V_MIN: usize = 1;
 fn ping_pong(
     index: usize,
     v: &AtomicU64,
-    cas: bool,
+    retry: Retry,
     rounds: u64,
     batches: u64,
     r: &mut TaskReport,
@@ -256,13 +274,18 @@ fn ping_pong(
             } else {
                 (n + 1, n + 2)
             };
-            if cas {
+            if retry == Retry::CasPause {
                 while v
                     .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
                     .is_err()
                 {
                     std::hint::spin_loop();
                 }
+            } else if retry == Retry::Cas {
+                while v
+                    .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {}
             } else {
                 while v.load(Ordering::Acquire) != from {
                     std::hint::spin_loop();
@@ -299,6 +322,8 @@ mod tests {
             core: Some(id / 2),
             node: Some(node),
             siblings,
+            die: None,
+            cluster: None,
         };
         Snapshot {
             cpus: vec![

@@ -24,8 +24,8 @@ pub struct Config {
     pub page_size: u64,
 }
 
-/// Readings kept per task (time, faults); later readings overwrite the last.
-const POINTS: usize = 256;
+/// Readings kept per task (time, count); later readings overwrite the last.
+pub(super) const POINTS: usize = 256;
 const V_LOOPS: usize = 0;
 const V_PAGES: usize = 1;
 const V_POINTS: usize = 2;
@@ -38,21 +38,9 @@ pub struct Churn {
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn, String> {
         super::check_tasks(&cfg.tasks)?;
-        if cfg.chunk < cfg.page_size {
-            return Err(format!(
-                "--chunk must be at least one page ({} bytes)",
-                cfg.page_size
-            ));
-        }
-        if !(cfg.secs >= 0.1 && cfg.secs <= 3600.0) {
-            return Err(format!(
-                "--time {} is out of range: use 0.1 to 3600 seconds",
-                cfg.secs
-            ));
-        }
-        if cfg.every.is_nan() || cfg.every < 0.01 {
-            return Err("--every must be at least 0.01 seconds".into());
-        }
+        super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
+        // Readings come at most every --time seconds: a longer --every reads none.
+        crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
@@ -91,19 +79,19 @@ impl Workload for Churn {
     }
 }
 
-/// Shared (fork-surviving) per-task readings: (seconds, faults) pairs.
+/// Shared (fork-surviving) per-task readings: (seconds, count) pairs.
 /// Each task writes only its own rows; the parent reads after join.
-struct Series {
+pub(super) struct Series {
     mem: Region,
 }
 
 impl Series {
-    fn new(tasks: usize) -> Result<Series, String> {
+    pub(super) fn new(tasks: usize) -> Result<Series, String> {
         let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
         let mem = Region::shared(len).map_err(|e| format!("readings: {e}"))?;
         Ok(Series { mem })
     }
-    fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
+    pub(super) fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
         let at = (task * POINTS + i.min(POINTS - 1)) * 2;
         let base = self.mem.ptr() as *mut f64;
         // SAFETY: at+1 < tasks*POINTS*2, inside the mapping; one writer per row.
@@ -212,27 +200,7 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, Stri
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
-    // Per-interval totals: interval k of every task, each rate over its own
-    // measured interval, summed.
-    let points = reports
-        .iter()
-        .map(|r| r.values[V_POINTS] as usize)
-        .min()
-        .unwrap_or(0);
-    for k in 1..points {
-        let mut rate = 0.0;
-        let mut t = 0.0;
-        for i in 0..reports.len() {
-            let (t0, f0) = series.get(i, k - 1);
-            let (t1, f1) = series.get(i, k);
-            if t1 > t0 {
-                rate += (f1 - f0) / (t1 - t0);
-            }
-            t = f64::max(t, t1);
-        }
-        f.insert(format!("series/{k:03}/t"), t);
-        f.insert(format!("series/{k:03}/rate"), rate);
-    }
+    interval_rates(f, reports, V_POINTS, series);
     d.tasks = reports
         .iter()
         .zip(&rates)
@@ -250,4 +218,34 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, Stri
         })
         .collect();
     Ok(d)
+}
+
+/// Per-interval totals into `f` as series/NNN/t and series/NNN/rate:
+/// interval k of every task, each rate over its own measured interval,
+/// summed. `points` is the report value holding each task's reading count.
+pub(super) fn interval_rates(
+    f: &mut std::collections::BTreeMap<String, f64>,
+    reports: &[TaskReport],
+    points: usize,
+    series: &Series,
+) {
+    let points = reports
+        .iter()
+        .map(|r| r.values[points] as usize)
+        .min()
+        .unwrap_or(0);
+    for k in 1..points {
+        let mut rate = 0.0;
+        let mut t = 0.0;
+        for i in 0..reports.len() {
+            let (t0, f0) = series.get(i, k - 1);
+            let (t1, f1) = series.get(i, k);
+            if t1 > t0 {
+                rate += (f1 - f0) / (t1 - t0);
+            }
+            t = f64::max(t, t1);
+        }
+        f.insert(format!("series/{k:03}/t"), t);
+        f.insert(format!("series/{k:03}/rate"), rate);
+    }
 }

@@ -44,9 +44,7 @@ impl Cmd {
                 diskstats::devices(Path::new("/")).join(" ")
             ));
         }
-        if cfg.interval.is_nan() || cfg.interval < 0.05 {
-            return Err("--interval must be at least 0.05 seconds".into());
-        }
+        crate::limits::in_range("--interval", cfg.interval, 0.05, 3600.0)?;
         Ok(Cmd {
             cfg,
             exit: Mutex::new(None),
@@ -88,7 +86,8 @@ impl Cmd {
         if let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
             c.stdout(Stdio::from(fd));
         }
-        let child = c.spawn().map_err(|e| {
+        // Killed (with anything it started) when this returns or vmscale dies.
+        let (child, group) = crate::exec::group::Group::spawn(&mut c).map_err(|e| {
             let code = match e.kind() {
                 std::io::ErrorKind::NotFound => 127,
                 _ => 126,
@@ -96,8 +95,15 @@ impl Cmd {
             self.failed(code, format!("{what} could not be started: {e}"))
         })?;
         let pid = child.id() as libc::pid_t;
+        let mut forwarded = false;
         let exit_fd = pidfd(pid);
         loop {
+            // The command has its own process group, so a terminal's Ctrl-C
+            // reaches it only through us.
+            if let Some(sig) = crate::exec::signals::caught().filter(|_| !forwarded) {
+                group.signal(sig);
+                forwarded = true;
+            }
             let mut status = 0;
             // SAFETY: rusage is plain data; pid is our child, waited only here.
             let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

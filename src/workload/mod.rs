@@ -7,13 +7,16 @@ pub mod churn;
 pub mod cmd;
 pub mod colour;
 mod colour_data;
+pub mod fault_map;
 pub mod fork;
 pub mod latency;
 pub mod lockfan;
+pub mod mmap_lock;
 pub mod numa;
 mod ops;
 pub mod pft;
 pub mod region;
+pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
 
@@ -53,12 +56,9 @@ pub const REGISTRY: &[(&str, &str)] = &[
     ("numa02-smt", "autonumabench numa02 with half the threads"),
     (
         "fork",
-        "fork over a populated mapping, children write K pages and exit (seed 002)",
+        "fork over a populated mapping, children write K pages and exit",
     ),
-    (
-        "churn",
-        "timed mmap/touch/munmap loop: zfod faults/s (seed 004)",
-    ),
+    ("churn", "timed mmap/touch/munmap loop: zfod faults/s"),
     (
         "cmd",
         "any external command under the harness: times, faults, disk",
@@ -83,12 +83,52 @@ pub const REGISTRY: &[(&str, &str)] = &[
         "latency",
         "dependent-load latency by working-set size, base pages and THP",
     ),
+    (
+        "wis",
+        "will-it-scale's VM tests: page faults, mmap, brk, malloc, TLB flushes",
+    ),
+    (
+        "mmap-lock",
+        "faults in N threads while M threads change the address space",
+    ),
 ];
 
 /// Refuses an empty task list or a task count of 0.
 pub fn check_tasks(tasks: &[usize]) -> Result<(), String> {
     if tasks.is_empty() || tasks.contains(&0) {
         return Err("--tasks must name at least one task count of 1 or more".into());
+    }
+    if let Some(t) = tasks.iter().find(|&&t| t > crate::limits::MAX_TASKS) {
+        return Err(format!(
+            "--tasks {t} is out of range: use 1 to {}",
+            crate::limits::MAX_TASKS
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a timed sample outside `min`..3600 s, a reading interval under
+/// 10 ms, and a per-loop size under one page (`flag` names the option).
+pub fn check_timed(
+    secs: f64,
+    min: f64,
+    every: Option<f64>,
+    flag: &str,
+    bytes: u64,
+    page_size: u64,
+) -> Result<(), String> {
+    if bytes < page_size {
+        return Err(format!(
+            "{flag} must be at least one page ({page_size} bytes)"
+        ));
+    }
+    if !(secs >= min && secs <= 3600.0) {
+        return Err(format!(
+            "--time {secs} is out of range: use {min} to 3600 seconds"
+        ));
+    }
+    if every.is_some_and(|e| e.is_nan() || e < 0.01) {
+        return Err("--every must be at least 0.01 seconds".into());
     }
     Ok(())
 }

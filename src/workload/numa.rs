@@ -55,6 +55,17 @@ impl Pattern {
         }
     }
 
+    /// Passes a default run makes: autonumabench's, but a quarter for
+    /// numa01-threadlocal, whose 1000 passes take minutes a sample on a
+    /// small machine (a default run ends within a minute; --loops 1000
+    /// gives the original).
+    pub fn default_loops(&self) -> u64 {
+        match self {
+            Pattern::Numa01Threadlocal => self.original_loops() / 4,
+            _ => self.original_loops(),
+        }
+    }
+
     /// autonumabench's region sizes.
     pub fn original_size(&self) -> u64 {
         match self {
@@ -105,6 +116,9 @@ impl Config {
     }
 }
 
+/// The default region is autonumabench's divided by this.
+pub const DEFAULT_SIZE_DIVISOR: u64 = 4;
+
 /// Plans a pattern on `m`: task counts, first-touch node and size.
 pub fn plan(
     pattern: Pattern,
@@ -151,7 +165,9 @@ pub fn plan(
     let size = match size {
         Some(s) => s / page * page,
         None => {
-            let mut s = pattern.original_size();
+            // A quarter of autonumabench's region keeps a default run within
+            // a minute on a small machine; --size gives the original.
+            let mut s = pattern.original_size() / DEFAULT_SIZE_DIVISOR;
             if let Some(fm) = first_mem {
                 s = s.min(fm / 2);
             }
@@ -163,6 +179,9 @@ pub fn plan(
     };
     let sized_by = match size {
         _ if size == pattern.original_size() => "autonumabench's size".to_string(),
+        _ if size == pattern.original_size() / DEFAULT_SIZE_DIVISOR => {
+            "a quarter of autonumabench's size (the default; --size for the original)".to_string()
+        }
         _ => "--size, or capped at half of the first node's memory and a quarter of MemAvailable"
             .to_string(),
     };
@@ -176,7 +195,7 @@ pub fn plan(
             crate::parse::format_size(page * tasks)
         ));
     }
-    let loops = loops.unwrap_or(pattern.original_loops());
+    let loops = loops.unwrap_or(pattern.default_loops());
     if loops == 0 {
         return Err("--loops 0 does no work: use 1 or more".into());
     }
@@ -291,25 +310,21 @@ impl Workload for Numa {
         // sees their mappings.
         let done = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
         let mut pids = Vec::with_capacity(procs);
+        let parent = std::process::id() as libc::pid_t;
         for p in 0..procs {
             // SAFETY: vmscale is single-threaded here (no sampler yet, earlier
             // samples joined their threads), so the child may run Rust code.
             let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                exec::group::die_with_parent(parent);
+            }
             if pid < 0 {
                 let e = exec::errno_text();
                 children::kill_all(&pids);
                 return Err(format!("fork of process {p} failed: {e}"));
             }
             if pid == 0 {
-                let r = self.child(p, &region, &block);
-                let failed = r.error().is_some();
-                block.put(p, r);
-                if failed {
-                    // child() returns before the barrier on failure.
-                    block.arrive();
-                }
-                done.arrive();
-                done.wait_release();
+                self.child(p, &region, &block, &done);
                 // SAFETY: leave the child without the parent's destructors.
                 unsafe { libc::_exit(0) };
             }
@@ -322,6 +337,20 @@ impl Workload for Numa {
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        // Where the first touch put the pages: the parent's mapping for the
+        // shared region it touched, else the first worker's.
+        let toucher = if self.cfg.pattern.shared() {
+            // SAFETY: getpid has no preconditions.
+            unsafe { libc::getpid() }
+        } else {
+            pids[0]
+        };
+        let first_touch =
+            numa_maps::read_pages(std::path::Path::new("/"), toucher, region.data() as u64);
+        let balancing = crate::machine::read_num::<i64>(
+            std::path::Path::new("/"),
+            "/proc/sys/kernel/numa_balancing",
+        );
         let sampler = numa_maps::Sampler::start(
             PathBuf::from("/"),
             pids.clone(),
@@ -342,6 +371,8 @@ impl Workload for Numa {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let points = sampler.finish();
+        let at_end =
+            numa_maps::read_pages(std::path::Path::new("/"), toucher, region.data() as u64);
         done.release();
         let mut total = clock::Usage::default();
         let mut failure = None;
@@ -361,36 +392,61 @@ impl Workload for Numa {
         }
         let reports: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
         exec::first_error_as(&reports, "process")?;
-        Ok(self.summarise(
+        let mut data = self.summarise(
             &reports,
             released,
             &total,
             &vmstat::delta(&before, &after),
             &points,
-        ))
+        );
+        let f = &mut data.figures;
+        // The region's pages on the first-touch node, as touched and at the
+        // end: what NUMA balancing moved off it, seen in the page tables.
+        let first_node = [self.cfg.first_node].into();
+        for (key, pages) in [
+            ("first_touch_local", first_touch),
+            ("end_on_first_node", at_end),
+        ] {
+            if let Some(pages) = pages.filter(|p| !p.is_empty()) {
+                f.insert(key.into(), numa_maps::locality(&pages, &first_node));
+            }
+        }
+        if let Some(mode) = balancing {
+            f.insert("numa_balancing".into(), mode as f64);
+        }
+        Ok(data)
     }
 }
 
 impl Numa {
-    /// One worker process: first touch (private patterns), barrier, threads.
-    fn child(&self, p: usize, region: &Guarded, block: &SharedBlock) -> TaskReport {
+    /// One worker process: first touch (private patterns), barrier,
+    /// threads. Its report is in `block` slot `p` when it arrives at
+    /// `done`; its threads stay (on their CPUs, idle) until `done` is
+    /// released, so the parent's last locality sample still sees where
+    /// they ran.
+    fn child(&self, p: usize, region: &Guarded, block: &SharedBlock, done: &SharedBlock) {
         let mut r = TaskReport::default();
         if !self.cfg.pattern.shared()
             && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
         {
             r.fail(&e);
-            return r;
+            block.put(p, r);
+            block.arrive();
+            done.arrive();
+            done.wait_release();
+            return;
         }
         block.arrive();
         block.wait_release();
         let before = clock::usage(clock::Who::Process);
         r.start_ns = clock::monotonic_ns();
         let passes = AtomicU64::new(0);
+        let finished = AtomicU64::new(0);
         let base = region.data() as usize;
         std::thread::scope(|s| {
             for t in 0..self.cfg.threads {
                 let (off, len) = self.slice(p * self.cfg.threads + t);
-                let (passes, loops) = (&passes, self.cfg.loops);
+                let (passes, finished, loops) = (&passes, &finished, self.cfg.loops);
                 s.spawn(move || {
                     for _ in 0..loops {
                         let ptr = std::hint::black_box(base) as *mut u8;
@@ -398,13 +454,19 @@ impl Numa {
                         unsafe { std::ptr::write_bytes(ptr.add(off), 0, len) };
                         passes.fetch_add(1, Ordering::Relaxed);
                     }
+                    finished.fetch_add(1, Ordering::AcqRel);
+                    done.wait_release();
                 });
             }
+            while finished.load(Ordering::Acquire) < self.cfg.threads as u64 {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            r.end_ns = clock::monotonic_ns();
+            r.set_usage(&clock::usage(clock::Who::Process).since(&before));
+            r.values[V_PASSES] = passes.load(Ordering::Relaxed) as f64;
+            block.put(p, r);
+            done.arrive();
         });
-        r.end_ns = clock::monotonic_ns();
-        r.set_usage(&clock::usage(clock::Who::Process).since(&before));
-        r.values[V_PASSES] = passes.load(Ordering::Relaxed) as f64;
-        r
     }
 
     fn summarise(
@@ -452,6 +514,7 @@ impl Numa {
         for (i, p) in thin(points, 60).iter().enumerate() {
             f.insert(format!("series/{i:03}/t"), p.t);
             f.insert(format!("series/{i:03}/locality"), p.locality);
+            f.insert(format!("series/{i:03}/mean"), p.mean);
         }
         d.tasks = reports
             .iter()
@@ -581,8 +644,8 @@ mod tests {
         assert!(!c.single_node());
         assert_eq!(
             c.size,
-            3 << 30,
-            "node 0 has 16 GiB, so the original 3 GiB fits"
+            (3 << 30) / DEFAULT_SIZE_DIVISOR,
+            "node 0 has 16 GiB, so the default quarter of the original 3 GiB fits"
         );
         let c = plan(Pattern::Numa02Smt, None, Some(3), 100, 0.9, &m).unwrap();
         assert_eq!((c.processes, c.threads, c.loops), (1, 8, 3));

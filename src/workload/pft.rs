@@ -3,12 +3,15 @@
 //! cache lines per page. The timed section is the fault loop alone; mmap
 //! and munmap are timed apart. `populate` variants fault the same sizes in
 //! with MADV_POPULATE_WRITE: the kernel-only path, the limit a user-space
-//! fault loop can approach.
+//! fault loop can approach. The memory may instead be shared anonymous,
+//! memfd or a file, private or shared, read or written, with base pages,
+//! THP or hugetlb (`fault_map`); each task maps its own slice.
 
 use serde::{Deserialize, Serialize};
 
+use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
 use super::{Better, Case, Figure, SampleData, Workload};
-use crate::exec::region::{Pages, Region};
+use crate::exec::region::Pages;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -72,12 +75,23 @@ pub struct Config {
     pub populate: bool,
     pub page_size: u64,
     pub line_size: u64,
+    /// Backing, sharing, access and page kind (anonymous private write
+    /// faults on base pages when absent from an older stored run).
+    #[serde(flatten, default)]
+    pub map: Spec,
+    /// The huge page size faults map with `pages` thp or hugetlb.
+    #[serde(default)]
+    pub huge_size: u64,
 }
 
 /// Indices into a task report's values.
 const V_PAGES: usize = 0;
 const V_MMAP_NS: usize = 1;
 const V_MUNMAP_NS: usize = 2;
+/// Faults the kernel's perf `page-faults` counter saw in the timed section.
+const V_KFAULTS: usize = 3;
+/// 1 when that counter could be opened.
+const V_KOK: usize = 4;
 
 /// pft's figures, fault/wsec first (also used for imported pft tables).
 pub fn figures() -> Vec<Figure> {
@@ -87,6 +101,8 @@ pub fn figures() -> Vec<Figure> {
         Figure::new("wall", "s", Better::Lower, false),
         Figure::new("user", "s", Better::Lower, false),
         Figure::new("system", "s", Better::Lower, false),
+        Figure::new("bytes/wsec", "B/s", Better::Higher, true),
+        Figure::new("pages/fault", "pages", Better::Higher, false),
     ]
 }
 
@@ -120,7 +136,7 @@ impl Pft {
         }
         let pft = Pft { cfg, machine };
         for &t in &pft.cfg.tasks {
-            if pft.bytes_per_task(t) < pft.cfg.page_size {
+            if pft.bytes_per_task(t) < pft.cfg.page_size.max(pft.unit()) {
                 return Err(format!(
                     "the size gives {} tasks less than one page each: raise --size",
                     t
@@ -128,6 +144,9 @@ impl Pft {
             }
         }
         pft.cfg.thp.check(&pft.machine)?;
+        if pft.cfg.map.pages != PageKind::Base && pft.cfg.huge_size == 0 {
+            return Err("the huge page size of this machine is unknown".into());
+        }
         super::check_pin(&pft.cfg.pin, &pft.cfg.tasks, &pft.machine)?;
         Ok(pft)
     }
@@ -142,7 +161,35 @@ impl Pft {
             (Some(total), None) => total / tasks as u64,
             (None, None) => 0,
         };
-        raw / self.cfg.page_size * self.cfg.page_size
+        let unit = self.unit();
+        raw / unit * unit
+    }
+
+    /// Hugetlb mappings come in whole huge pages; others in base pages.
+    fn unit(&self) -> u64 {
+        if self.cfg.map.pages == PageKind::Hugetlb {
+            self.cfg.huge_size.max(self.cfg.page_size)
+        } else {
+            self.cfg.page_size
+        }
+    }
+
+    /// Peak bytes one sample maps.
+    fn peak_bytes(&self) -> u64 {
+        self.cfg
+            .tasks
+            .iter()
+            .map(|&t| self.bytes_per_task(t).saturating_mul(t as u64))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Hugetlb pages the largest case needs, in pages of `huge_size`.
+    pub fn hugetlb_pages_needed(&self) -> u64 {
+        if self.cfg.map.pages != PageKind::Hugetlb || self.cfg.huge_size == 0 {
+            return 0;
+        }
+        self.peak_bytes() / self.cfg.huge_size
     }
 }
 
@@ -177,13 +224,12 @@ impl Workload for Pft {
         figures()
     }
 
+    /// Hugetlb pages come from the reserved pool, checked apart.
     fn memory_need(&self) -> u64 {
-        self.cfg
-            .tasks
-            .iter()
-            .map(|&t| self.bytes_per_task(t).saturating_mul(t as u64))
-            .max()
-            .unwrap_or(0)
+        if self.cfg.map.pages == PageKind::Hugetlb {
+            return 0;
+        }
+        self.peak_bytes()
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData, String> {
@@ -195,27 +241,64 @@ impl Workload for Pft {
             self.cfg.line_size as usize,
             self.cfg.cline as usize,
         );
-        let thp = self.cfg.thp;
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
-            fault_task(task, bytes, ps, line, cline, thp, populate)
-        })?;
-        summarise(&outcome.reports, bytes as u64)
+        let spec = &self.cfg.map;
+        let total = bytes as u64 * case.tasks as u64;
+        let file = match (spec.backing, &spec.path) {
+            (fault_map::Backing::File, Some(path)) => Some(OwnedFile::create(path, total)?),
+            (fault_map::Backing::Memfd, _) => {
+                Some(OwnedFile::memfd(total, spec.pages == PageKind::Hugetlb)?)
+            }
+            _ => None,
+        };
+        if let Some(f) = &file {
+            f.drop_cache();
+        }
+        let job = Job {
+            bytes,
+            page_size: ps,
+            line,
+            cline,
+            spec,
+            file: file.as_ref().map(|f| &f.file),
+            populate,
+        };
+        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| fault_task(task, &job))?;
+        drop(file);
+        let huge = if spec.pages == PageKind::Base {
+            0
+        } else {
+            self.cfg.huge_size
+        };
+        summarise(&outcome.reports, bytes as u64, ps as u64, huge, spec)
     }
 }
 
-/// One task: map, wait for the start, fault the mapping in, unmap.
-fn fault_task(
-    task: &Task,
+/// The machine's shmem THP selection, the bracketed word.
+pub fn read_shmem_enabled() -> Option<String> {
+    let t = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/shmem_enabled").ok()?;
+    let start = t.find('[')?;
+    let end = t[start..].find(']')?;
+    Some(t[start + 1..start + end].to_string())
+}
+
+/// What every task of one sample does.
+struct Job<'a> {
     bytes: usize,
     page_size: usize,
     line: usize,
     cline: usize,
-    thp: Thp,
+    spec: &'a Spec,
+    file: Option<&'a std::fs::File>,
     populate: bool,
-) -> TaskReport {
+}
+
+/// One task: map its slice, wait for the start, fault it in, unmap.
+fn fault_task(task: &Task, job: &Job) -> TaskReport {
     let mut r = TaskReport::default();
+    let (bytes, page_size) = (job.bytes, job.page_size);
     let t0 = clock::monotonic_ns();
-    let region = Region::private_noreserve(bytes);
+    let offset = (task.index * bytes) as u64;
+    let region = fault_map::map(job.spec, bytes, job.file, offset);
     r.values[V_MMAP_NS] = (clock::monotonic_ns() - t0) as f64;
     let region = match region {
         Ok(region) => region,
@@ -224,40 +307,58 @@ fn fault_task(
             return r;
         }
     };
-    if let Err(e) = region.advise_thp(thp.pages()) {
-        r.fail(&e);
-        return r;
-    }
     let p = region.ptr();
     let base: *mut libc::c_void = p.cast();
+    let write = job.spec.access == Access::Write;
 
+    let mut counter = exec::fault_counter::FaultCounter::open().ok();
     task.wait_start();
+    let k0 = counter.as_mut().map_or(0, |c| c.read());
     let before = task.usage();
     r.start_ns = clock::monotonic_ns();
     let mut pages = 0u64;
-    if populate {
+    if job.populate {
+        let advice = if write {
+            libc::MADV_POPULATE_WRITE
+        } else {
+            libc::MADV_POPULATE_READ
+        };
         // SAFETY: base..base+bytes is the region's mapping.
-        if unsafe { libc::madvise(base, bytes, libc::MADV_POPULATE_WRITE) } != 0 {
+        if unsafe { libc::madvise(base, bytes, advice) } != 0 {
             r.fail(&format!(
-                "MADV_POPULATE_WRITE failed (needs Linux 5.14 or later): {}",
+                "MADV_POPULATE_{} failed (needs Linux 5.14 or later): {}",
+                if write { "WRITE" } else { "READ" },
                 exec::errno_text()
             ));
         }
     } else {
+        let mut sink = 0u8;
         let mut off = 0;
         while off < bytes {
-            for l in 0..cline {
+            for l in 0..job.cline {
                 // SAFETY: off + l*line < off + page_size <= bytes, inside the mapping.
-                unsafe { p.add(off + l * line).write_volatile(1) };
+                unsafe {
+                    let at = p.add(off + l * job.line);
+                    if write {
+                        at.write_volatile(1);
+                    } else {
+                        sink ^= at.read_volatile();
+                    }
+                }
             }
             pages += 1;
             off += page_size;
         }
+        std::hint::black_box(sink);
     }
     r.end_ns = clock::monotonic_ns();
     let used = task.usage().since(&before);
+    if let Some(c) = counter.as_mut() {
+        r.values[V_KFAULTS] = c.read().saturating_sub(k0) as f64;
+        r.values[V_KOK] = 1.0;
+    }
     r.set_usage(&used);
-    if populate {
+    if job.populate {
         // The kernel faulted the pages in; count what is resident, not what we asked for.
         pages = region.resident_pages(page_size);
     }
@@ -270,14 +371,20 @@ fn fault_task(
 }
 
 /// Folds task reports into the sample's figures.
-fn summarise(reports: &[TaskReport], bytes_per_task: u64) -> Result<SampleData, String> {
+fn summarise(
+    reports: &[TaskReport],
+    bytes_per_task: u64,
+    page_size: u64,
+    huge_size: u64,
+    spec: &Spec,
+) -> Result<SampleData, String> {
     exec::first_error(reports)?;
     let start = exec::first_start_ns(reports);
     let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
     let user = sum(&|r| r.user_ns as f64 / 1e9);
     let system = sum(&|r| r.sys_ns as f64 / 1e9);
-    let faults = sum(&|r| r.minflt as f64);
+    let faults = sum(&|r| (r.minflt + r.majflt) as f64);
     let mut d = SampleData::default();
     let f = &mut d.figures;
     f.insert("wall".into(), wall);
@@ -293,9 +400,24 @@ fn summarise(reports: &[TaskReport], bytes_per_task: u64) -> Result<SampleData, 
     if user + system > 0.0 {
         f.insert("flt/cpu/s".into(), faults / (user + system));
     }
+    let pages = sum(&|r| r.values[V_PAGES]);
     if wall > 0.0 {
         f.insert("fault/wsec".into(), faults / wall);
-        f.insert("pages/wsec".into(), sum(&|r| r.values[V_PAGES]) / wall);
+        f.insert("pages/wsec".into(), pages / wall);
+        f.insert("bytes/wsec".into(), pages * page_size as f64 / wall);
+    }
+    if faults > 0.0 {
+        f.insert("pages/fault".into(), pages / faults);
+    }
+    if reports.iter().all(|r| r.values[V_KOK] == 1.0) {
+        f.insert("kfaults".into(), sum(&|r| r.values[V_KFAULTS]));
+    }
+    if spec.pages == PageKind::Hugetlb && huge_size > 0 {
+        // Every hugetlb page is one fault, whatever the access.
+        f.insert(
+            "expected".into(),
+            (pages * page_size as f64 / huge_size as f64).round(),
+        );
     }
     let max = |i: usize| {
         reports
@@ -314,7 +436,8 @@ fn summarise(reports: &[TaskReport], bytes_per_task: u64) -> Result<SampleData, 
                 ("wall", (r.end_ns - r.start_ns) as f64 / 1e9),
                 ("user", r.user_ns as f64 / 1e9),
                 ("system", r.sys_ns as f64 / 1e9),
-                ("faults", r.minflt as f64),
+                ("faults", (r.minflt + r.majflt) as f64),
+                ("kfaults", r.values[V_KFAULTS]),
                 ("pages", r.values[V_PAGES]),
                 ("mmap", r.values[V_MMAP_NS] / 1e9),
                 ("munmap", r.values[V_MUNMAP_NS] / 1e9),

@@ -9,7 +9,10 @@ use crate::report::series;
 
 /// The figure plotted: `figure`, else the first run's headline; None when
 /// a run lacks it.
-fn shared_figure<'a>(runs: &'a [Run], figure: Option<&str>) -> Option<&'a crate::model::Figure> {
+pub fn shared_figure<'a>(
+    runs: &'a [Run],
+    figure: Option<&str>,
+) -> Option<&'a crate::model::Figure> {
     let fig = series::find_figure(runs.first()?, figure).ok()?;
     runs.iter()
         .all(|r| r.meta.figures.iter().any(|f| f.name == fig.name))
@@ -47,13 +50,7 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
         .fold(0.0, f64::max);
     let k = runs.len() as f64;
     let width = 0.8 / k;
-    let labels: Vec<String> = runs
-        .iter()
-        .map(|r| match &r.meta.label {
-            Some(l) => format!("run {} [{l}]", r.meta.id),
-            None => format!("run {}", r.meta.id),
-        })
-        .collect();
+    let labels = super::ratio::side_labels(runs);
     let svg = svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)

@@ -41,15 +41,27 @@ pub fn plots(run: &Run, figure: Option<&str>) -> Vec<(String, String)> {
     out
 }
 
-/// At most one tick per task count, and no more than 12.
-fn x_labels(max_n: f64) -> usize {
-    (max_n as usize + 1).clamp(2, 12)
+/// The x axis is log2 of the task count: 1, 2, 4 ... evenly spaced.
+fn lx(n: f64) -> f64 {
+    n.max(1.0).log2()
 }
 
-/// Task counts are whole: blank the fractional ticks.
-fn int_tick(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{v:.0}")
+/// The x range: 1 .. the largest N, on the log2 axis, with a margin.
+fn x_range(max_n: f64) -> std::ops::Range<f64> {
+    let hi = lx(max_n).max(1.0);
+    -0.15 * hi.max(1.0) / 4.0..hi * 1.04 + 0.05
+}
+
+/// One tick per power of two (at most 12): labelled with the task count.
+fn x_labels(max_n: f64) -> usize {
+    let hi = lx(max_n).ceil() as usize;
+    (hi + 1).clamp(2, 12)
+}
+
+/// Ticks sit at whole log2 values: print 2^x, blank the others.
+fn pow2_tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
+        format!("{:.0}", 2f64.powf(v.round()))
     } else {
         String::new()
     }
@@ -91,13 +103,13 @@ fn curve(all: &[Series]) -> String {
             .x_label_area_size(40)
             .y_label_area_size(70)
             .caption(format!("{name} ({unit})"), ("sans-serif", 18))
-            .build_cartesian_2d(span(0.0, max_n), span(0.0, top * 1.05))
+            .build_cartesian_2d(x_range(max_n), span(0.0, top * 1.05))
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_desc("tasks")
+            .x_desc("tasks (log2 axis)")
             .x_labels(x_labels(max_n))
-            .x_label_formatter(&int_tick)
+            .x_label_formatter(&pow2_tick)
             .y_desc(unit.as_str())
             .y_label_formatter(&tick)
             .draw()
@@ -112,23 +124,22 @@ fn curve(all: &[Series]) -> String {
                     (p.tasks as f64, m, ci)
                 })
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.iter().map(|&(n, m, _)| (n, m)), c))
-                .map_err(e)?
-                .label(format!("{} (measured)", s.variant))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+            let anno = chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|&(n, m, _)| (lx(n), m)),
+                    c.stroke_width(2),
+                ))
+                .map_err(e)?;
+            anno.label(format!("{} (measured)", s.variant));
+            svg::legend_marker(anno, i, true);
             chart
                 .draw_series(
                     pts.iter()
-                        .map(|&(n, m, ci)| ErrorBar::new_vertical(n, m - ci, m, m + ci, c, 6)),
+                        .map(|&(n, m, ci)| ErrorBar::new_vertical(lx(n), m - ci, m, m + ci, c, 6)),
                 )
                 .map_err(e)?;
-            chart
-                .draw_series(
-                    pts.iter()
-                        .map(|&(n, m, _)| Circle::new((n, m), 3, c.filled())),
-                )
-                .map_err(e)?;
+            let at: Vec<(f64, f64)> = pts.iter().map(|&(n, m, _)| (lx(n), m)).collect();
+            svg::draw_markers(&mut chart, i, &at, 5)?;
             if !higher {
                 continue;
             }
@@ -140,7 +151,11 @@ fn curve(all: &[Series]) -> String {
                 } else {
                     max_n
                 };
-                let ideal = [(n0, m0), (end_n, m0 / n0 * end_n)];
+                // Straight on linear axes, the ideal curves on the log2 one.
+                let ideal = (0..=60).map(|k| {
+                    let n = n0 * (end_n / n0).powf(k as f64 / 60.0);
+                    (lx(n), m0 / n0 * n)
+                });
                 chart
                     .draw_series(DashedLineSeries::new(ideal, 6, 4, c.mix(0.6).into()))
                     .map_err(e)?
@@ -148,10 +163,12 @@ fn curve(all: &[Series]) -> String {
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.mix(0.6)));
             }
             if let Some(p) = fits[i] {
+                // Evenly spaced on the log2 axis, so the curve is smooth
+                // where the task counts are dense.
                 let steps = 200;
                 let line = (0..=steps).map(|k| {
-                    let n = 1.0 + (max_n - 1.0) * k as f64 / steps as f64;
-                    (n, p.x(n))
+                    let n = max_n.powf(k as f64 / steps as f64);
+                    (lx(n), p.x(n))
                 });
                 chart
                     .draw_series(LineSeries::new(line, c.stroke_width(1)))
@@ -160,7 +177,7 @@ fn curve(all: &[Series]) -> String {
                         "{} USL σ={:.3} κ={:.2e}",
                         s.variant, p.sigma, p.kappa
                     ))
-                    .legend(move |(x, y)| Circle::new((x + 8, y), 2, c));
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
             }
         }
         svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
@@ -199,19 +216,19 @@ fn efficiency(all: &[Series]) -> String {
             .x_label_area_size(40)
             .y_label_area_size(60)
             .caption("efficiency per task", ("sans-serif", 18))
-            .build_cartesian_2d(span(0.0, max_n), span(0.0, top * 1.1))
+            .build_cartesian_2d(x_range(max_n), span(0.0, top * 1.1))
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_desc("tasks")
+            .x_desc("tasks (log2 axis)")
             .x_labels(x_labels(max_n))
-            .x_label_formatter(&int_tick)
+            .x_label_formatter(&pow2_tick)
             .y_desc("efficiency (1 = linear)")
             .draw()
             .map_err(e)?;
         chart
             .draw_series(DashedLineSeries::new(
-                [(0.0, 1.0), (max_n, 1.0)],
+                [(0.0, 1.0), (lx(max_n), 1.0)],
                 6,
                 4,
                 BLACK.mix(0.4).into(),
@@ -219,14 +236,16 @@ fn efficiency(all: &[Series]) -> String {
             .map_err(e)?;
         for (i, (variant, pts)) in lines.iter().enumerate() {
             let c = colour(i);
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), c))
-                .map_err(e)?
-                .label(variant.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
+            let anno = chart
+                .draw_series(LineSeries::new(
+                    pts.iter().map(|&(n, v)| (lx(n), v)),
+                    c.stroke_width(2),
+                ))
                 .map_err(e)?;
+            anno.label(variant.as_str());
+            svg::legend_marker(anno, i, true);
+            let at: Vec<(f64, f64)> = pts.iter().map(|&(n, v)| (lx(n), v)).collect();
+            svg::draw_markers(&mut chart, i, &at, 5)?;
         }
         svg::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())

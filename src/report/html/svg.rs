@@ -2,10 +2,13 @@
 //! Text is written as SVG <text> elements: the browser draws it, so no
 //! font is read at run time.
 
+use plotters::chart::SeriesAnno;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-pub const WIDTH: u32 = 720;
-pub const HEIGHT: u32 = 420;
+/// The canvas; the page scales it to its full width (viewBox).
+pub const WIDTH: u32 = 1000;
+pub const HEIGHT: u32 = 440;
 
 /// The series colours, in order (colour-blind safe: Okabe-Ito).
 pub const PALETTE: [RGBColor; 7] = [
@@ -22,15 +25,91 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Series `i`'s legend entry: its line (when `line`) with its marker.
+pub fn legend_marker<'a, DB>(anno: &mut SeriesAnno<'a, DB>, i: usize, line: bool)
+where
+    DB: DrawingBackend + 'a,
+{
+    let c = colour(i);
+    let (shape, style) = marker_style(i);
+    let len = if line { 20 } else { 0 };
+    let path = move |(x, y): (i32, i32)| {
+        EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (len, 0)], c.stroke_width(2))
+    };
+    let (s, m) = (4, (len / 2, 0));
+    match shape {
+        0 => anno.legend(move |p| path(p) + Circle::new(m, s, style)),
+        3 => anno.legend(move |p| path(p) + Cross::new(m, s, style)),
+        1 | 4 => anno.legend(move |p| path(p) + TriangleMarker::new(m, s + 1, style)),
+        _ => anno.legend(move |p| path(p) + Rectangle::new([(m.0 - s, -s), (m.0 + s, s)], style)),
+    };
+}
+
+/// Series `i`'s marker: a shape as well as a colour (filled circle,
+/// triangle, square, then a cross and hollow shapes), so series stay apart
+/// in grey print and for colour-blind readers.
+fn marker_style(i: usize) -> (usize, ShapeStyle) {
+    let c = colour(i);
+    let shape = i % 6;
+    let style = if shape < 3 {
+        c.filled()
+    } else {
+        c.stroke_width(2)
+    };
+    (shape, style)
+}
+
+/// Draws series `i`'s markers (see [`marker`]) at data points `pts`.
+pub fn draw_markers<'a, DB>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    i: usize,
+    pts: &[(f64, f64)],
+    size: i32,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+{
+    let (shape, style) = marker_style(i);
+    let s = size;
+    let at = pts.iter().copied();
+    match shape {
+        0 => chart
+            .draw_series(at.map(|p| EmptyElement::at(p) + Circle::new((0, 0), s, style)))
+            .map(|_| ()),
+        3 => chart
+            .draw_series(at.map(|p| EmptyElement::at(p) + Cross::new((0, 0), s, style)))
+            .map(|_| ()),
+        1 | 4 => chart
+            .draw_series(
+                at.map(|p| EmptyElement::at(p) + TriangleMarker::new((0, 0), s + 1, style)),
+            )
+            .map(|_| ()),
+        _ => chart
+            .draw_series(
+                at.map(|p| EmptyElement::at(p) + Rectangle::new([(-s, -s), (s, s)], style)),
+            )
+            .map(|_| ()),
+    }
+    .map_err(e)
+}
+
 /// Draws with `f` on a WIDTH x HEIGHT SVG canvas and returns the SVG text,
 /// or a short note when drawing failed.
 pub fn render<F>(f: F) -> String
 where
     F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<(), String>,
 {
+    render_sized(WIDTH, HEIGHT, f)
+}
+
+/// As [`render`], on a `width` x `height` canvas.
+pub fn render_sized<F>(width: u32, height: u32, f: F) -> String
+where
+    F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<(), String>,
+{
     let mut out = String::new();
     let result = {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         root.fill(&WHITE)
             .map_err(|e| e.to_string())
             .and_then(|_| f(&root))

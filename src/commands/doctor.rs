@@ -1,0 +1,95 @@
+//! `vmscale doctor`: what on this machine can bias or scatter a
+//! measurement, each with the evidence read and the fix (see docs/noise.md).
+
+use super::{Error, Result};
+use crate::cli::DoctorArgs;
+use std::collections::BTreeMap;
+
+use crate::doctor::{self, Context};
+
+pub fn doctor(a: &DoctorArgs) -> Result<()> {
+    let window = if matches!(a.window.trim(), "0" | "0s") {
+        std::time::Duration::ZERO
+    } else {
+        crate::parse::duration(&a.window).map_err(|e| Error::Input(format!("--window: {e}")))?
+    };
+    if window > std::time::Duration::from_secs(60) {
+        return Err(Error::Input(
+            "--window: at most 60s; a second or two sees the machine's activity".into(),
+        ));
+    }
+    let cpus = match &a.cpus {
+        Some(list) => crate::machine::cpulist::parse(list)
+            .map_err(|e| Error::Input(format!("--cpus '{list}': {e}; write e.g. 0-3,8")))?,
+        None => Vec::new(),
+    };
+    let online = crate::machine::topology::online_cpus(&a.root);
+    if let Some(c) = cpus
+        .iter()
+        .find(|c| !online.is_empty() && !online.contains(c))
+    {
+        return Err(Error::Input(format!(
+            "--cpus: cpu{c} is not online here (online: {})",
+            crate::machine::cpulist::format(&online)
+        )));
+    }
+    let ctx = Context {
+        cpus,
+        window,
+        euid: crate::knobs::effective_uid(),
+    };
+    let report = doctor::examine(&a.root, &ctx);
+    if a.json {
+        super::print_json(&report)
+    } else {
+        super::output::text(&doctor::text(&report))
+    }
+}
+
+/// The run's knob plan and the values `--tune` sets (none without it);
+/// `--tune` needs root, as `--knob` does.
+pub(crate) fn tuned_plan(
+    tune: bool,
+    user: &crate::knobs::Plan,
+    workload: &str,
+    root: &std::path::Path,
+) -> Result<(crate::knobs::Plan, BTreeMap<String, String>)> {
+    if !tune {
+        return Ok((user.clone(), BTreeMap::new()));
+    }
+    if crate::knobs::effective_uid() != Some(0) {
+        return Err(Error::Input(
+            "--tune changes kernel settings and needs root: run vmscale as root, or drop \
+             --tune (`vmscale doctor` lists the fixes)"
+                .into(),
+        ));
+    }
+    let (plan, tuned) = doctor::tune::plan(root, user, workload);
+    if tuned.is_empty() {
+        eprintln!("vmscale: --tune: nothing to tune (`vmscale doctor` lists what it sees)");
+    }
+    Ok((plan, tuned))
+}
+
+/// The run's stored knobs: `--knob`'s originals and variants, plus what
+/// `--tune` set.
+pub(crate) fn describe_knobs(
+    plan: &crate::knobs::Plan,
+    originals: &BTreeMap<String, String>,
+    tuned: &BTreeMap<String, String>,
+) -> serde_json::Value {
+    let mut v = plan.describe(originals);
+    if !tuned.is_empty() {
+        v["tuned"] = serde_json::json!(tuned);
+    }
+    v
+}
+
+/// "; tuned k=v,..." for the run's note, or nothing.
+pub(crate) fn tuned_note(tuned: &BTreeMap<String, String>) -> String {
+    if tuned.is_empty() {
+        return String::new();
+    }
+    let kv: Vec<String> = tuned.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("; --tune set {}", kv.join(", "))
+}

@@ -1,0 +1,230 @@
+//! `vmscale doctor`'s findings: what on this machine can bias or scatter a
+//! measurement, each with the evidence read (file and value) and the fix.
+//! Every reader takes a root path so tests run on fixture trees; a file that
+//! is absent leaves its check "not visible", never a finding.
+
+mod cpu;
+mod memory;
+pub mod tune;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// One file read and what it said.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The absolute path on the machine (without the test root).
+    pub path: String,
+    pub value: String,
+}
+
+/// A knob value `run --tune` sets for a finding (a registry knob name).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tune {
+    pub knob: &'static str,
+    pub value: String,
+}
+
+/// A source of noise or bias seen on the machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// Short stable name of the check ("virtualisation", "page-reporting").
+    pub check: &'static str,
+    /// What was seen, one line.
+    pub what: String,
+    pub evidence: Vec<Evidence>,
+    /// What to do about it.
+    pub fix: String,
+    /// What `run --tune` sets for it (empty: not reversible by a knob).
+    pub tune: Vec<Tune>,
+}
+
+/// A check that found nothing wrong, or could not see its files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Clear {
+    pub check: &'static str,
+    /// "fine" (evidence read and good) or "not visible" (files absent).
+    pub state: &'static str,
+    pub evidence: Vec<Evidence>,
+}
+
+/// Every check's outcome.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub clear: Vec<Clear>,
+}
+
+/// What the checks are told besides the tree.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// CPUs the measurement will use (empty: every online CPU).
+    pub cpus: Vec<usize>,
+    /// How long to watch /proc/stat and /proc/interrupts for activity now
+    /// (zero: one reading; the activity checks then see nothing).
+    pub window: Duration,
+    /// The effective uid vmscale runs as (perf_event_paranoid binds non-root).
+    pub euid: Option<u32>,
+}
+
+/// The outcome of one check.
+pub(crate) enum Outcome {
+    Found(Finding),
+    Clear(Clear),
+}
+
+pub(crate) fn ev(path: &str, value: impl Into<String>) -> Evidence {
+    Evidence {
+        path: path.to_string(),
+        value: value.into(),
+    }
+}
+
+pub(crate) fn fine(check: &'static str, evidence: Vec<Evidence>) -> Outcome {
+    Outcome::Clear(Clear {
+        check,
+        state: if evidence.is_empty() {
+            "not visible"
+        } else {
+            "fine"
+        },
+        evidence,
+    })
+}
+
+pub(crate) fn tune(knob: &'static str, value: &str) -> Vec<Tune> {
+    vec![Tune {
+        knob,
+        value: value.to_string(),
+    }]
+}
+
+/// Runs every check on the tree under `root`.
+pub fn examine(root: &Path, ctx: &Context) -> Report {
+    let mut ctx = ctx.clone();
+    if ctx.cpus.is_empty() {
+        ctx.cpus = crate::machine::topology::online_cpus(root);
+    }
+    let activity = cpu::Activity::watch(root, ctx.window);
+    let outcomes = vec![
+        cpu::virtualisation(root),
+        cpu::steal(root, &activity),
+        memory::page_reporting(root),
+        memory::balloon(root),
+        cpu::governor(root, &ctx.cpus),
+        cpu::boost(root),
+        cpu::smt_siblings(root, &ctx.cpus, &activity),
+        cpu::runnable(root),
+        memory::thp(root),
+        memory::khugepaged(root),
+        memory::compaction(root),
+        memory::numa_balancing(root),
+        memory::swap(root),
+        cpu::aslr(root),
+        cpu::interrupts(root, &ctx.cpus, &activity),
+        cpu::perf_paranoid(root, ctx.euid),
+    ];
+    let mut report = Report::default();
+    for o in outcomes {
+        match o {
+            Outcome::Found(f) => report.findings.push(f),
+            Outcome::Clear(c) => report.clear.push(c),
+        }
+    }
+    report
+}
+
+/// The report as text that fits 80 columns.
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    if r.findings.is_empty() {
+        out.push_str("No source of noise or bias found.\n");
+    } else {
+        out.push_str(&format!(
+            "{} source(s) of noise or bias found:\n",
+            r.findings.len()
+        ));
+    }
+    for f in &r.findings {
+        out.push('\n');
+        out.push_str(&wrap(&format!("[{}] {}", f.check, f.what), "", 78));
+        for e in &f.evidence {
+            out.push_str(&wrap(&format!("{} = {}", e.path, e.value), "    ", 78));
+        }
+        out.push_str(&wrap(&format!("fix: {}", f.fix), "  ", 78));
+        if !f.tune.is_empty() {
+            let t: Vec<String> = f
+                .tune
+                .iter()
+                .map(|t| format!("{}={}", t.knob, t.value))
+                .collect();
+            out.push_str(&wrap(
+                &format!("run --tune sets {} (restored after)", t.join(", ")),
+                "  ",
+                78,
+            ));
+        }
+    }
+    let fine: Vec<&str> = r
+        .clear
+        .iter()
+        .filter(|c| c.state == "fine")
+        .map(|c| c.check)
+        .collect();
+    let unseen: Vec<&str> = r
+        .clear
+        .iter()
+        .filter(|c| c.state != "fine")
+        .map(|c| c.check)
+        .collect();
+    if !fine.is_empty() {
+        out.push('\n');
+        out.push_str(&wrap(&format!("fine: {}", fine.join(", ")), "  ", 78));
+    }
+    if !unseen.is_empty() {
+        out.push_str(&wrap(
+            &format!("not visible here: {}", unseen.join(", ")),
+            "  ",
+            78,
+        ));
+    }
+    out
+}
+
+/// Wraps words to `width`, continuation lines indented by `indent` plus two.
+fn wrap(s: &str, indent: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = indent.to_string();
+    let cont = format!("{indent}  ");
+    for word in s.split_whitespace() {
+        let fresh = line.trim().is_empty();
+        if !fresh && line.len() + 1 + word.len() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = cont.clone();
+        }
+        if !line.trim().is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_lines_short() {
+        let long = "word ".repeat(40);
+        let w = wrap(&long, "  ", 30);
+        assert!(w.lines().all(|l| l.len() <= 30));
+        assert_eq!(w.split_whitespace().count(), 40);
+        assert!(w.lines().skip(1).all(|l| l.starts_with("    ")));
+    }
+}

@@ -1,0 +1,232 @@
+//! The directories knob state lives in and how their files are opened.
+//! vmscale runs as root, so every such directory must belong to the user
+//! running vmscale, be writable by nobody else, and sit below directories
+//! only root (or that user) can change; files are opened without following
+//! symbolic links.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// The state directory as root when `VMSCALE_STATE_DIR` is not set.
+pub const DEFAULT_DIR: &str = "/var/lib/vmscale";
+
+/// `$VMSCALE_STATE_DIR` when set and not empty, else /var/lib/vmscale.
+pub fn dir() -> PathBuf {
+    std::env::var_os("VMSCALE_STATE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
+}
+
+/// The user whose files are trusted: the effective uid.
+fn me() -> u32 {
+    super::effective_uid().unwrap_or(u32::MAX)
+}
+
+/// Creates `dir` (mode 0700, missing parents 0755) if absent, then checks it.
+pub fn ensure_dir(dir: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o755)
+                .create(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        }
+    }
+    check_dir(dir)
+}
+
+/// Refuses a state directory that another user could change: a symbolic
+/// link, not a directory, not owned by us, writable by group or others, or
+/// below a directory others may write to (sticky directories such as /tmp
+/// excepted, since there only the owner can rename what it created).
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    let fix = "use a directory owned by root with mode 0700 (the default is /var/lib/vmscale; \
+               VMSCALE_STATE_DIR chooses another)";
+    let m = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("state directory {}: {e}", dir.display()))?;
+    if m.file_type().is_symlink() {
+        return Err(format!(
+            "state directory {} is a symbolic link; {fix}",
+            dir.display()
+        ));
+    }
+    if !m.is_dir() {
+        return Err(format!(
+            "state directory {} is not a directory; {fix}",
+            dir.display()
+        ));
+    }
+    if m.uid() != me() {
+        return Err(format!(
+            "state directory {} belongs to uid {}, not to uid {} running vmscale; {fix}",
+            dir.display(),
+            m.uid(),
+            me()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "state directory {} is writable by other users (mode {:o}); {fix}",
+            dir.display(),
+            m.mode() & 0o7777
+        ));
+    }
+    let real = dir
+        .canonicalize()
+        .map_err(|e| format!("state directory {}: {e}", dir.display()))?;
+    for up in real.ancestors().skip(1) {
+        let m = std::fs::metadata(up).map_err(|e| format!("{}: {e}", up.display()))?;
+        let sticky = m.mode() & 0o1000 != 0;
+        if (m.uid() != 0 && m.uid() != me()) || (m.mode() & 0o022 != 0 && !sticky) {
+            return Err(format!(
+                "state directory {} lies below {}, which other users can change (owner uid \
+                 {}, mode {:o}); {fix}",
+                dir.display(),
+                up.display(),
+                m.uid(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Options every state file is opened with: no symbolic link followed, not
+/// inherited by programs vmscale starts.
+fn options() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o600);
+    o
+}
+
+/// Opens a state file for reading; Ok(None) when it does not exist. A
+/// symbolic link, a non-regular file or a file owned by someone else is an
+/// error naming it.
+pub fn open_read(path: &Path) -> Result<Option<File>, String> {
+    match options().read(true).open(path) {
+        Ok(f) => check_file(path, &f).map(|()| Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(format!(
+            "{} is a symbolic link; vmscale does not follow links in its state directory",
+            path.display()
+        )),
+        Err(e) => Err(format!("cannot open {}: {e}", path.display())),
+    }
+}
+
+/// Creates a new state file (it must not exist yet), mode 0600.
+pub fn create_new(path: &Path) -> Result<File, String> {
+    options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+}
+
+/// Opens (creating if needed) a state file for reading and writing.
+pub fn open_rw(path: &Path) -> Result<File, String> {
+    let f = options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    check_file(path, &f)?;
+    Ok(f)
+}
+
+fn check_file(path: &Path, f: &File) -> Result<(), String> {
+    let m = f
+        .metadata()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if !m.is_file() || m.nlink() != 1 || m.uid() != me() {
+        return Err(format!(
+            "{} is not a plain file of uid {} (owner uid {}, {} links); remove it",
+            path.display(),
+            me(),
+            m.uid(),
+            m.nlink()
+        ));
+    }
+    Ok(())
+}
+
+/// The first symbolic link among `file` and the directories from `root` to
+/// it, if any.
+pub fn symlink_below(root: &Path, file: &Path) -> Option<PathBuf> {
+    let rel = file.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for c in rel.components() {
+        if let Component::Normal(n) = c {
+            at.push(n);
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("vmscale-state-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn creates_private_dir_and_refuses_open_ones() {
+        let d = scratch("dirs");
+        let s = d.join("a/state");
+        ensure_dir(&s).unwrap();
+        assert_eq!(std::fs::metadata(&s).unwrap().mode() & 0o777, 0o700);
+        std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            check_dir(&s)
+                .unwrap_err()
+                .contains("writable by other users")
+        );
+        std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&s, &link).unwrap();
+        assert!(check_dir(&link).unwrap_err().contains("symbolic link"));
+        std::fs::set_permissions(d.join("a"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            check_dir(&s)
+                .unwrap_err()
+                .contains("other users can change")
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn files_are_not_followed() {
+        let d = scratch("files");
+        let target = d.join("target");
+        std::fs::write(&target, "x").unwrap();
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(open_read(&link).unwrap_err().contains("symbolic link"));
+        assert!(open_rw(&link).is_err());
+        assert!(create_new(&link).is_err());
+        assert!(open_read(&d.join("none")).unwrap().is_none());
+        assert_eq!(symlink_below(&d, &link), Some(link.clone()));
+        assert_eq!(symlink_below(&d, &target), None);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,242 @@
+//! The lines under every run's table that carry its statistics: the
+//! headline figure's robust centre per case (median with its order-
+//! statistic 95 % interval, the mean beside it), and the cases whose
+//! samples fall into two groups, with what else differed between them.
+
+use crate::model::{CaseSamples, Run};
+use crate::stats::case_groups::{self, CaseMixture};
+use crate::stats::levels::{self, Levels};
+use crate::stats::robust::median_ci;
+use crate::stats::stopping::sig4;
+use crate::stats::summary::summarise;
+
+/// The first declared figure `case`'s measured samples report.
+fn headline<'a>(run: &'a Run, case: &CaseSamples) -> Option<&'a crate::model::Figure> {
+    run.meta.figures.iter().find(|f| {
+        case.measured()
+            .any(|s| s.data.figures.get(&f.name).is_some_and(|v| v.is_finite()))
+    })
+}
+
+/// A table number in at most 10 characters: four significant digits, an
+/// exponent for very large or small magnitudes.
+fn short(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&a) {
+        format!("{v:.3e}")
+    } else {
+        sig4(v)
+    }
+}
+
+/// A relative half-width in at most 7 characters.
+fn pct(rel: f64) -> String {
+    if rel < 10.0 {
+        format!("{:.2}%", rel * 100.0)
+    } else {
+        ">999%".into()
+    }
+}
+
+fn values(case: &CaseSamples, figure: &str) -> Vec<f64> {
+    case.measured()
+        .filter_map(|s| s.data.figures.get(figure).copied())
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(3)).collect();
+        t.push_str("...");
+        t
+    }
+}
+
+/// "08:40:26" from an RFC 3339 time.
+fn clock(t: &str) -> &str {
+    t.get(11..19).unwrap_or(t)
+}
+
+/// The figure's values per invocation, when the samples carry more than one.
+fn by_invocation(case: &CaseSamples, figure: &str) -> Vec<Vec<f64>> {
+    let mut groups: Vec<(i64, Vec<f64>)> = Vec::new();
+    for s in case.measured() {
+        let (Some(inv), Some(v)) = (
+            s.noise.get(levels::INVOCATION),
+            s.data.figures.get(figure).filter(|v| v.is_finite()),
+        ) else {
+            continue;
+        };
+        let inv = *inv as i64;
+        match groups.iter_mut().find(|(i, _)| *i == inv) {
+            Some((_, g)) => g.push(*v),
+            None => groups.push((inv, vec![*v])),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// One row of the invocation table and the plan for 1 %.
+fn levels_row(key: &str, l: &Levels) -> String {
+    let (k, r) = l.plan(0.01, 1.0);
+    format!(
+        "{:<16} {:>3} {:>5} {:>8} {:>8} {:>10} {:>8}  {}\n",
+        clip(key, 16),
+        l.invocations,
+        l.per_invocation,
+        pct(l.within),
+        pct(l.between),
+        short(l.centre),
+        pct(l.relative_half_width()),
+        if k >= 1000 {
+            "out of reach".to_string()
+        } else {
+            format!("{k} x {r}")
+        },
+    )
+}
+
+/// The mixture's lines, indented under a title naming the case.
+pub fn mixture_lines(what: &str, m: &CaseMixture) -> String {
+    // A long name (a file's path) keeps its end, where it differs.
+    let chars: Vec<char> = what.chars().collect();
+    let what: String = if chars.len() > 78 {
+        format!(
+            "...{}",
+            chars[chars.len() - 75..].iter().collect::<String>()
+        )
+    } else {
+        what.to_string()
+    };
+    let mut out = format!(
+        "{what}:\n  {}\n",
+        clip(
+            &format!("{} in two groups (a mean averages them):", m.figure),
+            78
+        )
+    );
+    for g in &m.groups {
+        let when = if g.first_taken.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", taken {}..{}",
+                clock(&g.first_taken),
+                clock(&g.last_taken)
+            )
+        };
+        out.push_str(&format!(
+            "    {}\n      {}\n",
+            clip(
+                &format!(
+                    "{} near {} ({}..{}){when}",
+                    g.n,
+                    sig4(g.median),
+                    sig4(g.min),
+                    sig4(g.max),
+                ),
+                76
+            ),
+            clip(&format!("samples {}", case_groups::ranges(&g.seqs)), 74)
+        ));
+    }
+    if !m.differed.is_empty() {
+        out.push_str("  also differed (lower vs upper group, medians):\n");
+        for d in &m.differed {
+            out.push_str(&format!(
+                "      {}\n",
+                clip(
+                    &format!("{} {} vs {}", d.name, sig4(d.low), sig4(d.high)),
+                    74
+                )
+            ));
+        }
+    }
+    out
+}
+
+/// The section printed under a run's table; empty for a run without
+/// measured samples.
+pub fn section(run: &Run) -> String {
+    let mut rows = String::new();
+    let mut mixtures = String::new();
+    let mut invocations = String::new();
+    let mut widened = false;
+    let mut names: Vec<&str> = Vec::new();
+    for c in &run.cases {
+        let Some(f) = headline(run, c) else {
+            continue;
+        };
+        if !names.contains(&f.name.as_str()) {
+            names.push(&f.name);
+        }
+        let v = values(c, &f.name);
+        let Some(s) = summarise(&v, f.rate) else {
+            continue;
+        };
+        let lv = levels::analyse(&by_invocation(c, &f.name));
+        if let Some(l) = &lv {
+            invocations.push_str(&levels_row(&c.case.key(), l));
+        }
+        let (ci, pm) = match (median_ci(&v), &lv) {
+            // The invocation level dominates: its interval is the honest one.
+            (_, Some(l)) if l.between_dominates => {
+                widened = true;
+                (
+                    format!("[{}, {}]", short(l.ci95.0), short(l.ci95.1)),
+                    format!("{}*", pct(l.relative_half_width())),
+                )
+            }
+            (Some(ci), _) => (
+                format!("[{}, {}]", short(ci.lo), short(ci.hi)),
+                pct(ci.relative_half_width()),
+            ),
+            (None, _) => ("n<5".to_string(), "-".to_string()),
+        };
+        rows.push_str(&format!(
+            "{:<16} {:>4} {:>10} {:>25} {:>8} {:>10} {}\n",
+            clip(&c.case.key(), 16),
+            s.n,
+            short(s.median),
+            ci,
+            pm,
+            short(s.mean),
+            if s.harmonic { "H" } else { "A" }
+        ));
+        if let Some(m) = case_groups::find(c, &f.name, 4) {
+            mixtures.push_str(&mixture_lines(&format!("mixture, {}", c.case.key()), &m));
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nCentre of {} per case: median, 95% CI by order statistics:\n\
+         {:<16} {:>4} {:>10} {:>25} {:>8} {:>10}\n{rows}",
+        names.join(", "),
+        "case",
+        "n",
+        "median",
+        "95% CI",
+        "±",
+        "mean",
+    );
+    if widened {
+        out.push_str(
+            "  * varies more between invocations than within: the interval is the\n    \
+             invocations' (geometric mean of their means, t on invocations - 1 df)\n",
+        );
+    }
+    if !invocations.is_empty() {
+        out.push_str(&format!(
+            "\nBetween invocations (relative sd; interval from the invocation means):\n\
+             {:<16} {:>3} {:>5} {:>8} {:>8} {:>10} {:>8}  {}\n{invocations}",
+            "case", "inv", "n/inv", "within", "between", "centre", "±", "±1%: k x n"
+        ));
+    }
+    out.push_str(&mixtures);
+    out
+}

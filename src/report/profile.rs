@@ -1,0 +1,162 @@
+//! Text tables of profiles and locks: top kernel functions per case in the
+//! shape of `perf report --stdio`, the functions whose share moved between
+//! two profiles (like `perf diff`), and a lockmeter-like lock table.
+
+use crate::locks::LockRow;
+use crate::profile::CaseProfile;
+use crate::profile::folded::{kernel_shares, shifts};
+
+const WIDTH: usize = 80;
+/// Rows per table.
+pub const TOP: usize = 15;
+
+fn fit(name: &str, room: usize) -> String {
+    if name.chars().count() <= room {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(room.saturating_sub(1)).collect();
+        s.push('~');
+        s
+    }
+}
+
+fn pct(n: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / total as f64
+    }
+}
+
+/// Top kernel functions of one case, most self samples first.
+pub fn top_table(case: &str, p: &CaseProfile, rows: usize) -> String {
+    let (total, shares) = kernel_shares(&p.folded);
+    let mut out = format!(
+        "# Kernel profile, case {case}: {} at {} Hz, {} samples ({} lost)\n",
+        p.event, p.hz, total, p.lost
+    );
+    out.push_str("#  Children      Self   Samples  Symbol\n");
+    for s in shares.iter().take(rows) {
+        out.push_str(&format!(
+            "   {:>7.2}%  {:>7.2}%  {:>8}  {}\n",
+            pct(s.total_samples, total),
+            pct(s.self_samples, total),
+            s.self_samples,
+            fit(&s.name, WIDTH - 35)
+        ));
+    }
+    if shares.is_empty() {
+        out.push_str("   (no kernel samples)\n");
+    }
+    out
+}
+
+/// The kernel functions whose self share moved most from `base` to `other`.
+pub fn diff_table(title: &str, base: &CaseProfile, other: &CaseProfile, rows: usize) -> String {
+    let mut out = format!("# Profile shift, {title} (self share of all samples)\n");
+    out.push_str("#  Baseline   Samples     Other   Samples     Delta  Symbol\n");
+    let v = shifts(&base.folded, &other.folded);
+    for s in v.iter().take(rows) {
+        out.push_str(&format!(
+            "   {:>7.2}%  {:>8}  {:>7.2}%  {:>8}  {:>+7.2}pp  {}\n",
+            s.base_share * 100.0,
+            s.base_samples,
+            s.other_share * 100.0,
+            s.other_samples,
+            s.delta_points(),
+            fit(&s.name, WIDTH - 54)
+        ));
+    }
+    if v.is_empty() {
+        out.push_str("   (no kernel samples)\n");
+    }
+    out
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.2}", ns / 1000.0)
+}
+
+/// The lock table of one case: per source, heaviest total wait first.
+pub fn locks_table(case: &str, samples: u64, rows: &[LockRow]) -> String {
+    let mut out = format!("# Locks, case {case}, summed over {samples} samples\n");
+    out.push_str("#  CON%  MEAN-us   MAX-us  TOTAL-ms  ACQUIRED CONTEND  NAME\n");
+    let mut sources: Vec<&str> = rows.iter().map(|r| r.source.as_str()).collect();
+    sources.dedup();
+    sources.sort_unstable();
+    sources.dedup();
+    for src in sources {
+        out.push_str(&format!("  [{src}]\n"));
+        let mut these: Vec<&LockRow> = rows.iter().filter(|r| r.source == src).collect();
+        these.sort_by(|a, b| {
+            b.wait_ns
+                .cmp(&a.wait_ns)
+                .then(b.acquisitions.cmp(&a.acquisitions))
+        });
+        for r in these.iter().take(TOP) {
+            // mmap_lock rows time every acquisition; the others only waits.
+            let waits = if r.source == "mmap_lock" {
+                r.acquisitions
+            } else {
+                r.contended
+            };
+            let mean = r.wait_ns as f64 / waits.max(1) as f64;
+            out.push_str(&format!(
+                "  {:>5.1} {:>8} {:>8} {:>9} {:>9} {:>7}  {}\n",
+                pct(r.contended, r.acquisitions),
+                us(mean),
+                us(r.max_wait_ns as f64),
+                format!("{:.3}", r.wait_ns as f64 / 1e6),
+                r.acquisitions,
+                r.contended,
+                fit(&r.name, WIDTH - 55)
+            ));
+        }
+    }
+    if rows.is_empty() {
+        out.push_str("   (no lock events)\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(lines: &[(&str, u64)]) -> CaseProfile {
+        CaseProfile {
+            event: "cpu-clock".into(),
+            hz: 999,
+            samples: lines.iter().map(|l| l.1).sum(),
+            lost: 0,
+            folded: lines.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn tables_fit_80_columns_and_name_the_functions() {
+        let long = "x".repeat(200);
+        let a = profile(&[
+            ("main;f_[k];clear_page_erms_[k]", 8),
+            (&format!("{long}_[k]"), 2),
+        ]);
+        let b = profile(&[("main;f_[k];clear_page_erms_[k]", 2), ("main;f_[k]", 8)]);
+        let t = top_table("anon/2", &a, 10);
+        assert!(t.contains("80.00%") && t.contains("clear_page_erms"), "{t}");
+        let d = diff_table("run 1 -> run 2", &a, &b, 10);
+        assert!(d.contains("-60.00pp  clear_page_erms"), "{d}");
+        let rows = vec![LockRow {
+            source: "mmap_lock".into(),
+            name: long.clone(),
+            acquisitions: 4,
+            contended: 1,
+            wait_ns: 3000,
+            max_wait_ns: 3000,
+        }];
+        let l = locks_table("anon/2", 2, &rows);
+        assert!(l.contains(" 25.0 "), "{l}");
+        for text in [t, d, l] {
+            assert!(text.lines().all(|x| x.chars().count() <= 80), "{text}");
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Copying runs from one store into another (`vmscale merge`), by their
+//! global identity (uuid): a run already present is left alone, so merging
+//! the same files again, or in another order, gives each run once.
+
+use super::backend::{Db, Row, Value};
+use super::{OWNER_COLUMNS, Store, live_status};
+
+/// The tables holding a run's rows besides `runs`, each with the order in
+/// which its rows are copied. A migration adding a per-run table appends
+/// it here.
+const RUN_TABLES: &[(&str, &str)] = &[
+    ("cases", "position"),
+    ("samples", "id"),
+    ("profile_cases", "case_key"),
+    ("profile_stacks", "case_key, stack"),
+    ("lock_rows", "case_key, seq"),
+];
+
+/// What merging one run did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Merged {
+    /// Copied as a new run.
+    Copied { from: i64, to: i64 },
+    /// Already in the store (merged before).
+    Present { from: i64, to: i64 },
+    /// Left out: still being written by its process.
+    Running { from: i64 },
+}
+
+/// An INSERT of `row`'s columns but `id`, with `run_id` set to `run`.
+fn insert_like(db: &mut Db, table: &str, row: &Row, run: Option<i64>) -> Result<i64, String> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    for (name, value) in row.columns().iter().zip(row.values()) {
+        match name.as_str() {
+            "id" => continue,
+            "run_id" => values.push(Value::from(run)),
+            _ => values.push(value.clone()),
+        }
+        names.push(name.as_str());
+    }
+    let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "INSERT INTO {table} ({}) VALUES ({})",
+        names.join(", "),
+        marks.join(", ")
+    );
+    if table == "runs" {
+        db.insert(&sql, &values)
+    } else {
+        db.execute(&sql, &values).map(|_| 0)
+    }
+}
+
+impl Store {
+    /// Copies every run of `src` not yet in this store, with its cases,
+    /// samples and machine snapshot; a run still being written is left out.
+    pub fn merge_from(&mut self, src: &Store) -> Result<Vec<Merged>, String> {
+        let runs = src.db.borrow_mut().query(
+            &format!("SELECT id, uuid, status, {OWNER_COLUMNS} FROM runs ORDER BY id"),
+            &[],
+        )?;
+        let mut done = Vec::new();
+        for r in &runs {
+            let from = r.int(0)?;
+            let uuid = r.opt_text(1)?.ok_or_else(|| {
+                format!("run {from} has no uuid: open its store once to upgrade it")
+            })?;
+            if live_status(r.text(2)?, r, 3) == "running" {
+                done.push(Merged::Running { from });
+                continue;
+            }
+            done.push(self.merge_run(src, from, &uuid)?);
+        }
+        Ok(done)
+    }
+
+    fn merge_run(&mut self, src: &Store, from: i64, uuid: &str) -> Result<Merged, String> {
+        let mut source = src.db.borrow_mut();
+        let run = source
+            .query_one("SELECT * FROM runs WHERE id = ?1", &[from.into()])?
+            .ok_or_else(|| format!("run {from} vanished while merging"))?;
+        let mut children = Vec::new();
+        for (table, order) in RUN_TABLES {
+            children.push((
+                *table,
+                source.query(
+                    &format!("SELECT * FROM {table} WHERE run_id = ?1 ORDER BY {order}"),
+                    &[from.into()],
+                )?,
+            ));
+        }
+        let status = live_status(
+            run.text(run_column(&run, "status")?)?,
+            &run,
+            run_column(&run, "pid")?,
+        );
+        self.db.get_mut().immediate(|db| {
+            if let Db::Postgres(_) = db {
+                // Two merges of one file at once: one copies, one finds it.
+                db.batch(&format!(
+                    "SELECT pg_advisory_xact_lock({})",
+                    super::pg::MERGE_LOCK
+                ))?;
+            }
+            if let Some(to) = db
+                .query_one("SELECT id FROM runs WHERE uuid = ?1", &[uuid.into()])?
+                .map(|r| r.int(0))
+                .transpose()?
+            {
+                return Ok(Merged::Present { from, to });
+            }
+            let to = insert_like(db, "runs", &run, None)?;
+            // A run whose writer died is stored as what it is: incomplete.
+            db.execute(
+                "UPDATE runs SET status = ?2 WHERE id = ?1",
+                &[to.into(), status.as_str().into()],
+            )?;
+            for (table, rows) in &children {
+                for row in rows {
+                    insert_like(db, table, row, Some(to))?;
+                }
+            }
+            Ok(Merged::Copied { from, to })
+        })
+    }
+}
+
+fn run_column(row: &Row, name: &str) -> Result<usize, String> {
+    row.columns()
+        .iter()
+        .position(|c| c == name)
+        .ok_or_else(|| format!("the runs table has no column {name}"))
+}

@@ -1,0 +1,164 @@
+//! Opening a SQLite store: only vmscale's own files (or empty ones), a busy
+//! timeout before the first statement so concurrent writers queue, WAL,
+//! and a read-only way in for stores this process cannot write.
+
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+use std::time::Duration;
+
+use super::backend::{Db, sqlite_err};
+use super::schema;
+
+/// How long SQLite itself waits for another writer's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn configure(conn: &Connection) -> Result<(), String> {
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite_err)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(sqlite_err)
+}
+
+/// Refuses a file that is not a vmscale store: one with another
+/// application_id, or tables of its own. An empty database is adopted; a
+/// store of an early vmscale (no application_id yet) is recognised by its
+/// tables.
+fn check_identity(db: &mut Db, path: &Path) -> Result<(), String> {
+    // One snapshot: another process may commit its migration between the
+    // reads of the header and of the tables.
+    db.batch("BEGIN")?;
+    let checked = identity_in_snapshot(db, path);
+    let ended = db.batch("COMMIT");
+    checked.and(ended)
+}
+
+fn identity_in_snapshot(db: &mut Db, path: &Path) -> Result<(), String> {
+    let not_ours = |what: String| {
+        format!(
+            "{} is not a vmscale store ({what}): name another file with --db, \
+             or a new one to start a store",
+            path.display()
+        )
+    };
+    let app = db
+        .query_one("PRAGMA application_id", &[])
+        .map_err(|e| not_ours(e.trim_start_matches("store: ").to_string()))?
+        .map_or(Ok(0), |r| r.int(0))?;
+    if app == schema::APPLICATION_ID {
+        return Ok(());
+    }
+    if app != 0 {
+        return Err(not_ours(format!("SQLite application_id {app:#x}")));
+    }
+    let tables: Vec<String> = db
+        .query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             ORDER BY name",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<_, _>>()?;
+    let early = ["cases", "runs", "samples"];
+    let version = schema::version(db)?;
+    if tables.is_empty() || (version >= 1 && tables.iter().all(|t| early.contains(&t.as_str()))) {
+        return Ok(());
+    }
+    Err(not_ours(format!("it holds tables {}", tables.join(", "))))
+}
+
+/// Opens (creating if needed) a store for writing, migrated to this
+/// vmscale's schema.
+pub fn open_write(path: &Path) -> Result<Db, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let conn =
+        Connection::open(path).map_err(|e| format!("cannot open store {}: {e}", path.display()))?;
+    configure(&conn)?;
+    let mut db = Db::Sqlite(conn);
+    check_identity(&mut db, path)?;
+    // WAL lets readers go on while a run writes; switching needs the
+    // database to itself, which the busy timeout waits for.
+    db.query_one("PRAGMA journal_mode = WAL", &[])?;
+    db.batch("PRAGMA synchronous = NORMAL")?;
+    schema::migrate(&mut db)?;
+    Ok(db)
+}
+
+/// True when an open failed because the file or its directory cannot be
+/// written by this process.
+fn read_only_failure(e: &str) -> bool {
+    [
+        "readonly",
+        "read-only",
+        "unable to open",
+        "Permission denied",
+    ]
+    .iter()
+    .any(|w| e.contains(w))
+}
+
+/// Opens an existing store for reading. Writable stores are opened as for
+/// writing (migrated, so this vmscale's queries work); others read-only,
+/// without any write, not even WAL's shared-memory file if the directory
+/// is read-only too. Returns the connection and whether it may write.
+pub fn open_read(path: &Path) -> Result<(Db, bool), String> {
+    if !path.exists() {
+        return Err(format!(
+            "no store at {}: run `vmscale run quick` first, or name one with --db",
+            path.display()
+        ));
+    }
+    if std::fs::OpenOptions::new().write(true).open(path).is_ok() {
+        match open_write(path) {
+            Ok(db) => return Ok((db, true)),
+            Err(e) if read_only_failure(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut db = open_read_only(path, false).or_else(|e| {
+        if read_only_failure(&e) {
+            open_read_only(path, true)
+        } else {
+            Err(e)
+        }
+    })?;
+    let version = schema::check_version(&mut db)?;
+    if (version as usize) < schema::current() {
+        return Err(format!(
+            "{} has schema version {version}, older than this vmscale's ({}), and is read-only \
+             here so it cannot be upgraded: open it once with write access, or copy it",
+            path.display(),
+            schema::current()
+        ));
+    }
+    Ok((db, false))
+}
+
+/// A read-only connection; `immutable` also skips WAL's shared memory
+/// (for a store in a directory this process cannot write).
+fn open_read_only(path: &Path, immutable: bool) -> Result<Db, String> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in std::os::unix::ffi::OsStrExt::as_bytes(abs.as_os_str()) {
+        match b {
+            b'%' | b'?' | b'#' | 0..=0x20 | 0x7f.. => uri.push_str(&format!("%{b:02X}")),
+            _ => uri.push(char::from(b)),
+        }
+    }
+    uri.push_str(if immutable {
+        "?immutable=1"
+    } else {
+        "?mode=ro"
+    });
+    let conn = Connection::open_with_flags(&uri, flags)
+        .map_err(|e| format!("cannot open store {}: {e}", path.display()))?;
+    configure(&conn)?;
+    let mut db = Db::Sqlite(conn);
+    check_identity(&mut db, path)?;
+    Ok(db)
+}

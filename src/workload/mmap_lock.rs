@@ -1,0 +1,265 @@
+//! mmap-lock: N threads fault in their own regions (write every page, then
+//! MADV_DONTNEED it all and fault it in again) while M other threads of the
+//! same process mmap, mprotect and munmap unrelated small regions at a set
+//! rate. With per-VMA locks the fault rate should not collapse as M grows;
+//! with faults under mmap_lock it does. Both rates are measured: faults by
+//! the faulting threads' rusage, address-space changes by count, each over
+//! its own threads' measured time.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::{Pages, Region};
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Faulting thread counts (N).
+    pub tasks: Vec<usize>,
+    /// Address-space-changing thread counts (M), 0 for none.
+    pub changers: Vec<usize>,
+    /// Region each faulting thread faults, bytes.
+    pub size: u64,
+    /// mmap+mprotect+munmap cycles per second per changing thread; 0 = as
+    /// fast as it can.
+    pub rate: f64,
+    /// Seconds the faulting threads run per sample.
+    pub secs: f64,
+    pub pin: Pin,
+    pub page_size: u64,
+}
+
+const V_ROLE_CHANGER: usize = 0;
+const V_PAGES: usize = 1;
+const V_CHANGES: usize = 2;
+/// Bytes of each region a changer maps, protects and unmaps.
+const CHANGE_LEN: usize = 64 << 10;
+
+pub struct MmapLock {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl MmapLock {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<MmapLock, String> {
+        super::check_tasks(&cfg.tasks)?;
+        if cfg.changers.is_empty() || cfg.changers.iter().any(|&m| m > 1024) {
+            return Err("--changers must list counts from 0 to 1024, e.g. 0,1,2".into());
+        }
+        super::check_timed(cfg.secs, 0.05, None, "--size", cfg.size, cfg.page_size)?;
+        if !(cfg.rate >= 0.0 && cfg.rate <= 1e7) {
+            return Err("--rate must be 0 (unthrottled) to 10000000 cycles/s".into());
+        }
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
+        Ok(MmapLock { cfg, machine })
+    }
+}
+
+/// The figures: the fault rate first, the change rate beside it.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("fault/s", "faults/s", Better::Higher, true),
+        Figure::new("changes/s", "changes/s", Better::Higher, true),
+        Figure::new("fault/s/task", "faults/s", Better::Higher, true),
+    ]
+}
+
+impl Workload for MmapLock {
+    fn name(&self) -> &'static str {
+        "mmap-lock"
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+    fn cases(&self) -> Vec<Case> {
+        self.cfg
+            .changers
+            .iter()
+            .flat_map(|&m| {
+                self.cfg
+                    .tasks
+                    .iter()
+                    .map(move |&n| Case::new(n, &format!("m{m}")))
+            })
+            .collect()
+    }
+    fn figures(&self) -> Vec<Figure> {
+        figures()
+    }
+    fn memory_need(&self) -> u64 {
+        let n = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
+        n.saturating_mul(self.cfg.size)
+    }
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let m: usize = case
+            .variant
+            .strip_prefix('m')
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("bad mmap-lock case '{}'", case.variant))?;
+        let n = case.tasks;
+        let mut cpus = exec::pin::plan(&self.cfg.pin, n, &self.machine)?;
+        cpus.extend(std::iter::repeat_n(None, m));
+        let finished = AtomicUsize::new(0);
+        let out = exec::run_tasks(Mode::Thread, &cpus, |task| {
+            if task.index < n {
+                let r = self.fault(task);
+                finished.fetch_add(1, Ordering::AcqRel);
+                r
+            } else {
+                self.change(task, &finished, n)
+            }
+        })?;
+        summarise(&out.reports)
+    }
+}
+
+impl MmapLock {
+    /// Faults the region in, drops it with MADV_DONTNEED, again, until the
+    /// time is up.
+    fn fault(&self, task: &Task) -> TaskReport {
+        let mut r = TaskReport::default();
+        let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
+        let region = match Region::private_noreserve(len) {
+            Ok(region) => region,
+            Err(e) => {
+                r.fail(&e);
+                return r;
+            }
+        };
+        if let Err(e) = region.advise_thp(Pages::Base) {
+            r.fail(&e);
+            return r;
+        }
+        let p = region.ptr();
+        task.wait_start();
+        let before = task.usage();
+        r.start_ns = clock::monotonic_ns();
+        let end = r.start_ns + (self.cfg.secs * 1e9) as u64;
+        let mut pages = 0u64;
+        loop {
+            for off in (0..len).step_by(ps) {
+                // SAFETY: off < len, inside our mapping.
+                unsafe { p.add(off).write_volatile(1) };
+                pages += 1;
+            }
+            // SAFETY: our own mapping; its pages are dropped, the mapping stays.
+            if unsafe { libc::madvise(p.cast(), len, libc::MADV_DONTNEED) } != 0 {
+                r.fail(&format!("madvise(DONTNEED) failed: {}", exec::errno_text()));
+                break;
+            }
+            if clock::monotonic_ns() >= end {
+                break;
+            }
+        }
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&task.usage().since(&before));
+        r.values[V_PAGES] = pages as f64;
+        r
+    }
+
+    /// mmap, mprotect and munmap a small unrelated region at the set rate
+    /// until every faulting thread is done; three changes per cycle.
+    fn change(&self, task: &Task, finished: &AtomicUsize, faulters: usize) -> TaskReport {
+        let mut r = TaskReport::default();
+        r.values[V_ROLE_CHANGER] = 1.0;
+        let gap = if self.cfg.rate > 0.0 {
+            (1e9 / self.cfg.rate) as u64
+        } else {
+            0
+        };
+        task.wait_start();
+        let before = task.usage();
+        r.start_ns = clock::monotonic_ns();
+        let mut changes = 0u64;
+        let mut k = 0u64;
+        while finished.load(Ordering::Acquire) < faulters {
+            let region = match Region::private_noreserve(CHANGE_LEN) {
+                Ok(region) => region,
+                Err(e) => {
+                    r.fail(&e);
+                    break;
+                }
+            };
+            if let Err(e) = region.protect(0, CHANGE_LEN, libc::PROT_READ) {
+                r.fail(&e);
+                break;
+            }
+            drop(region);
+            changes += 3;
+            k += 1;
+            if gap > 0 {
+                let due = r.start_ns + k * gap;
+                let now = clock::monotonic_ns();
+                if due > now {
+                    std::thread::sleep(std::time::Duration::from_nanos(due - now));
+                }
+            }
+        }
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&task.usage().since(&before));
+        r.values[V_CHANGES] = changes as f64;
+        r
+    }
+}
+
+fn summarise(reports: &[TaskReport]) -> Result<SampleData, String> {
+    exec::first_error(reports)?;
+    let secs = |r: &TaskReport| r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
+    let (changers, faulters): (Vec<&TaskReport>, Vec<&TaskReport>) = reports
+        .iter()
+        .partition(|r| r.values[V_ROLE_CHANGER] == 1.0);
+    let fault_rates: Vec<f64> = faulters
+        .iter()
+        .map(|r| r.minflt as f64 / secs(r).max(1e-9))
+        .collect();
+    let total: f64 = fault_rates.iter().sum();
+    let mut d = SampleData::default();
+    let f = &mut d.figures;
+    f.insert("fault/s".into(), total);
+    f.insert(
+        "fault/s/task".into(),
+        total / fault_rates.len().max(1) as f64,
+    );
+    f.insert(
+        "changes/s".into(),
+        // From +0.0: no changers is a rate of 0, not the -0.0 of an empty sum.
+        changers
+            .iter()
+            .map(|r| r.values[V_CHANGES] / secs(r).max(1e-9))
+            .fold(0.0, |a, b| a + b),
+    );
+    f.insert(
+        "faults".into(),
+        faulters.iter().map(|r| r.minflt as f64).sum(),
+    );
+    f.insert(
+        "pages".into(),
+        faulters.iter().map(|r| r.values[V_PAGES]).sum(),
+    );
+    f.insert(
+        "changes".into(),
+        changers.iter().map(|r| r.values[V_CHANGES]).sum(),
+    );
+    f.insert("changers".into(), changers.len() as f64);
+    f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
+    d.tasks = reports
+        .iter()
+        .map(|r| {
+            [
+                ("cpu", r.cpu as f64),
+                ("changer", r.values[V_ROLE_CHANGER]),
+                ("faults", r.minflt as f64),
+                ("pages", r.values[V_PAGES]),
+                ("changes", r.values[V_CHANGES]),
+                ("system", r.sys_ns as f64 / 1e9),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        })
+        .collect();
+    Ok(d)
+}

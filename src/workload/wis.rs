@@ -1,0 +1,422 @@
+//! will-it-scale's VM tests (page_fault1/2/3, mmap1/2, brk1, malloc1/2,
+//! tlb_flush1/2/3), each doing what will-it-scale's test does, in threads or
+//! processes. Unlike will-it-scale, each task reads its operation count at
+//! real timestamps (never an assumed 1 s), faults are measured by rusage
+//! beside the operations, and the TLB tests count the shootdown interrupts
+//! of /proc/interrupts over the sample.
+
+use serde::{Deserialize, Serialize};
+
+use super::churn::{self, POINTS, Series};
+use super::fault_map::OwnedFile;
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::exec::region::Region;
+use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::machine::Snapshot;
+
+/// The tests, by will-it-scale's names.
+pub const TESTS: &[(&str, &str)] = &[
+    (
+        "page_fault1",
+        "anonymous private mapping: write each page, unmap",
+    ),
+    (
+        "page_fault2",
+        "file private mapping: write (COW) each page, unmap",
+    ),
+    ("page_fault3", "file shared mapping: write each page, unmap"),
+    ("mmap1", "anonymous mmap and munmap, untouched"),
+    ("mmap2", "file mmap and munmap, untouched"),
+    ("brk1", "brk up and down by one page"),
+    (
+        "malloc1",
+        "malloc and free of a large block (mmap'd by glibc)",
+    ),
+    ("malloc2", "malloc and free of 1 KiB"),
+    (
+        "tlb_flush1",
+        "file private: write, MADV_DONTNEED, read back, per page",
+    ),
+    (
+        "tlb_flush2",
+        "anonymous 1 MiB: write, MADV_DONTNEED, read back, per page",
+    ),
+    (
+        "tlb_flush3",
+        "file shared: write, MADV_DONTNEED, read back, per page",
+    ),
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub test: String,
+    pub tasks: Vec<usize>,
+    pub modes: Vec<Mode>,
+    /// Bytes mapped per loop (will-it-scale: 128 MiB; tlb_flush2: 1 MiB).
+    pub size: u64,
+    /// Seconds each sample runs.
+    pub secs: f64,
+    /// Seconds between each task's operation-count readings.
+    pub every: f64,
+    /// Where file tests create their unnamed (O_TMPFILE) files.
+    pub dir: std::path::PathBuf,
+    pub pin: Pin,
+    pub page_size: u64,
+}
+
+const V_OPS: usize = 0;
+const V_POINTS: usize = 1;
+
+pub struct Wis {
+    cfg: Config,
+    machine: Snapshot,
+}
+
+impl Wis {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Wis, String> {
+        super::check_tasks(&cfg.tasks)?;
+        if !TESTS.iter().any(|(n, _)| *n == cfg.test) {
+            let names: Vec<&str> = TESTS.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "unknown will-it-scale test '{}': use one of {}",
+                cfg.test,
+                names.join(", ")
+            ));
+        }
+        if cfg.modes.is_empty() {
+            return Err("--mode must name thread, process or both".into());
+        }
+        super::check_timed(
+            cfg.secs,
+            0.05,
+            Some(cfg.every),
+            "--size",
+            cfg.size,
+            cfg.page_size,
+        )?;
+        if cfg.test == "brk1" && cfg.modes.contains(&Mode::Thread) {
+            return Err(
+                "brk1 in threads moves one shared program break under the allocator of the \
+                 process: run it with --mode process"
+                    .into(),
+            );
+        }
+        if uses_file(&cfg.test) {
+            OwnedFile::tmpfile(&cfg.dir, cfg.page_size)
+                .map_err(|e| format!("--dir: {e}; name a directory on a local filesystem"))?;
+        }
+        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
+        Ok(Wis { cfg, machine })
+    }
+}
+
+fn uses_file(test: &str) -> bool {
+    matches!(
+        test,
+        "page_fault2" | "page_fault3" | "mmap2" | "tlb_flush1" | "tlb_flush3"
+    )
+}
+
+/// Will-it-scale's figures: operations per second first.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("ops/s", "ops/s", Better::Higher, true),
+        Figure::new("ops/s/task", "ops/s", Better::Higher, true),
+        Figure::new("faults/s", "faults/s", Better::Higher, true),
+        Figure::new("faults/op", "faults", Better::Lower, false),
+        Figure::new("shootdowns/s", "IPIs/s", Better::Lower, true),
+    ]
+}
+
+impl Workload for Wis {
+    fn name(&self) -> &'static str {
+        "wis"
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+    fn cases(&self) -> Vec<Case> {
+        self.cfg
+            .modes
+            .iter()
+            .flat_map(|m| {
+                self.cfg
+                    .tasks
+                    .iter()
+                    .map(move |&t| Case::new(t, m.as_str()))
+            })
+            .collect()
+    }
+    fn figures(&self) -> Vec<Figure> {
+        figures()
+    }
+    fn memory_need(&self) -> u64 {
+        let per = match self.cfg.test.as_str() {
+            "page_fault1" | "page_fault2" | "tlb_flush2" => self.cfg.size,
+            _ => self.cfg.page_size * 16,
+        };
+        (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(per)
+    }
+    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+        let mode: Mode = case.variant.parse()?;
+        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let series = Series::new(case.tasks)?;
+        let tlb0 = tlb_shootdowns();
+        let t0 = clock::monotonic_ns();
+        let out = exec::run_tasks(mode, &cpus, |task| self.task(task, &series))?;
+        let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
+        let tlb = match (tlb0, tlb_shootdowns()) {
+            (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
+            _ => None,
+        };
+        summarise(&out.reports, &series, tlb)
+    }
+}
+
+impl Wis {
+    fn task(&self, task: &Task, series: &Series) -> TaskReport {
+        let mut r = TaskReport::default();
+        let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
+        let test = self.cfg.test.as_str();
+        let file = if uses_file(test) {
+            match OwnedFile::tmpfile(&self.cfg.dir, len as u64) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    r.fail(&e);
+                    return r;
+                }
+            }
+        } else {
+            None
+        };
+        let every = (self.cfg.every * 1e9) as u64;
+        task.wait_start();
+        let before = task.usage();
+        let t0 = clock::monotonic_ns();
+        r.start_ns = t0;
+        let end = t0 + (self.cfg.secs * 1e9) as u64;
+        let mut next = t0 + every;
+        let mut n = 1usize;
+        let mut ops = 0u64;
+        series.put(task.index, 0, 0.0, 0.0);
+        loop {
+            let done = match test {
+                "page_fault1" => touch_pass(None, false, len, ps, false),
+                "page_fault2" => touch_pass(file.as_ref(), false, len, ps, false),
+                "page_fault3" => touch_pass(file.as_ref(), true, len, ps, false),
+                "tlb_flush1" => touch_pass(file.as_ref(), false, len, ps, true),
+                "tlb_flush2" => touch_pass(None, false, len, ps, true),
+                "tlb_flush3" => touch_pass(file.as_ref(), true, len, ps, true),
+                "mmap1" => map_unmap(None, len, 256),
+                "mmap2" => map_unmap(file.as_ref(), len, 256),
+                "brk1" => brk_pass(ps, 256),
+                "malloc1" => malloc_pass(len, 256),
+                _ => malloc_pass(1024, 4096),
+            };
+            match done {
+                Ok(k) => ops += k,
+                Err(e) => {
+                    r.fail(&e);
+                    break;
+                }
+            }
+            let now = clock::monotonic_ns();
+            if now >= next || now >= end {
+                series.put(task.index, n, (now - t0) as f64 / 1e9, ops as f64);
+                n = (n + 1).min(POINTS);
+                next = now + every;
+            }
+            if now >= end {
+                break;
+            }
+        }
+        r.end_ns = clock::monotonic_ns();
+        r.set_usage(&task.usage().since(&before));
+        r.values[V_OPS] = ops as f64;
+        r.values[V_POINTS] = n as f64;
+        r
+    }
+}
+
+/// One pass of the page_fault and tlb_flush tests: map, write each page
+/// (tlb: then MADV_DONTNEED it and read it back), unmap. One op per page.
+fn touch_pass(
+    file: Option<&OwnedFile>,
+    shared: bool,
+    len: usize,
+    ps: usize,
+    tlb: bool,
+) -> Result<u64, String> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    let flags = if shared {
+        libc::MAP_SHARED
+    } else {
+        libc::MAP_PRIVATE
+    };
+    let region = Region::map(len, prot, flags, file.map(|f| &f.file))?;
+    let p = region.ptr();
+    let mut ops = 0;
+    for off in (0..len).step_by(ps) {
+        // SAFETY: off < len, inside our mapping.
+        unsafe {
+            p.add(off).write_volatile(1);
+            if tlb {
+                if libc::madvise(p.add(off).cast(), ps, libc::MADV_DONTNEED) != 0 {
+                    return Err(format!("madvise(DONTNEED) failed: {}", exec::errno_text()));
+                }
+                // Private memory reads back zero; a shared file keeps the 1.
+                let want = u8::from(shared);
+                if p.add(off).read_volatile() != want {
+                    return Err("MADV_DONTNEED left an unexpected value".into());
+                }
+            }
+        }
+        ops += 1;
+    }
+    Ok(ops)
+}
+
+/// `k` map/unmap pairs without touching (mmap1/mmap2).
+fn map_unmap(file: Option<&OwnedFile>, len: usize, k: u64) -> Result<u64, String> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    for _ in 0..k {
+        drop(Region::map(
+            len,
+            prot,
+            libc::MAP_PRIVATE,
+            file.map(|f| &f.file),
+        )?);
+    }
+    Ok(k)
+}
+
+/// `k` rounds of brk up one page and back: two ops each, as will-it-scale.
+fn brk_pass(ps: usize, k: u64) -> Result<u64, String> {
+    // SAFETY: sbrk(0) only reads the break.
+    let base = unsafe { libc::sbrk(0) } as *mut u8;
+    for _ in 0..k {
+        // SAFETY: the break moves up one page and back to where it was; this
+        // process (process mode only) allocates nothing meanwhile.
+        unsafe {
+            if libc::brk(base.wrapping_add(ps).cast()) != 0 || libc::brk(base.cast()) != 0 {
+                return Err(format!("brk failed: {}", exec::errno_text()));
+            }
+        }
+    }
+    Ok(2 * k)
+}
+
+/// `k` malloc/free pairs of `len` bytes, through the C library as
+/// will-it-scale does.
+fn malloc_pass(len: usize, k: u64) -> Result<u64, String> {
+    for _ in 0..k {
+        // SAFETY: malloc'd memory is freed once, right away.
+        unsafe {
+            let p = libc::malloc(len);
+            if p.is_null() {
+                return Err(format!("malloc({len}) failed"));
+            }
+            std::hint::black_box(p);
+            libc::free(p);
+        }
+    }
+    Ok(k)
+}
+
+/// The sum over CPUs of the "TLB shootdowns" line of /proc/interrupts
+/// (x86); None where the kernel has no such line.
+pub fn tlb_shootdowns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/interrupts").ok()?;
+    parse_tlb(&text)
+}
+
+fn parse_tlb(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.trim_start().starts_with("TLB:"))?;
+    let rest = line.trim_start().strip_prefix("TLB:")?;
+    Some(
+        rest.split_whitespace()
+            .map_while(|w| w.parse::<u64>().ok())
+            .sum(),
+    )
+}
+
+fn summarise(
+    reports: &[TaskReport],
+    series: &Series,
+    tlb: Option<(f64, f64)>,
+) -> Result<SampleData, String> {
+    exec::first_error(reports)?;
+    let secs = |r: &TaskReport| r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
+    let rates: Vec<f64> = reports
+        .iter()
+        .map(|r| {
+            let w = secs(r);
+            if w > 0.0 { r.values[V_OPS] / w } else { 0.0 }
+        })
+        .collect();
+    let sum = |g: &dyn Fn(&TaskReport) -> f64| reports.iter().map(g).sum::<f64>();
+    let ops = sum(&|r| r.values[V_OPS]);
+    let faults = sum(&|r| (r.minflt + r.majflt) as f64);
+    let total: f64 = rates.iter().sum();
+    let mut d = SampleData::default();
+    let f = &mut d.figures;
+    f.insert("ops/s".into(), total);
+    f.insert("ops/s/task".into(), total / rates.len().max(1) as f64);
+    f.insert("ops".into(), ops);
+    f.insert("faults".into(), faults);
+    f.insert(
+        "faults/s".into(),
+        reports
+            .iter()
+            .map(|r| (r.minflt + r.majflt) as f64 / secs(r).max(1e-9))
+            .sum(),
+    );
+    if ops > 0.0 {
+        f.insert("faults/op".into(), faults / ops);
+    }
+    if let Some((n, s)) = tlb {
+        f.insert("shootdowns".into(), n);
+        if s > 0.0 {
+            f.insert("shootdowns/s".into(), n / s);
+        }
+    }
+    f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
+    f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
+    f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
+    churn::interval_rates(f, reports, V_POINTS, series);
+    d.tasks = reports
+        .iter()
+        .zip(&rates)
+        .map(|(r, rate)| {
+            [
+                ("cpu", r.cpu as f64),
+                ("ops/s", *rate),
+                ("ops", r.values[V_OPS]),
+                ("faults", (r.minflt + r.majflt) as f64),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+        })
+        .collect();
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_tlb_line_of_proc_interrupts() {
+        let text = "           CPU0       CPU1\n  0:   10   0   IO-APIC   2-edge  timer\n\
+                    TLB:      97162      96563   TLB shootdowns\n";
+        assert_eq!(parse_tlb(text), Some(97162 + 96563));
+        assert_eq!(parse_tlb("  0: 1 2 x\n"), None);
+    }
+
+    #[test]
+    fn tlb_pass_reads_back_what_madvise_left() {
+        assert_eq!(touch_pass(None, false, 8 * 4096, 4096, true), Ok(8));
+        assert_eq!(malloc_pass(1024, 3), Ok(3));
+    }
+}
