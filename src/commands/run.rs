@@ -253,7 +253,8 @@ fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
             parse::format_size(usable),
             parse::format_size(avail),
             parse::format_size(reserve),
-            crate::limits::size_flags(w.name()),
+            crate::workload::find(w.name())
+                .map_or(crate::workload::spec::DEFAULT_SIZE_FLAGS, |s| s.size_flags),
         )));
     }
     Ok(())
@@ -494,7 +495,7 @@ fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
             return Err(Error::Interrupted);
         }
     }
-    let colour_harness = labels.harness(h, "colour", &serde_json::Value::Null);
+    let colour_harness = labels.harness(h, colour::SPEC.name, &serde_json::Value::Null);
     if let Some(run) = quick_colour(db, &colour_harness, &plan, m)? {
         if !h.json {
             emit(&run, h)?;

@@ -154,9 +154,32 @@ fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
     }
 }
 
+/// The figures every cmd run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+        Figure::new("minflt", "faults", Better::Lower, false),
+        Figure::new("majflt", "faults", Better::Lower, false),
+    ]
+}
+
+/// cmd in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "cmd",
+    about: "Any external command under the harness: times, faults, vmstat and disk deltas",
+    figures,
+    report: super::Report::Cmd,
+    plots: super::Plots::Scaling,
+    // memory_need is 0: a command is never refused for memory.
+    size_flags: "a command that needs less memory",
+    measures_knobs: &[],
+};
+
 impl Workload for Cmd {
     fn name(&self) -> &'static str {
-        "cmd"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -165,13 +188,7 @@ impl Workload for Cmd {
         vec![Case::new(1, "cmd")]
     }
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("wall", "s", Better::Lower, false),
-            Figure::new("user", "s", Better::Lower, false),
-            Figure::new("system", "s", Better::Lower, false),
-            Figure::new("minflt", "faults", Better::Lower, false),
-            Figure::new("majflt", "faults", Better::Lower, false),
-        ]
+        figures()
     }
     fn memory_need(&self) -> u64 {
         0

@@ -97,9 +97,28 @@ impl Latency {
     }
 }
 
+/// The figures every latency run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("ns/load", "ns", Better::Lower, false),
+        Figure::new("huge %", "%", Better::Higher, false),
+    ]
+}
+
+/// latency in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "latency",
+    about: "Dependent-load latency by working-set size, base pages and THP",
+    figures,
+    report: super::Report::Latency,
+    plots: super::Plots::Latency,
+    size_flags: "a smaller --max",
+    measures_knobs: &[],
+};
+
 impl Workload for Latency {
     fn name(&self) -> &'static str {
-        "latency"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -117,10 +136,7 @@ impl Workload for Latency {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("ns/load", "ns", Better::Lower, false),
-            Figure::new("huge %", "%", Better::Higher, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

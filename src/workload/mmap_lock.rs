@@ -67,9 +67,20 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// mmap-lock in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "mmap-lock",
+    about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
+    figures,
+    report: super::Report::MmapLock,
+    plots: super::Plots::Scaling,
+    size_flags: "smaller sizes or fewer --tasks",
+    measures_knobs: &[],
+};
+
 impl Workload for MmapLock {
     fn name(&self) -> &'static str {
-        "mmap-lock"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()

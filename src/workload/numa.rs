@@ -38,11 +38,16 @@ pub enum Pattern {
 
 impl Pattern {
     pub fn name(&self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The pattern's entry in the registry.
+    pub fn spec(&self) -> &'static super::Spec {
         match self {
-            Pattern::Numa01 => "numa01",
-            Pattern::Numa01Threadlocal => "numa01-threadlocal",
-            Pattern::Numa02 => "numa02",
-            Pattern::Numa02Smt => "numa02-smt",
+            Pattern::Numa01 => &SPEC_NUMA01,
+            Pattern::Numa01Threadlocal => &SPEC_NUMA01_THREADLOCAL,
+            Pattern::Numa02 => &SPEC_NUMA02,
+            Pattern::Numa02Smt => &SPEC_NUMA02_SMT,
         }
     }
 
@@ -261,6 +266,49 @@ impl Numa {
 
 const V_PASSES: usize = 0;
 
+/// The figures every NUMA run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("elapsed", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+        Figure::new("numa_hint_faults", "faults", Better::Lower, false),
+        Figure::new("numa_hint_local%", "%", Better::Higher, false),
+        Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
+        Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
+        Figure::new("autonuma_cost", "units", Better::Lower, false),
+        Figure::new("locality_final", "fraction", Better::Higher, false),
+    ]
+}
+
+/// The four patterns in the registry (`workload::REGISTRY`).
+const fn spec(name: &'static str, about: &'static str) -> super::Spec {
+    super::Spec {
+        name,
+        about,
+        figures,
+        report: super::Report::Numa,
+        plots: super::Plots::Scaling,
+        size_flags: "a smaller --size",
+        // NUMA balancing may be what is measured: --tune leaves it alone.
+        measures_knobs: &["numa_balancing"],
+    }
+}
+
+pub const SPEC_NUMA01: super::Spec = spec(
+    "numa01",
+    "autonumabench numa01: 2 processes share a region first touched on one node",
+);
+pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
+    "numa01-threadlocal",
+    "numa01 with each thread zeroing only its own slice",
+);
+pub const SPEC_NUMA02: super::Spec = spec(
+    "numa02",
+    "autonumabench numa02: one thread per CPU, each zeroing its slice",
+);
+pub const SPEC_NUMA02_SMT: super::Spec = spec("numa02-smt", "numa02 with half the threads");
+
 impl Workload for Numa {
     fn name(&self) -> &'static str {
         self.cfg.pattern.name()
@@ -278,17 +326,7 @@ impl Workload for Numa {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("elapsed", "s", Better::Lower, false),
-            Figure::new("user", "s", Better::Lower, false),
-            Figure::new("system", "s", Better::Lower, false),
-            Figure::new("numa_hint_faults", "faults", Better::Lower, false),
-            Figure::new("numa_hint_local%", "%", Better::Higher, false),
-            Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
-            Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
-            Figure::new("autonuma_cost", "units", Better::Lower, false),
-            Figure::new("locality_final", "fraction", Better::Higher, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

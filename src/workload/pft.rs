@@ -193,9 +193,20 @@ impl Pft {
     }
 }
 
+/// pft in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "pft",
+    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    figures,
+    report: super::Report::Pft,
+    plots: super::Plots::Scaling,
+    size_flags: "a smaller --size or --size-per-task",
+    measures_knobs: &[],
+};
+
 impl Workload for Pft {
     fn name(&self) -> &'static str {
-        "pft"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {

@@ -128,9 +128,20 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// wis in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "wis",
+    about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
+    figures,
+    report: super::Report::Wis,
+    plots: super::Plots::Scaling,
+    size_flags: "smaller sizes or fewer --tasks",
+    measures_knobs: &[],
+};
+
 impl Workload for Wis {
     fn name(&self) -> &'static str {
-        "wis"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
