@@ -86,6 +86,11 @@ impl Layout {
     }
 }
 
+/// `run quick`: every variant at 200000 operations a task.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--ops 200000")]
+}
+
 /// atomic in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "atomic",
@@ -95,6 +100,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Scaling,
     size_flags: "fewer --tasks or CPUs",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Atomic {

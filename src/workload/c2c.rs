@@ -140,6 +140,16 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: two variants at short rounds, where there is a pair of CPUs.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    if m.cpus.len() < 2 {
+        return Vec::new();
+    }
+    vec![super::spec::args(
+        "--variant cas,storeload --rounds 200 --batches 25",
+    )]
+}
+
 /// c2c in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "c2c",
@@ -149,6 +159,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Heatmap,
     size_flags: "fewer --cpus",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for C2c {

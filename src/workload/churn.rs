@@ -56,6 +56,11 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: 0.2 s samples read every 0.05 s.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--time 0.2 --every 0.05")]
+}
+
 /// churn in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "churn",
@@ -65,6 +70,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Scaling,
     size_flags: "a smaller --chunk or fewer --tasks",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Churn {

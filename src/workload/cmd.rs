@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::clock;
+use crate::machine::Snapshot;
 use crate::monitor::diskstats;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,6 +166,15 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: a short CPU-bound shell pipeline.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![
+        ["--", "sh", "-c", "seq 200000 >/dev/null"]
+            .map(str::to_string)
+            .to_vec(),
+    ]
+}
+
 /// cmd in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "cmd",
@@ -175,6 +185,8 @@ pub const SPEC: super::Spec = super::Spec {
     // memory_need is 0: a command is never refused for memory.
     size_flags: "a command that needs less memory",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Cmd {

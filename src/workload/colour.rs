@@ -376,6 +376,16 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: 2 tasks x 16 MiB; 16 colours where sysfs does not give
+/// the LLC's geometry.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let mut a = super::spec::args("--tasks 2 --size-per-task 16M");
+    if m.llc_colours().is_none() {
+        a.extend(super::spec::args("--colours 16"));
+    }
+    vec![a]
+}
+
 /// colour in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "colour",
@@ -385,6 +395,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Colour,
     size_flags: "a smaller --size-per-task or fewer --tasks",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: true,
 };
 
 impl Workload for Colour {

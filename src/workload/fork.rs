@@ -95,6 +95,11 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: 40 forks over 16 MiB per task count.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--size 16M --forks 40")]
+}
+
 /// fork in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "fork",
@@ -104,6 +109,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Scaling,
     size_flags: "a smaller --size or --touch, or fewer --tasks",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Fork {

@@ -105,6 +105,15 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: up to 1 MiB, with THP where the machine allows it.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
+    let pages = if thp_ok { "base,thp" } else { "base" };
+    vec![super::spec::args(&format!(
+        "--max 1M --pages {pages} --loads 200000"
+    ))]
+}
+
 /// latency in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "latency",
@@ -114,6 +123,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Latency,
     size_flags: "a smaller --max",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Latency {

@@ -282,10 +282,16 @@ pub fn figures() -> Vec<Figure> {
 }
 
 /// The four patterns in the registry (`workload::REGISTRY`).
-const fn spec(name: &'static str, about: &'static str) -> super::Spec {
+const fn spec(
+    name: &'static str,
+    about: &'static str,
+    quick: fn(&Snapshot) -> Vec<Vec<String>>,
+) -> super::Spec {
     super::Spec {
         name,
         about,
+        quick,
+        quick_may_skip: false,
         figures,
         report: super::Report::Numa,
         plots: super::Plots::Scaling,
@@ -298,16 +304,27 @@ const fn spec(name: &'static str, about: &'static str) -> super::Spec {
 pub const SPEC_NUMA01: super::Spec = spec(
     "numa01",
     "autonumabench numa01: 2 processes share a region first touched on one node",
+    |_| quick(10),
 );
 pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
     "numa01-threadlocal",
     "numa01 with each thread zeroing only its own slice",
+    |_| quick(20),
 );
 pub const SPEC_NUMA02: super::Spec = spec(
     "numa02",
     "autonumabench numa02: one thread per CPU, each zeroing its slice",
+    |_| quick(20),
 );
-pub const SPEC_NUMA02_SMT: super::Spec = spec("numa02-smt", "numa02 with half the threads");
+pub const SPEC_NUMA02_SMT: super::Spec =
+    spec("numa02-smt", "numa02 with half the threads", |_| quick(20));
+
+/// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
+fn quick(loops: u64) -> Vec<Vec<String>> {
+    vec![super::spec::args(&format!(
+        "--size 32M --loops {loops} --interval 50ms"
+    ))]
+}
 
 impl Workload for Numa {
     fn name(&self) -> &'static str {

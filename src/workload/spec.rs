@@ -4,6 +4,7 @@
 //! these is `workload::REGISTRY`; code that used to match on a workload's
 //! name looks its `Spec` up there instead.
 
+use crate::machine::Snapshot;
 use crate::model::Figure;
 
 /// Which text report (`report/<module>.rs`) renders a workload's runs.
@@ -65,6 +66,14 @@ pub struct Spec {
     pub size_flags: &'static str,
     /// Knobs the workload measures, which `--tune` leaves as they are.
     pub measures_knobs: &'static [&'static str],
+    /// Its runs in `run quick`: for each, the arguments after
+    /// `vmscale run NAME`, parsed like a command line. None where this
+    /// machine cannot run it (c2c on one CPU).
+    pub quick: fn(&Snapshot) -> Vec<Vec<String>>,
+    /// `run quick` skips it with a note, instead of refusing the suite,
+    /// when its options are refused on this machine (colour cannot read
+    /// frame numbers without CAP_SYS_ADMIN). Such entries run last.
+    pub quick_may_skip: bool,
 }
 
 impl Spec {
@@ -75,6 +84,11 @@ impl Spec {
             .map(|f| f.name.clone())
             .unwrap_or_default()
     }
+}
+
+/// A quick-suite command line split at spaces (for arguments that hold none).
+pub fn args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
 }
 
 /// The fix a "not enough memory" refusal offers for a workload that is not

@@ -128,6 +128,20 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: page_fault1 and tlb_flush2 in threads on every CPU, each
+/// sample 0.1 s.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let cpus = m.cpus.len().max(1);
+    [("page_fault1", "8M"), ("tlb_flush2", "1M")]
+        .iter()
+        .map(|(test, size)| {
+            super::spec::args(&format!(
+                "--test {test} --tasks {cpus} --mode thread --size {size} --time 0.1 --every 0.02"
+            ))
+        })
+        .collect()
+}
+
 /// wis in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "wis",
@@ -137,6 +151,8 @@ pub const SPEC: super::Spec = super::Spec {
     plots: super::Plots::Scaling,
     size_flags: "smaller sizes or fewer --tasks",
     measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
 };
 
 impl Workload for Wis {
