@@ -67,7 +67,7 @@ pub fn text(run: &Run) -> String {
             Some(Report::Latency) => latency::text(run),
             Some(Report::Wis) => wis::text(run),
             Some(Report::MmapLock) => mmap_lock::text(run),
-            None => generic::text(run),
+            Some(Report::Generic) | None => generic::text(run),
         }
     };
     format!("{}{}{}", header(run), body, centre::section(run))

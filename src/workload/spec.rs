@@ -10,6 +10,9 @@ use crate::model::Figure;
 /// Which text report (`report/<module>.rs`) renders a workload's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
+    /// `report/generic.rs`: per case, the median and spread of every
+    /// figure, for a workload without a report of its own (yet).
+    Generic,
     Pft,
     Numa,
     Fork,
