@@ -23,7 +23,10 @@ use crate::exec::region::Region;
 pub const MAX_PAGES: usize = 4096;
 
 /// The thread ids of the workers, by global thread index, in shared memory
-/// so that forked workers can publish them to the sampler. 0 = not started.
+/// so that forked workers can publish them to the sampler (0 = not
+/// started), and the CPU each thread ran its last pass on (+1, 0 = still
+/// working): a finished thread waits, idle, wherever the scheduler puts
+/// it, which says nothing about where it worked.
 pub struct TidTable {
     mem: Region,
     n: usize,
@@ -32,7 +35,7 @@ pub struct TidTable {
 impl TidTable {
     pub fn new(n: usize) -> Result<TidTable, String> {
         Ok(TidTable {
-            mem: Region::shared(n.max(1) * 4)?,
+            mem: Region::shared(n.max(1) * 8)?,
             n,
         })
     }
@@ -42,13 +45,36 @@ impl TidTable {
         if g < self.n {
             // SAFETY: gettid has no preconditions.
             let tid = unsafe { libc::gettid() };
-            self.mem.u32_at(g * 4).store(tid as u32, Ordering::Release);
+            self.mem.u32_at(g * 8).store(tid as u32, Ordering::Release);
+        }
+    }
+
+    /// Called by worker thread `g` itself at the end of its last pass.
+    pub fn finish(&self, g: usize) {
+        // SAFETY: sched_getcpu has no preconditions (-1 on failure).
+        let cpu = unsafe { libc::sched_getcpu() };
+        if g < self.n && cpu >= 0 {
+            self.mem
+                .u32_at(g * 8 + 4)
+                .store(cpu as u32 + 1, Ordering::Release);
         }
     }
 
     pub fn get(&self, g: usize) -> Option<i32> {
-        let tid = self.mem.u32_at(g * 4).load(Ordering::Acquire) as i32;
-        (g < self.n && tid > 0).then_some(tid)
+        if g >= self.n {
+            return None;
+        }
+        let tid = self.mem.u32_at(g * 8).load(Ordering::Acquire) as i32;
+        (tid > 0).then_some(tid)
+    }
+
+    /// The CPU of thread `g`'s last pass, once it has finished.
+    pub fn end_cpu(&self, g: usize) -> Option<usize> {
+        if g >= self.n {
+            return None;
+        }
+        let c = self.mem.u32_at(g * 8 + 4).load(Ordering::Acquire);
+        (c > 0).then(|| c as usize - 1)
     }
 }
 
@@ -210,7 +236,10 @@ fn sample(
         };
         pages += status.iter().filter(|&&s| s >= 0).count() as u64;
         all.extend(process_localities(plan, &status, |g| {
-            thread_node(root, plan.pid, tids.get(g)?, node_of)
+            match tids.end_cpu(g) {
+                Some(cpu) => node_of.get(&cpu).copied(),
+                None => thread_node(root, plan.pid, tids.get(g)?, node_of),
+            }
         }));
     }
     let (locality, mean) = worst_and_mean(&all)?;
@@ -274,8 +303,8 @@ impl Sampler {
     }
 
     /// Stops the thread, takes one last sample (call it while the
-    /// processes and their working threads still exist: locality is
-    /// judged by the nodes the threads ran on) and returns every point.
+    /// processes still exist; finished threads are judged by the CPU of
+    /// their last pass) and returns every point.
     pub fn finish(self) -> Vec<Point> {
         self.stop.store(true, Ordering::Release);
         let Ok((mut points, w)) = self.handle.join() else {
@@ -357,6 +386,18 @@ mod tests {
         assert_eq!(thread_node(&dir, 5, 6, &node_of), Some(1));
         assert_eq!(thread_node(&dir, 5, 9, &node_of), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn tid_table_keeps_the_cpu_of_the_last_pass() {
+        let t = TidTable::new(2).unwrap();
+        assert_eq!((t.get(0), t.end_cpu(0)), (None, None));
+        t.publish(1);
+        // SAFETY: gettid has no preconditions.
+        assert_eq!(t.get(1), Some(unsafe { libc::gettid() }));
+        t.finish(1);
+        assert!(t.end_cpu(1).is_some());
+        assert_eq!((t.get(2), t.end_cpu(2)), (None, None), "out of range");
     }
 
     fn pts(ls: &[f64]) -> Vec<Point> {

@@ -445,9 +445,10 @@ impl Workload for Numa {
 impl Numa {
     /// One worker process: first touch (private patterns), barrier,
     /// threads. Its report is in `block` slot `p` when it arrives at
-    /// `done`; its threads stay (on their CPUs, idle) until `done` is
-    /// released, so the parent's last locality sample still sees where
-    /// they ran.
+    /// `done`; it stays until `done` is released, so the parent's last
+    /// locality sample still finds its pages. Each thread records the CPU
+    /// of its last pass: where it waits afterwards is the scheduler's
+    /// choice, not where it worked.
     fn child(
         &self,
         p: usize,
@@ -487,6 +488,7 @@ impl Numa {
                         unsafe { std::ptr::write_bytes(ptr.add(off), 0, len) };
                         passes.fetch_add(1, Ordering::Relaxed);
                     }
+                    tids.finish(g);
                     finished.fetch_add(1, Ordering::AcqRel);
                     done.wait_release();
                 });
