@@ -216,7 +216,7 @@ ldd "$vmscale" | grep -o '/[^ ]*' | while read -r lib; do
   mkdir -p "$root$(dirname "$lib")"
   cp -L "$lib" "$root$lib"
 done
-# The output disk's drivers, in dependency order.
+# The output disk's drivers (loaded in whatever order works, see init).
 for m in virtio/virtio virtio/virtio_ring virtio/virtio_pci_legacy_dev \
          virtio/virtio_pci_modern_dev virtio/virtio_pci block/virtio_blk; do
   cp "$moddir/drivers/$m.ko" "$root/mods/"
@@ -230,8 +230,16 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-for m in virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk; do
-  insmod /mods/$m.ko
+# Dependencies between these modules change between kernel updates (in
+# 6.1.0-56 virtio needs virtio_ring, earlier it was the other way), so load
+# in passes until every one is in or a pass makes no progress.
+left="virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk"
+while [ -n "$left" ]; do
+  failed=""
+  for m in $left; do insmod /mods/$m.ko 2>/dev/null || failed="$failed $m"; done
+  failed=${failed# }
+  if [ "$failed" = "$left" ]; then echo "numa-vm: cannot load: $failed"; break; fi
+  left=$failed
 done
 echo "numa-vm: guest up, kernel $(uname -r), nodes $(cat /sys/devices/system/node/online), numa_balancing $(cat /proc/sys/kernel/numa_balancing)"
 # The topology as the guest kernel sees it, for fixtures and checks.
@@ -275,7 +283,8 @@ grep -v "TCG doesn't support requested feature" "$out/qemu.stderr" >&2 || true
 echo "numa-vm: guest ran $(($(date +%s) - started)) s" >&2
 [ "$rc" = 0 ] || { echo "numa-vm: qemu failed or timed out (exit $rc), see $out" >&2; exit 1; }
 tar -xf "$work/out.img" -C "$out" 2>/dev/null || { echo "numa-vm: the guest wrote no results" >&2; exit 1; }
-status=$(cat "$out/status" 2>/dev/null || echo missing)
+[ -f "$out/status" ] || { echo "numa-vm: the guest wrote no results (no output disk?), see $out/console.log" >&2; exit 1; }
+status=$(cat "$out/status")
 [ "$status" = 0 ] || { echo "numa-vm: guest commands failed (status $status), see $out/guest.log" >&2; exit 1; }
 
 # --- Into the host's store ---------------------------------------------------

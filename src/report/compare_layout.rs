@@ -8,13 +8,16 @@ use super::export::{Align, Block, Records, Report, Table};
 use crate::model::Better;
 
 /// Two decimals as mmtests prints, more for small magnitudes so that
-/// about four significant digits survive (0.01740, 0.001193).
+/// about four significant digits survive (0.01740, 0.001193), none from a
+/// million on (seven digits are plenty, and two runs still fit 80 columns).
 fn num(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
     let a = v.abs();
-    let decimals = if a == 0.0 || a >= 10.0 {
+    let decimals = if a >= 1e6 {
+        0
+    } else if a == 0.0 || a >= 10.0 {
         2
     } else {
         (3 - (a * (1.0 + 1e-9)).log10().floor() as i32).clamp(2, 9) as usize
@@ -22,11 +25,17 @@ fn num(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// A change in at most 10 characters: two decimals below ±1000 %, none
+/// below ±10^6 %, an exponent beyond (a spread that grew 40-fold).
 fn pct(v: f64) -> String {
     if v == 0.0 {
         "(  0.00%)".into()
-    } else if v.is_finite() {
+    } else if v.abs() < 999.995 {
         format!("({v:>+7.2}%)")
+    } else if v.abs() < 999_999.5 {
+        format!("({v:>+7.0}%)")
+    } else if v.is_finite() {
+        format!("({v:>+7.0e}%)")
     } else {
         "(      -%)".into()
     }
@@ -497,5 +506,32 @@ pub fn report(c: &Comparison) -> Report {
         blocks: blocks(c),
         records: records(c),
         data: serde_json::to_value(c).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_keep_their_column_width_at_any_magnitude() {
+        for v in [
+            0.004, -0.5, 99.99, -999.99, 1234.56, -56789.0, 999_999.0, 3.4e6, -7.7e12,
+        ] {
+            let s = pct(v);
+            assert_eq!(s.chars().count(), 10, "{v} -> {s:?}");
+            let sign = if v < 0.0 { '-' } else { '+' };
+            assert!(s.contains(sign), "{v} -> {s:?}");
+        }
+    }
+
+    #[test]
+    fn values_below_ten_billion_fit_ten_characters() {
+        for v in [0.001193, 12.5, 99_999.99, 1_069_451.7, -9_999_999.0, 9.9e9] {
+            let s = num(v);
+            assert!(s.len() <= 10, "{v} -> {s}");
+            let back: f64 = s.parse().unwrap();
+            assert!((back - v).abs() <= v.abs() * 1e-3, "{v} -> {s}");
+        }
     }
 }
