@@ -5,7 +5,10 @@
 //!
 //! Where each page is comes from move_pages(2) with `nodes` NULL: it moves
 //! nothing and returns each page's node (or -ENOENT for a page not present
-//! in that process's page tables). It is asked about an evenly spread
+//! in that process's page tables, and, on the 6.1 kernel tried, for a page
+//! whose PTE NUMA balancing has just made PROT_NONE to take a hint fault:
+//! such a page counts on the node it was last seen on, since balancing
+//! moves a page only when that fault comes). It is asked about an evenly spread
 //! sample of at most `MAX_PAGES` pages per process and sample, so the cost
 //! stays bounded whatever the region's size. The CPU a thread last ran on
 //! is field 39 of /proc/PID/task/TID/stat.
@@ -79,12 +82,14 @@ impl TidTable {
 }
 
 /// What one process's threads work on: sampled page addresses and, per
-/// thread (global index), the range of those addresses that is its work.
+/// thread (global index), the range of those addresses that is its work;
+/// and the node each address was last seen on (negative: never).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcessPlan {
     pub pid: i32,
     pub addrs: Vec<u64>,
     pub threads: Vec<(usize, Range<usize>)>,
+    pub last: Vec<i32>,
 }
 
 /// Up to `budget` page addresses spread evenly over `len` bytes at `start`
@@ -119,8 +124,21 @@ impl ProcessPlan {
             .collect();
         ProcessPlan {
             pid,
+            last: vec![-libc::ENOENT; addrs.len()],
             addrs,
             threads,
+        }
+    }
+
+    /// Fills the pages move_pages could not place (negative status) with
+    /// the node they were last seen on, and remembers the ones it placed.
+    pub fn fill_from_last(&mut self, status: &mut [i32]) {
+        for (s, last) in status.iter_mut().zip(self.last.iter_mut()) {
+            if *s >= 0 {
+                *last = *s;
+            } else if *last >= 0 {
+                *s = *last;
+            }
         }
     }
 }
@@ -223,7 +241,7 @@ pub fn process_localities(
 /// One sample over every watched process, taken at `t`.
 fn sample(
     root: &Path,
-    plans: &[ProcessPlan],
+    plans: &mut [ProcessPlan],
     tids: &TidTable,
     node_of: &BTreeMap<usize, usize>,
     t: f64,
@@ -231,9 +249,10 @@ fn sample(
     let mut all = Vec::new();
     let mut pages = 0;
     for plan in plans {
-        let Some(status) = page_nodes(plan.pid, &plan.addrs) else {
+        let Some(mut status) = page_nodes(plan.pid, &plan.addrs) else {
             continue;
         };
+        plan.fill_from_last(&mut status);
         pages += status.iter().filter(|&&s| s >= 0).count() as u64;
         all.extend(process_localities(plan, &status, |g| {
             match tids.end_cpu(g) {
@@ -285,12 +304,12 @@ impl Sampler {
         let flag = stop.clone();
         let t0 = std::time::Instant::now();
         let handle = std::thread::spawn(move || {
-            let w = watch;
+            let mut w = watch;
             let mut points = Vec::new();
             let mut taken = 0u32;
             while !flag.load(Ordering::Acquire) {
                 let t = t0.elapsed().as_secs_f64();
-                points.extend(sample(&w.root, &w.plans, &w.tids, &w.node_of, t));
+                points.extend(sample(&w.root, &mut w.plans, &w.tids, &w.node_of, t));
                 taken += 1;
                 let next = t0 + interval * taken;
                 while !flag.load(Ordering::Acquire) && std::time::Instant::now() < next {
@@ -307,11 +326,11 @@ impl Sampler {
     /// their last pass) and returns every point.
     pub fn finish(self) -> Vec<Point> {
         self.stop.store(true, Ordering::Release);
-        let Ok((mut points, w)) = self.handle.join() else {
+        let Ok((mut points, mut w)) = self.handle.join() else {
             return Vec::new();
         };
         let t = self.t0.elapsed().as_secs_f64();
-        points.extend(sample(&w.root, &w.plans, &w.tids, &w.node_of, t));
+        points.extend(sample(&w.root, &mut w.plans, &w.tids, &w.node_of, t));
         points
     }
 }
@@ -352,6 +371,7 @@ mod tests {
             pid: 1,
             addrs: vec![0; 8],
             threads: vec![(0, 0..4), (1, 4..8), (2, 0..4)],
+            last: vec![ENOENT; 8],
         };
         let status = [0, 0, 0, 1, 1, 0, ENOENT, ENOENT];
         let node = |g: usize| [Some(0), Some(1), None][g];
@@ -361,6 +381,19 @@ mod tests {
         // Nothing present yet: the thread is left out, not 100 % local.
         assert_eq!(fraction_on(&[ENOENT, ENOENT], 0), None);
         assert_eq!(worst_and_mean(&[]), None);
+    }
+
+    #[test]
+    fn hidden_pages_count_where_last_seen() {
+        let mut plan = ProcessPlan::new(1, &[(0, 0, 3 * 4096)], 4096);
+        let mut first = [0, 1, ENOENT];
+        plan.fill_from_last(&mut first);
+        assert_eq!(first, [0, 1, ENOENT], "never seen: still unknown");
+        // A sample taken while NUMA balancing has the first two PROT_NONE.
+        let mut second = [ENOENT, ENOENT, 1];
+        plan.fill_from_last(&mut second);
+        assert_eq!(second, [0, 1, 1]);
+        assert_eq!(plan.last, vec![0, 1, 1]);
     }
 
     #[test]
