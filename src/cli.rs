@@ -1,7 +1,12 @@
-//! Command-line definitions only (clap derive); no behaviour here.
+//! Command-line definitions only (clap derive); no behaviour here. The
+//! `run` subcommands take their names and descriptions from the workload
+//! registry (`workload::Spec`).
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+use crate::workload::{atomic, c2c, churn, cmd, colour, fork, latency, lockfan, mmap_lock, numa};
+use crate::workload::{pft, wis};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -184,39 +189,39 @@ pub enum RunWhat {
 vmscale run quick --json > quick.json"
     )]
     Quick(QuickArgs),
-    /// Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory
     #[command(
+        name = pft::SPEC.name,
+        about = pft::SPEC.about,
         after_help = "Examples:\n  vmscale run pft --tasks auto --size 512M\n  \
 vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
     )]
     Pft(PftArgs),
-    /// autonumabench numa01: 2 processes share a region first touched on one node
-    #[command(after_help = NUMA_EXAMPLES)]
+    #[command(name = numa::SPEC_NUMA01.name, about = numa::SPEC_NUMA01.about, after_help = NUMA_EXAMPLES)]
     Numa01(NumaArgs),
-    /// numa01 with each thread zeroing only its own slice
-    #[command(name = "numa01-threadlocal", after_help = NUMA_EXAMPLES)]
+    #[command(name = numa::SPEC_NUMA01_THREADLOCAL.name, about = numa::SPEC_NUMA01_THREADLOCAL.about, after_help = NUMA_EXAMPLES)]
     Numa01Threadlocal(NumaArgs),
-    /// autonumabench numa02: one thread per CPU, each zeroing its slice
-    #[command(after_help = NUMA_EXAMPLES)]
+    #[command(name = numa::SPEC_NUMA02.name, about = numa::SPEC_NUMA02.about, after_help = NUMA_EXAMPLES)]
     Numa02(NumaArgs),
-    /// numa02 with half the threads
-    #[command(name = "numa02-smt", after_help = NUMA_EXAMPLES)]
+    #[command(name = numa::SPEC_NUMA02_SMT.name, about = numa::SPEC_NUMA02_SMT.about, after_help = NUMA_EXAMPLES)]
     Numa02Smt(NumaArgs),
-    /// fork over a populated mapping: forks/s, system time per fork and per page
     #[command(
+        name = fork::SPEC.name,
+        about = fork::SPEC.about,
         after_help = "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
 vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
     )]
     Fork(ForkArgs),
-    /// Timed mmap/touch/munmap loop: zfod faults/s per task and in total
     #[command(
+        name = churn::SPEC.name,
+        about = churn::SPEC.about,
         after_help = "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
 vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3"
     )]
     Churn(ChurnArgs),
-    /// Any external command under the harness: times, faults, vmstat and disk deltas
     #[command(
+        name = cmd::SPEC.name,
+        about = cmd::SPEC.about,
         after_help = "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
 vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
 vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
@@ -224,36 +229,34 @@ Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores 
 failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
     )]
     Cmd(CmdArgs),
-    /// Page colours: tasks allocate in parallel, PFNs give per-task colour skew
     #[command(
+        name = colour::SPEC.name,
+        about = colour::SPEC.about,
         after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
 vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
 vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
     )]
     Colour(ColourArgs),
-    /// Cache-line hand-off latency between every pair of CPUs
-    #[command(after_help = "Examples:\n  vmscale run c2c\n  \
+    #[command(name = c2c::SPEC.name, about = c2c::SPEC.about, after_help = "Examples:\n  vmscale run c2c\n  \
 vmscale run c2c --cpus 0-3 --variant cas\n  \
 vmscale run c2c --fresh-line --rounds 2000 --batches 100")]
     C2c(C2cArgs),
-    /// The cost of counting: shared, folded, packed, locked and plain counters
-    #[command(after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
+    #[command(name = atomic::SPEC.name, about = atomic::SPEC.about, after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
 vmscale run atomic --tasks 1,2 --mode process")]
     Atomic(AtomicArgs),
-    /// One lock against the same work hashed over K locks
-    #[command(after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
+    #[command(name = lockfan::SPEC.name, about = lockfan::SPEC.about, after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
 vmscale run lockfan --tasks 2 --lines 4 --ops 200000")]
     Lockfan(LockfanArgs),
-    /// Dependent-load latency by working-set size, base pages and THP
-    #[command(after_help = "Examples:\n  vmscale run latency\n  \
+    #[command(name = latency::SPEC.name, about = latency::SPEC.about, after_help = "Examples:\n  vmscale run latency\n  \
 vmscale run latency --max 256M --pages base,thp\n  \
 vmscale run latency --min 16K --max 4M --pages base --pin 1")]
     Latency(LatencyArgs),
-    /// will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3
     #[command(
+        name = wis::SPEC.name,
+        about = wis::SPEC.about,
         after_help = "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
 vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
 vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
@@ -261,9 +264,9 @@ Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
 tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md)."
     )]
     Wis(WisArgs),
-    /// Faults in N threads while M threads mmap/mprotect/munmap other regions
     #[command(
-        name = "mmap-lock",
+        name = mmap_lock::SPEC.name,
+        about = mmap_lock::SPEC.about,
         after_help = "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
 vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2"
     )]

@@ -78,8 +78,8 @@ fn three_percent_shift_is_marked_significant() {
     let cell = &j["groups"][0]["rows"][0]["cells"][1];
     assert_eq!(cell["significant"], true, "{cell}");
     assert!(cell["p"].as_f64().unwrap() < 1e-3);
-    // Lower is better for time: 3 % slower is -3 %.
-    assert!((cell["pct"][1].as_f64().unwrap() + 3.0).abs() < 1e-9);
+    // Lower is better for time: 3 % slower is -3 % (the mean's change).
+    assert!((cell["pct"][2].as_f64().unwrap() + 3.0).abs() < 1e-9);
     let text = ok(&s.vmscale(&["compare", "a", "b"]));
     assert!(text.contains("(  -3.00%) *"), "{text}");
     // Long labels are clipped in the text, whole in JSON.
@@ -102,6 +102,37 @@ fn three_percent_shift_is_marked_significant() {
     for line in text.lines() {
         assert!(line.chars().count() <= 80, "too wide: {line}");
     }
+}
+
+#[test]
+fn the_median_row_shows_the_centre_an_outlier_cannot_move() {
+    let s = Scratch::new("cmp-median");
+    store_run(
+        &s,
+        "a",
+        machine("6.1.0"),
+        &[(Case::new(1, "x"), vec![1.0, 2.0, 3.0, 4.0, 100.0])],
+    );
+    store_run(
+        &s,
+        "b",
+        machine("6.1.0"),
+        &[(Case::new(1, "x"), vec![2.0, 4.0, 6.0, 8.0, 10.0])],
+    );
+    let text = ok(&s.vmscale(&["compare", "a", "b"]));
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{text}"))
+            .to_string()
+    };
+    // Median 3 -> 6 (lower is better: -100 %), means 22 -> 6 (+72.73 %).
+    assert!(row("Median").contains("3.000 (  0.00%)"), "{text}");
+    assert!(row("Median").contains("6.000 (-100.00%)"), "{text}");
+    assert!(row("Amean").contains("22.00"), "{text}");
+    let j = json(&s.vmscale(&["compare", "a", "b", "--json"]));
+    let pct = &j["groups"][0]["rows"][0]["cells"][1]["pct"];
+    assert!((pct[1].as_f64().unwrap() + 100.0).abs() < 1e-9, "{pct}");
 }
 
 #[test]

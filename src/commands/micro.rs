@@ -1,12 +1,12 @@
 //! Options of the micro-benchmarks (c2c, atomic, lockfan, latency) turned
-//! into validated workloads, and their short entries in `run quick`.
+//! into validated workloads.
 
 use super::{Error, Result};
-use crate::cli::{AtomicArgs, C2cArgs, Harness, LatencyArgs, LockfanArgs};
+use crate::cli::{AtomicArgs, C2cArgs, LatencyArgs, LockfanArgs};
 use crate::exec::{Mode, pin::Pin};
 use crate::machine::{Snapshot, cpulist};
 use crate::parse;
-use crate::workload::{Workload, atomic, c2c, latency, lockfan};
+use crate::workload::{atomic, c2c, latency, lockfan};
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
@@ -91,60 +91,4 @@ pub fn latency_from_args(a: &LatencyArgs, m: &Snapshot) -> Result<latency::Laten
         thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
     };
     input(latency::Latency::new(cfg, m.clone()))
-}
-
-/// The micro-benchmarks at short sizes, for `run quick` (a few seconds in all).
-pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> {
-    let mut out: Vec<Box<dyn Workload>> = Vec::new();
-    if m.cpus.len() >= 2 {
-        out.push(Box::new(c2c_from_args(
-            &C2cArgs {
-                cpus: None,
-                variant: "cas,storeload".into(),
-                fresh_line: false,
-                rounds: 200,
-                batches: 25,
-                harness: h.clone(),
-            },
-            m,
-        )?));
-    }
-    out.push(Box::new(atomic_from_args(
-        &AtomicArgs {
-            tasks: "auto".into(),
-            mode: "thread".into(),
-            variant: "shared,folded,packed,locked,plain".into(),
-            ops: 200_000,
-            fold: 64,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    out.push(Box::new(lockfan_from_args(
-        &LockfanArgs {
-            tasks: "auto".into(),
-            mode: "thread".into(),
-            locks: "1,16,256".into(),
-            kind: "spin".into(),
-            ops: 100_000,
-            lines: 2,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
-    out.push(Box::new(latency_from_args(
-        &LatencyArgs {
-            min: "4K".into(),
-            max: Some("1M".into()),
-            pages: if thp_ok { "base,thp" } else { "base" }.into(),
-            loads: 200_000,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    Ok(out)
 }

@@ -17,6 +17,7 @@ pub mod pcp;
 pub mod plot;
 pub mod probes_out;
 pub mod progress;
+pub mod quick;
 pub mod report;
 pub mod rerun_note;
 pub mod restore;

@@ -1,10 +1,12 @@
 //! `vmscale run`: validates a workload's options, refuses what cannot be
 //! run safely, then runs it into the store and prints the stored result.
+//! `build` is the one place a `run` subcommand becomes a workload (`run
+//! quick` builds its entries through it too, in quick.rs).
 
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{ColourArgs, Harness, PftArgs, QuickArgs, RunArgs, RunWhat};
+use crate::cli::{ColourArgs, Harness, PftArgs, RunArgs, RunWhat};
 use crate::exec::{Mode, pin::Pin, signals};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
@@ -18,46 +20,62 @@ use super::run_procs;
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
     match args.what {
-        RunWhat::Pft(a) => run_one(db, &pft_from_args(&a, &machine)?, &a.harness, &machine),
-        RunWhat::Quick(a) => quick(db, &a, &machine),
-        RunWhat::Numa01(a) => numa(db, numa::Pattern::Numa01, &a, &machine),
-        RunWhat::Numa01Threadlocal(a) => numa(db, numa::Pattern::Numa01Threadlocal, &a, &machine),
-        RunWhat::Numa02(a) => numa(db, numa::Pattern::Numa02, &a, &machine),
-        RunWhat::Numa02Smt(a) => numa(db, numa::Pattern::Numa02Smt, &a, &machine),
-        RunWhat::Fork(a) => {
-            let w = run_procs::fork_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
-        RunWhat::Churn(a) => {
-            let w = run_procs::churn_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
+        RunWhat::Quick(a) => super::quick::run(db, &a, &machine),
         RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
-        RunWhat::Colour(a) => run_one(db, &colour_from_args(&a, &machine)?, &a.harness, &machine),
-        RunWhat::C2c(a) => {
-            let w = super::micro::c2c_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
+        mut what => {
+            let h = harness_mut(&mut what).clone();
+            let w = build(&what, &machine)?;
+            run_one(db, w.as_ref(), &h, &machine)
         }
-        RunWhat::Atomic(a) => {
-            let w = super::micro::atomic_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
+    }
+}
+
+/// The workload a `run` subcommand names, its options validated (input
+/// errors exit 2 before anything is stored). `run quick` is a suite, not
+/// a workload: refused here.
+pub(crate) fn build(what: &RunWhat, m: &Snapshot) -> Result<Box<dyn Workload>> {
+    Ok(match what {
+        RunWhat::Quick(_) => {
+            return Err(Error::Failed("run quick is a suite, not a workload".into()));
         }
-        RunWhat::Lockfan(a) => {
-            let w = super::micro::lockfan_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
-        RunWhat::Latency(a) => {
-            let w = super::micro::latency_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
-        RunWhat::Wis(a) => {
-            let w = super::run_faults::wis_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
-        RunWhat::MmapLock(a) => {
-            let w = super::run_faults::mmap_lock_from_args(&a, &machine)?;
-            run_one(db, &w, &a.harness, &machine)
-        }
+        RunWhat::Pft(a) => Box::new(pft_from_args(a, m)?),
+        RunWhat::Numa01(a) => numa(numa::Pattern::Numa01, a, m)?,
+        RunWhat::Numa01Threadlocal(a) => numa(numa::Pattern::Numa01Threadlocal, a, m)?,
+        RunWhat::Numa02(a) => numa(numa::Pattern::Numa02, a, m)?,
+        RunWhat::Numa02Smt(a) => numa(numa::Pattern::Numa02Smt, a, m)?,
+        RunWhat::Fork(a) => Box::new(run_procs::fork_from_args(a, m)?),
+        RunWhat::Churn(a) => Box::new(run_procs::churn_from_args(a, m)?),
+        RunWhat::Cmd(a) => Box::new(run_procs::cmd_from_args(a)?),
+        RunWhat::Colour(a) => Box::new(colour_from_args(a, m)?),
+        RunWhat::C2c(a) => Box::new(super::micro::c2c_from_args(a, m)?),
+        RunWhat::Atomic(a) => Box::new(super::micro::atomic_from_args(a, m)?),
+        RunWhat::Lockfan(a) => Box::new(super::micro::lockfan_from_args(a, m)?),
+        RunWhat::Latency(a) => Box::new(super::micro::latency_from_args(a, m)?),
+        RunWhat::Wis(a) => Box::new(super::run_faults::wis_from_args(a, m)?),
+        RunWhat::MmapLock(a) => Box::new(super::run_faults::mmap_lock_from_args(a, m)?),
+    })
+}
+
+/// The harness options of a `run` subcommand, to read or to replace (the
+/// quick suite puts its own in place of the defaults its entries parse to).
+pub(crate) fn harness_mut(what: &mut RunWhat) -> &mut Harness {
+    match what {
+        RunWhat::Quick(a) => &mut a.harness,
+        RunWhat::Pft(a) => &mut a.harness,
+        RunWhat::Numa01(a)
+        | RunWhat::Numa01Threadlocal(a)
+        | RunWhat::Numa02(a)
+        | RunWhat::Numa02Smt(a) => &mut a.harness,
+        RunWhat::Fork(a) => &mut a.harness,
+        RunWhat::Churn(a) => &mut a.harness,
+        RunWhat::Cmd(a) => &mut a.harness,
+        RunWhat::Colour(a) => &mut a.harness,
+        RunWhat::C2c(a) => &mut a.harness,
+        RunWhat::Atomic(a) => &mut a.harness,
+        RunWhat::Lockfan(a) => &mut a.harness,
+        RunWhat::Latency(a) => &mut a.harness,
+        RunWhat::Wis(a) => &mut a.harness,
+        RunWhat::MmapLock(a) => &mut a.harness,
     }
 }
 
@@ -77,12 +95,11 @@ pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
     Ok(())
 }
 
-fn numa(db: &Path, p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<()> {
-    let w = run_procs::numa_from_args(p, a, m)?;
-    run_one(db, &w, &a.harness, m)
+fn numa(p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(run_procs::numa_from_args(p, a, m)?))
 }
 
-fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
+pub(crate) fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
 }
 
@@ -92,10 +109,10 @@ pub(crate) fn plan(h: &Harness) -> Result<Plan> {
 
 const DEFAULT_MAX_REPS: usize = 30;
 /// `run quick` stops adaptive sampling sooner, to stay quick.
-const QUICK_MAX_REPS: usize = 5;
+pub(crate) const QUICK_MAX_REPS: usize = 5;
 
 /// The plan from the harness options: `--reps N` fixed, else adaptive.
-fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
+pub(crate) fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
     if h.reps == Some(0) {
         return Err(Error::Input(
             "--reps 0 takes no samples: use 1 or more".into(),
@@ -127,7 +144,7 @@ fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
 const MIN_REPS: usize = 3;
 
 /// Noise and knob options from the harness, validated.
-fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
+pub(crate) fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
     let threshold =
         input(parse::percent(&h.noise_threshold).map_err(|e| format!("--noise-threshold: {e}")))?;
     Ok(runner::Options {
@@ -238,7 +255,7 @@ fn colour_size_per_task(a: &ColourArgs, online: usize) -> Result<u64> {
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.
-fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
+pub(crate) fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
     let need = w.memory_need();
     let avail = m.mem_available_kib.unwrap_or(0) * 1024;
     let total = m.mem_total_kib.unwrap_or(0) * 1024;
@@ -253,7 +270,8 @@ fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
             parse::format_size(usable),
             parse::format_size(avail),
             parse::format_size(reserve),
-            crate::limits::size_flags(w.name()),
+            crate::workload::find(w.name())
+                .map_or(crate::workload::spec::DEFAULT_SIZE_FLAGS, |s| s.size_flags),
         )));
     }
     Ok(())
@@ -401,7 +419,7 @@ pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
 
 /// Prints a stored run through the output module; with `-q`, only its
 /// identity line.
-fn emit(run: &Run, h: &Harness) -> Result<()> {
+pub(crate) fn emit(run: &Run, h: &Harness) -> Result<()> {
     let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
     if super::output::quiet() && format == crate::report::export::Format::Text {
         let m = &run.meta;
@@ -425,132 +443,4 @@ fn render(run: &Run, h: &Harness) -> Result<String> {
     crate::report::export::exporter(format)
         .export(&crate::report::show::report(run))
         .map_err(Error::Failed)
-}
-
-/// The quick suite: sysinfo, pft in threads and processes, the process and
-/// NUMA workloads at short sizes (run_procs::quick_suite), then colour.
-fn quick(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
-    let plan = plan_with(&a.harness, QUICK_MAX_REPS)?;
-    let mut suite: Vec<Box<dyn Workload>> = ["thread", "process"]
-        .iter()
-        .map(|mode| {
-            pft_from_args(
-                &PftArgs {
-                    tasks: "auto".into(),
-                    mode: mode.to_string(),
-                    size: Some("256M".into()),
-                    size_per_task: None,
-                    cline: 1,
-                    pin: "compact".into(),
-                    thp: "never".into(),
-                    populate: true,
-                    backing: "anon".into(),
-                    path: None,
-                    shared: false,
-                    access: "write".into(),
-                    pages: None,
-                    harness: a.harness.clone(),
-                },
-                m,
-            )
-            .map(|w| Box::new(w) as Box<dyn Workload>)
-        })
-        .collect::<Result<_>>()?;
-    suite.extend(run_procs::quick_suite(&a.harness, m)?);
-    suite.extend(super::micro::quick_suite(&a.harness, m)?);
-    suite.extend(super::run_faults::quick_suite(&a.harness, m)?);
-    for w in &suite {
-        check_memory(w.as_ref(), m)?;
-    }
-    // Refuse bad knobs before printing anything.
-    let knob_plan = input(crate::knobs::Plan::parse(&a.harness.knob))?;
-    options(&a.harness, &knob_plan)?;
-    for w in &suite {
-        super::conflicts::check(w.name(), &w.config(), &knob_plan)?;
-    }
-    input(knob_plan.preflight(
-        &crate::knobs::live_root(),
-        &crate::knobs::journal::default_path(),
-    ))?;
-    let h = &a.harness;
-    if !(h.json || h.markdown || h.csv || super::output::quiet()) {
-        super::output::text(&format!("{}\n", crate::report::sysinfo::text(m)))?;
-    }
-    let suite_id = suite_label(db, h)?;
-    let mut labels = super::suite::Labels::new(&suite_id);
-    let mut runs = Vec::new();
-    for w in &suite {
-        let labelled = labels.harness(h, w.name(), &w.config());
-        let run = run_workload(db, w.as_ref(), &plan, &labelled, m)?;
-        let interrupted = run.meta.status == Status::Incomplete;
-        if !h.json {
-            emit(&run, h)?;
-            if !super::output::quiet() {
-                super::output::text("\n")?;
-            }
-        }
-        runs.push(run);
-        if interrupted {
-            return Err(Error::Interrupted);
-        }
-    }
-    let colour_harness = labels.harness(h, "colour", &serde_json::Value::Null);
-    if let Some(run) = quick_colour(db, &colour_harness, &plan, m)? {
-        if !h.json {
-            emit(&run, h)?;
-            if !super::output::quiet() {
-                super::output::text("\n")?;
-            }
-        }
-        runs.push(run);
-    }
-    if a.harness.json {
-        // The shape of `import --json`: an array of runs as `show --json`
-        // prints each (docs/json.md).
-        super::print_json(&runs)?;
-    }
-    Ok(())
-}
-
-/// The suite's id, the first part of every label it gives: `--label`, or
-/// `quick-N` with N the id its first run will get.
-fn suite_label(db: &Path, h: &Harness) -> Result<String> {
-    if let Some(l) = &h.label {
-        super::manage::check_label(l)?;
-        return Ok(l.clone());
-    }
-    let next = match Store::open_existing(db) {
-        Ok(store) => store.next_id().map_err(Error::Failed)?,
-        Err(_) => 1,
-    };
-    Ok(format!("quick-{next}"))
-}
-
-/// The quick suite's colour entry: 2 tasks x 16 MiB, skipped with a note
-/// when this process cannot read physical frame numbers.
-fn quick_colour(db: &Path, h: &Harness, plan: &Plan, m: &Snapshot) -> Result<Option<Run>> {
-    let args = ColourArgs {
-        tasks: "2".into(),
-        mode: "thread".into(),
-        size_per_task: Some("16M".into()),
-        size: None,
-        interleave: None,
-        colours: m.llc_colours().is_none().then_some(16),
-        pin: "compact".into(),
-        thp: "never".into(),
-        harness: h.clone(),
-    };
-    let w = match colour_from_args(&args, m) {
-        Ok(w) => w,
-        Err(Error::Input(e)) => {
-            eprintln!("vmscale: quick: colour skipped: {e}");
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
-    };
-    let run = run_workload(db, &w, plan, h, m)?;
-    if run.meta.status == Status::Incomplete {
-        return Err(Error::Interrupted);
-    }
-    Ok(Some(run))
 }

@@ -1,15 +1,15 @@
 //! `vmscale run` for the fault workloads: pft's backing, sharing, access and
 //! page options turned into a validated mapping (hugetlb refused with the
 //! numbers unless reserved with `--knob nr_hugepages=N`), will-it-scale's VM
-//! tests (`wis`) and `mmap-lock`, and their short entries in `run quick`.
+//! tests (`wis`) and `mmap-lock`.
 
 use super::{Error, Result};
-use crate::cli::{Harness, MmapLockArgs, PftArgs, WisArgs};
+use crate::cli::{MmapLockArgs, PftArgs, WisArgs};
 use crate::exec::{Mode, pin::Pin};
 use crate::machine::Snapshot;
 use crate::parse;
 use crate::workload::fault_map::{self, PageKind, Spec};
-use crate::workload::{Workload, mmap_lock, pft, wis};
+use crate::workload::{mmap_lock, pft, wis};
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
@@ -181,39 +181,4 @@ pub fn mmap_lock_from_args(a: &MmapLockArgs, m: &Snapshot) -> Result<mmap_lock::
         page_size: m.page_size.unwrap_or(4096),
     };
     input(mmap_lock::MmapLock::new(cfg, m.clone()))
-}
-
-/// The fault workloads at small sizes for `run quick`: page_fault1 and
-/// tlb_flush2 in threads on every CPU, and mmap-lock with M = 0 and 1, each
-/// sample 0.1 s (about 3 s in all).
-pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> {
-    let cpus = m.cpus.len().max(1).to_string();
-    let wis = |test: &str, size: &str| WisArgs {
-        test: test.into(),
-        tasks: cpus.clone(),
-        mode: "thread".into(),
-        size: Some(size.into()),
-        time: 0.1,
-        every: 0.02,
-        dir: None,
-        pin: "compact".into(),
-        harness: h.clone(),
-    };
-    let mut out: Vec<Box<dyn Workload>> = Vec::new();
-    for (test, size) in [("page_fault1", "8M"), ("tlb_flush2", "1M")] {
-        out.push(Box::new(wis_from_args(&wis(test, size), m)?));
-    }
-    out.push(Box::new(mmap_lock_from_args(
-        &MmapLockArgs {
-            tasks: "1".into(),
-            changers: "0,1".into(),
-            size: "4M".into(),
-            rate: 1000.0,
-            time: 0.1,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    Ok(out)
 }

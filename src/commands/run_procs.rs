@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::run::{plan, run_workload};
 use super::{Error, Result};
-use crate::cli::{ChurnArgs, CmdArgs, ForkArgs, Harness, NumaArgs};
+use crate::cli::{ChurnArgs, CmdArgs, ForkArgs, NumaArgs};
 use crate::exec::{Mode, pin::Pin};
 use crate::machine::Snapshot;
 use crate::parse;
-use crate::workload::{Workload, churn, cmd, fork, numa};
+use crate::workload::{churn, cmd, fork, numa};
 
 fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
     r.map_err(Error::Input)
@@ -106,57 +106,4 @@ pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
         },
         Err(e) => Err(e),
     }
-}
-
-/// The quick suite's share: every workload here at short sizes.
-pub fn quick_suite(h: &Harness, m: &Snapshot) -> Result<Vec<Box<dyn Workload>>> {
-    let numa = |size: &str, loops| NumaArgs {
-        size: Some(size.into()),
-        loops: Some(loops),
-        interval: "50ms".into(),
-        threshold: 0.9,
-        harness: h.clone(),
-    };
-    use numa::Pattern::*;
-    let mut v: Vec<Box<dyn Workload>> = vec![
-        Box::new(numa_from_args(Numa01, &numa("32M", 10), m)?),
-        Box::new(numa_from_args(Numa01Threadlocal, &numa("32M", 20), m)?),
-        Box::new(numa_from_args(Numa02, &numa("32M", 20), m)?),
-        Box::new(numa_from_args(Numa02Smt, &numa("32M", 20), m)?),
-    ];
-    v.push(Box::new(fork_from_args(
-        &ForkArgs {
-            tasks: "auto".into(),
-            mode: "process".into(),
-            size: "16M".into(),
-            forks: 40,
-            touch: 16,
-            shared_file: false,
-            file_dir: None,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    v.push(Box::new(churn_from_args(
-        &ChurnArgs {
-            tasks: "auto".into(),
-            mode: "process".into(),
-            chunk: "1M".into(),
-            time: 0.2,
-            every: 0.05,
-            pin: "compact".into(),
-            harness: h.clone(),
-        },
-        m,
-    )?));
-    v.push(Box::new(cmd_from_args(&CmdArgs {
-        device: None,
-        setup: None,
-        cleanup: None,
-        interval: 1.0,
-        harness: h.clone(),
-        command: vec!["sh".into(), "-c".into(), "seq 200000 >/dev/null".into()],
-    })?));
-    Ok(v)
 }

@@ -8,8 +8,9 @@ use std::path::Path;
 use crate::knobs::{Plan, registry};
 
 /// The run's knob plan with the tuned knobs added, and the values tuned.
-/// Knobs the user varies with `--knob` keep the user's values; a numa
-/// workload keeps NUMA balancing as it is, since it may be what it measures.
+/// Knobs the user varies with `--knob` keep the user's values; knobs the
+/// workload measures (its `Spec::measures_knobs`, NUMA balancing for the
+/// numa workloads) stay as they are.
 pub fn plan(root: &Path, user: &Plan, workload: &str) -> (Plan, BTreeMap<String, String>) {
     let report = super::examine(
         root,
@@ -26,8 +27,9 @@ pub fn plan(root: &Path, user: &Plan, workload: &str) -> (Plan, BTreeMap<String,
             continue;
         };
         let varied = merged.knobs.iter().any(|(k, _)| k.name == knob.name);
-        let numa = knob.name == "numa_balancing" && workload.starts_with("numa");
-        if varied || numa || knob.validate(&t.value).is_err() {
+        let measured =
+            crate::workload::find(workload).is_some_and(|s| s.measures_knobs.contains(&knob.name));
+        if varied || measured || knob.validate(&t.value).is_err() {
             continue;
         }
         merged.knobs.push((knob, vec![t.value.clone()]));

@@ -349,7 +349,7 @@ fn table(header: &[Word], cols: &[Col], caption: String, rows: Vec<Row>, block: 
     };
     let header_words: Vec<&str> = header.iter().map(|w| w.text.as_str()).collect();
     Table {
-        workload: "pft",
+        workload: crate::workload::pft::SPEC.name,
         format,
         // pft's own figures, so imported runs compare with measured ones.
         figures: crate::workload::pft::figures(),

@@ -73,7 +73,7 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
         return Err("will-it-scale CSV has a header but no rows".into());
     }
     let (workload, test) = match own_test(test) {
-        Some(name) => ("wis", name),
+        Some(name) => (crate::workload::wis::SPEC.name, name),
         None => ("will-it-scale", test),
     };
     Ok(Some(Table {

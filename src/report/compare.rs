@@ -119,7 +119,7 @@ pub struct Cell {
     pub summary: Option<Summary>,
     /// % change against the baseline, positive = better, for Min, mean,
     /// Stddev, CoeffVar, Max.
-    pub pct: Option<[f64; 5]>,
+    pub pct: Option<[f64; 6]>,
     pub p: Option<f64>,
     /// Benjamini-Hochberg adjusted p-value.
     pub p_adjusted: Option<f64>,
@@ -435,9 +435,12 @@ fn empty_cell() -> Cell {
     }
 }
 
-fn pcts(b: &Summary, s: &Summary, better: Better) -> [f64; 5] {
+/// Changes of Min, Median, mean, Stddev, CoeffVar and Max, in the order
+/// of the compare block's rows.
+fn pcts(b: &Summary, s: &Summary, better: Better) -> [f64; 6] {
     [
         pct_better(b.min, s.min, better),
+        pct_better(b.median, s.median, better),
         pct_better(b.mean, s.mean, better),
         pct_better(b.stddev, s.stddev, Better::Lower),
         pct_better(b.coeff_var, s.coeff_var, Better::Lower),

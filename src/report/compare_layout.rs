@@ -97,12 +97,13 @@ fn row_label(g: &Group, tasks: usize) -> String {
 
 type StatFn = fn(&crate::stats::summary::Summary) -> f64;
 
-/// Rows Min, Amean/Hmean, Stddev, CoeffVar, Max per task count, then the
-/// p-value and ratio rows.
+/// Rows Min, Median (the headline's centre), Amean/Hmean, Stddev,
+/// CoeffVar, Max per task count, then the p-value and ratio rows.
 fn group_table(c: &Comparison, g: &Group) -> Table {
     let mean_name = if g.figure.rate { "Hmean" } else { "Amean" };
-    let stats: [(&str, StatFn); 5] = [
+    let stats: [(&str, StatFn); 6] = [
         ("Min", |s| s.min),
+        ("Median", |s| s.median),
         ("", |s| s.mean),
         ("Stddev", |s| s.stddev),
         ("CoeffVar", |s| s.coeff_var),
@@ -110,13 +111,13 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
     ];
     let mut rows = Vec::new();
     for (si, (name, get)) in stats.iter().enumerate() {
-        let name = if si == 1 { mean_name } else { name };
+        let name = if si == 2 { mean_name } else { name };
         for r in &g.rows {
             let mut row = vec![name.to_string(), row_label(g, r.tasks)];
             for cell in &r.cells {
                 row.push(match (&cell.summary, &cell.pct) {
                     (Some(s), Some(p)) => {
-                        let mark = if si == 1 && cell.significant {
+                        let mark = if si == 2 && cell.significant {
                             " *"
                         } else {
                             "  "
@@ -483,7 +484,7 @@ fn records(c: &Comparison) -> Records {
                     opt(s.map(|s| s.coeff_var)),
                     opt(s.map(|s| s.max)),
                     opt(s.map(|s| s.ci95)),
-                    opt(cell.pct.map(|p| p[1])),
+                    opt(cell.pct.map(|p| p[2])),
                     opt(cell.p),
                     opt(cell.p_adjusted),
                     cell.significant.to_string(),

@@ -16,8 +16,9 @@ fn fig(run: &Run, i: usize, name: &str) -> Vec<f64> {
 }
 
 pub fn text(run: &Run) -> String {
-    match run.meta.workload.as_str() {
-        "pft" => pft(run),
+    let spec = crate::workload::find(&run.meta.workload);
+    match spec.map(|s| s.report) {
+        Some(crate::workload::Report::Pft) => pft(run),
         _ => crate::report::generic::text(run),
     }
 }

@@ -32,12 +32,14 @@ pub mod termplot;
 pub mod wis;
 
 use crate::model::Run;
+use crate::workload::Report;
 
-/// The text report of a run, chosen by its workload.
+/// The text report of a run, chosen by its workload's `Spec::report`.
 pub fn text(run: &Run) -> String {
-    // Most reports print one block per knob combination; colour sets its
-    // combinations side by side itself.
-    let own_ab = run.meta.workload == "colour";
+    let spec = crate::workload::find(&run.meta.workload);
+    // Most reports print one block per knob combination; some (colour) set
+    // their combinations side by side themselves.
+    let own_ab = spec.is_some_and(|s| s.report.owns_knob_blocks());
     if let Some(blocks) = knobs::split(run).filter(|_| !own_ab) {
         let mut out = header(run);
         for (label, sub) in &blocks {
@@ -49,21 +51,24 @@ pub fn text(run: &Run) -> String {
         }
         return out;
     }
-    let body = match run.meta.workload.as_str() {
-        _ if imported::handles(run) => imported::text(run),
-        "pft" => pft::text(run),
-        "numa01" | "numa01-threadlocal" | "numa02" | "numa02-smt" => numa::text(run),
-        "fork" => fork::text(run),
-        "churn" => churn::text(run),
-        "cmd" => cmd::text(run),
-        "colour" => colour::text(run),
-        "c2c" => c2c::text(run),
-        "atomic" => atomic::text(run),
-        "lockfan" => lockfan::text(run),
-        "latency" => latency::text(run),
-        "wis" => wis::text(run),
-        "mmap-lock" => mmap_lock::text(run),
-        _ => generic::text(run),
+    let body = if imported::handles(run) {
+        imported::text(run)
+    } else {
+        match spec.map(|s| s.report) {
+            Some(Report::Pft) => pft::text(run),
+            Some(Report::Numa) => numa::text(run),
+            Some(Report::Fork) => fork::text(run),
+            Some(Report::Churn) => churn::text(run),
+            Some(Report::Cmd) => cmd::text(run),
+            Some(Report::Colour) => colour::text(run),
+            Some(Report::C2c) => c2c::text(run),
+            Some(Report::Atomic) => atomic::text(run),
+            Some(Report::Lockfan) => lockfan::text(run),
+            Some(Report::Latency) => latency::text(run),
+            Some(Report::Wis) => wis::text(run),
+            Some(Report::MmapLock) => mmap_lock::text(run),
+            None => generic::text(run),
+        }
     };
     format!("{}{}{}", header(run), body, centre::section(run))
 }

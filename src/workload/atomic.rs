@@ -86,9 +86,27 @@ impl Layout {
     }
 }
 
+/// `run quick`: every variant at 200000 operations a task.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--ops 200000")]
+}
+
+/// atomic in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "atomic",
+    about: "The cost of counting: shared, folded, packed, locked and plain counters",
+    figures: super::ops::figures,
+    report: super::Report::Atomic,
+    plots: super::Plots::Scaling,
+    size_flags: "fewer --tasks or CPUs",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Atomic {
     fn name(&self) -> &'static str {
-        "atomic"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {

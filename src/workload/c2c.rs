@@ -130,9 +130,42 @@ impl C2c {
     }
 }
 
+/// The figures every c2c run reports (a run adds one per CPU pair after
+/// the headline).
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("median ns", "ns", Better::Lower, false),
+        Figure::new("clock res ns", "ns", Better::Lower, false),
+        Figure::new("clock read ns", "ns", Better::Lower, false),
+    ]
+}
+
+/// `run quick`: two variants at short rounds, where there is a pair of CPUs.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    if m.cpus.len() < 2 {
+        return Vec::new();
+    }
+    vec![super::spec::args(
+        "--variant cas,storeload --rounds 200 --batches 25",
+    )]
+}
+
+/// c2c in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "c2c",
+    about: "Cache-line hand-off latency between every pair of CPUs",
+    figures,
+    report: super::Report::C2c,
+    plots: super::Plots::Heatmap,
+    size_flags: "fewer --cpus",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for C2c {
     fn name(&self) -> &'static str {
-        "c2c"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -144,15 +177,16 @@ impl Workload for C2c {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        let mut f = vec![Figure::new("median ns", "ns", Better::Lower, false)];
+        // The headline, one figure per CPU pair, then the clock's quality.
+        let mut f = figures();
+        let clock = f.split_off(1);
         f.extend(
             self.cfg
                 .pairs
                 .iter()
                 .map(|p| Figure::new(&p.figure(), "ns", Better::Lower, false)),
         );
-        f.push(Figure::new("clock res ns", "ns", Better::Lower, false));
-        f.push(Figure::new("clock read ns", "ns", Better::Lower, false));
+        f.extend(clock);
         f
     }
 

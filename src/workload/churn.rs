@@ -46,9 +46,37 @@ impl Churn {
     }
 }
 
+/// The figures every churn run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("zfod/s", "faults/s", Better::Higher, true),
+        Figure::new("zfod/s/task", "faults/s", Better::Higher, true),
+        Figure::new("task_min", "faults/s", Better::Higher, true),
+        Figure::new("task_max", "faults/s", Better::Higher, true),
+    ]
+}
+
+/// `run quick`: 0.2 s samples read every 0.05 s.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--time 0.2 --every 0.05")]
+}
+
+/// churn in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "churn",
+    about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
+    figures,
+    report: super::Report::Churn,
+    plots: super::Plots::Scaling,
+    size_flags: "a smaller --chunk or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Churn {
     fn name(&self) -> &'static str {
-        "churn"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -61,12 +89,7 @@ impl Workload for Churn {
             .collect()
     }
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("zfod/s", "faults/s", Better::Higher, true),
-            Figure::new("zfod/s/task", "faults/s", Better::Higher, true),
-            Figure::new("task_min", "faults/s", Better::Higher, true),
-            Figure::new("task_max", "faults/s", Better::Higher, true),
-        ]
+        figures()
     }
     fn memory_need(&self) -> u64 {
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)

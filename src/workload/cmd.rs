@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::clock;
+use crate::machine::Snapshot;
 use crate::monitor::diskstats;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,9 +155,43 @@ fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
     }
 }
 
+/// The figures every cmd run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+        Figure::new("minflt", "faults", Better::Lower, false),
+        Figure::new("majflt", "faults", Better::Lower, false),
+    ]
+}
+
+/// `run quick`: a short CPU-bound shell pipeline.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![
+        ["--", "sh", "-c", "seq 200000 >/dev/null"]
+            .map(str::to_string)
+            .to_vec(),
+    ]
+}
+
+/// cmd in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "cmd",
+    about: "Any external command under the harness: times, faults, vmstat and disk deltas",
+    figures,
+    report: super::Report::Cmd,
+    plots: super::Plots::Scaling,
+    // memory_need is 0: a command is never refused for memory.
+    size_flags: "a command that needs less memory",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Cmd {
     fn name(&self) -> &'static str {
-        "cmd"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -165,13 +200,7 @@ impl Workload for Cmd {
         vec![Case::new(1, "cmd")]
     }
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("wall", "s", Better::Lower, false),
-            Figure::new("user", "s", Better::Lower, false),
-            Figure::new("system", "s", Better::Lower, false),
-            Figure::new("minflt", "faults", Better::Lower, false),
-            Figure::new("majflt", "faults", Better::Lower, false),
-        ]
+        figures()
     }
     fn memory_need(&self) -> u64 {
         0

@@ -362,9 +362,46 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
     (r, Some(map))
 }
 
+/// The figures every colour run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("eff_fraction", "fraction", Better::Higher, false),
+        Figure::new("eff_colours", "colours", Better::Higher, false),
+        Figure::new("cov_max", "%", Better::Lower, false),
+        Figure::new("l2_eff_fraction", "fraction", Better::Higher, false),
+        Figure::new("switch_fraction", "fraction", Better::Higher, false),
+        Figure::new("pcp_after_kib", "KiB", Better::Lower, false),
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("analysis", "s", Better::Lower, false),
+    ]
+}
+
+/// `run quick`: 2 tasks x 16 MiB; 16 colours where sysfs does not give
+/// the LLC's geometry.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let mut a = super::spec::args("--tasks 2 --size-per-task 16M");
+    if m.llc_colours().is_none() {
+        a.extend(super::spec::args("--colours 16"));
+    }
+    vec![a]
+}
+
+/// colour in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "colour",
+    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
+    figures,
+    report: super::Report::Colour,
+    plots: super::Plots::Colour,
+    size_flags: "a smaller --size-per-task or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: true,
+};
+
 impl Workload for Colour {
     fn name(&self) -> &'static str {
-        "colour"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -380,16 +417,7 @@ impl Workload for Colour {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("eff_fraction", "fraction", Better::Higher, false),
-            Figure::new("eff_colours", "colours", Better::Higher, false),
-            Figure::new("cov_max", "%", Better::Lower, false),
-            Figure::new("l2_eff_fraction", "fraction", Better::Higher, false),
-            Figure::new("switch_fraction", "fraction", Better::Higher, false),
-            Figure::new("pcp_after_kib", "KiB", Better::Lower, false),
-            Figure::new("wall", "s", Better::Lower, false),
-            Figure::new("analysis", "s", Better::Lower, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -83,9 +83,39 @@ impl Fork {
     }
 }
 
+/// The figures every fork run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("forks/s", "forks/s", Better::Higher, true),
+        Figure::new("sys/fork", "us", Better::Lower, false),
+        Figure::new("sys/page", "ns", Better::Lower, false),
+        Figure::new("fork", "us", Better::Lower, false),
+        Figure::new("teardown", "us", Better::Lower, false),
+        Figure::new("wall", "s", Better::Lower, false),
+    ]
+}
+
+/// `run quick`: 40 forks over 16 MiB per task count.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--size 16M --forks 40")]
+}
+
+/// fork in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "fork",
+    about: "fork over a populated mapping: forks/s, system time per fork and per page",
+    figures,
+    report: super::Report::Fork,
+    plots: super::Plots::Scaling,
+    size_flags: "a smaller --size or --touch, or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Fork {
     fn name(&self) -> &'static str {
-        "fork"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -101,14 +131,7 @@ impl Workload for Fork {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("forks/s", "forks/s", Better::Higher, true),
-            Figure::new("sys/fork", "us", Better::Lower, false),
-            Figure::new("sys/page", "ns", Better::Lower, false),
-            Figure::new("fork", "us", Better::Lower, false),
-            Figure::new("teardown", "us", Better::Lower, false),
-            Figure::new("wall", "s", Better::Lower, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -97,9 +97,39 @@ impl Latency {
     }
 }
 
+/// The figures every latency run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("ns/load", "ns", Better::Lower, false),
+        Figure::new("huge %", "%", Better::Higher, false),
+    ]
+}
+
+/// `run quick`: up to 1 MiB, with THP where the machine allows it.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
+    let pages = if thp_ok { "base,thp" } else { "base" };
+    vec![super::spec::args(&format!(
+        "--max 1M --pages {pages} --loads 200000"
+    ))]
+}
+
+/// latency in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "latency",
+    about: "Dependent-load latency by working-set size, base pages and THP",
+    figures,
+    report: super::Report::Latency,
+    plots: super::Plots::Latency,
+    size_flags: "a smaller --max",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Latency {
     fn name(&self) -> &'static str {
-        "latency"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -117,10 +147,7 @@ impl Workload for Latency {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("ns/load", "ns", Better::Lower, false),
-            Figure::new("huge %", "%", Better::Higher, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

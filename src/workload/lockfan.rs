@@ -82,9 +82,29 @@ pub fn lock_of(key: u64, locks: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize % locks
 }
 
+/// `run quick`: spinlocks over 1, 16 and 256 locks.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args(
+        "--locks 1,16,256 --kind spin --ops 100000",
+    )]
+}
+
+/// lockfan in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "lockfan",
+    about: "One lock against the same work hashed over K locks",
+    figures: super::ops::figures,
+    report: super::Report::Lockfan,
+    plots: super::Plots::Scaling,
+    size_flags: "fewer --locks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Lockfan {
     fn name(&self) -> &'static str {
-        "lockfan"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {

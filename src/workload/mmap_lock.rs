@@ -67,9 +67,27 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: one faulting thread against 0 and 1 changers, 0.1 s each.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args("--size 4M --time 0.1")]
+}
+
+/// mmap-lock in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "mmap-lock",
+    about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
+    figures,
+    report: super::Report::MmapLock,
+    plots: super::Plots::Scaling,
+    size_flags: "smaller sizes or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for MmapLock {
     fn name(&self) -> &'static str {
-        "mmap-lock"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()

@@ -16,9 +16,11 @@ pub mod numa;
 mod ops;
 pub mod pft;
 pub mod region;
+pub mod spec;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
+pub use spec::{Plots, Report, Spec};
 
 /// A workload ready to run: validated configuration, cases, and the sampler.
 pub trait Workload {
@@ -35,63 +37,31 @@ pub trait Workload {
     fn sample(&self, case: &Case) -> Result<SampleData, String>;
 }
 
-/// The registry: every workload's name and one-line description.
-pub const REGISTRY: &[(&str, &str)] = &[
-    (
-        "pft",
-        "anonymous write faults by N tasks released together (Lameter's pft)",
-    ),
-    (
-        "numa01",
-        "autonumabench numa01: 2 processes share a region first touched on one node",
-    ),
-    (
-        "numa01-threadlocal",
-        "autonumabench numa01, each thread zeroing only its own slice",
-    ),
-    (
-        "numa02",
-        "autonumabench numa02: one thread per CPU zeroes its slice of a private region",
-    ),
-    ("numa02-smt", "autonumabench numa02 with half the threads"),
-    (
-        "fork",
-        "fork over a populated mapping, children write K pages and exit",
-    ),
-    ("churn", "timed mmap/touch/munmap loop: zfod faults/s"),
-    (
-        "cmd",
-        "any external command under the harness: times, faults, disk",
-    ),
-    (
-        "colour",
-        "page colours of memory tasks allocate in parallel (Steiner's per-CPU list skew)",
-    ),
-    (
-        "c2c",
-        "cache-line hand-off latency between every pair of CPUs (ping-pong)",
-    ),
-    (
-        "atomic",
-        "the cost of counting: shared, folded, packed, locked and plain counters",
-    ),
-    (
-        "lockfan",
-        "short critical sections on one lock versus the same work hashed over K locks",
-    ),
-    (
-        "latency",
-        "dependent-load latency by working-set size, base pages and THP",
-    ),
-    (
-        "wis",
-        "will-it-scale's VM tests: page faults, mmap, brk, malloc, TLB flushes",
-    ),
-    (
-        "mmap-lock",
-        "faults in N threads while M threads change the address space",
-    ),
+/// The registry: every workload, in the order `run --help` and the quick
+/// suite list them. Adding a workload is a file with its `SPEC` and one
+/// line here (see CONTRIBUTING.md).
+pub static REGISTRY: &[&Spec] = &[
+    &pft::SPEC,
+    &numa::SPEC_NUMA01,
+    &numa::SPEC_NUMA01_THREADLOCAL,
+    &numa::SPEC_NUMA02,
+    &numa::SPEC_NUMA02_SMT,
+    &fork::SPEC,
+    &churn::SPEC,
+    &cmd::SPEC,
+    &colour::SPEC,
+    &c2c::SPEC,
+    &atomic::SPEC,
+    &lockfan::SPEC,
+    &latency::SPEC,
+    &wis::SPEC,
+    &mmap_lock::SPEC,
 ];
+
+/// The registered workload of this name (a stored run's `workload`).
+pub fn find(name: &str) -> Option<&'static Spec> {
+    REGISTRY.iter().copied().find(|s| s.name == name)
+}
 
 /// Refuses an empty task list or a task count of 0.
 pub fn check_tasks(tasks: &[usize]) -> Result<(), String> {

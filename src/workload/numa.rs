@@ -40,11 +40,16 @@ pub enum Pattern {
 
 impl Pattern {
     pub fn name(&self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The pattern's entry in the registry.
+    pub fn spec(&self) -> &'static super::Spec {
         match self {
-            Pattern::Numa01 => "numa01",
-            Pattern::Numa01Threadlocal => "numa01-threadlocal",
-            Pattern::Numa02 => "numa02",
-            Pattern::Numa02Smt => "numa02-smt",
+            Pattern::Numa01 => &SPEC_NUMA01,
+            Pattern::Numa01Threadlocal => &SPEC_NUMA01_THREADLOCAL,
+            Pattern::Numa02 => &SPEC_NUMA02,
+            Pattern::Numa02Smt => &SPEC_NUMA02_SMT,
         }
     }
 
@@ -282,6 +287,66 @@ impl Numa {
 
 const V_PASSES: usize = 0;
 
+/// The figures every NUMA run reports; the first is the headline.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("elapsed", "s", Better::Lower, false),
+        Figure::new("user", "s", Better::Lower, false),
+        Figure::new("system", "s", Better::Lower, false),
+        Figure::new("numa_hint_faults", "faults", Better::Lower, false),
+        Figure::new("numa_hint_local%", "%", Better::Higher, false),
+        Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
+        Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
+        Figure::new("autonuma_cost", "units", Better::Lower, false),
+        Figure::new("locality_final", "fraction", Better::Higher, false),
+    ]
+}
+
+/// The four patterns in the registry (`workload::REGISTRY`).
+const fn spec(
+    name: &'static str,
+    about: &'static str,
+    quick: fn(&Snapshot) -> Vec<Vec<String>>,
+) -> super::Spec {
+    super::Spec {
+        name,
+        about,
+        quick,
+        quick_may_skip: false,
+        figures,
+        report: super::Report::Numa,
+        plots: super::Plots::Scaling,
+        size_flags: "a smaller --size",
+        // NUMA balancing may be what is measured: --tune leaves it alone.
+        measures_knobs: &["numa_balancing"],
+    }
+}
+
+pub const SPEC_NUMA01: super::Spec = spec(
+    "numa01",
+    "autonumabench numa01: 2 processes share a region first touched on one node",
+    |_| quick(10),
+);
+pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
+    "numa01-threadlocal",
+    "numa01 with each thread zeroing only its own slice",
+    |_| quick(20),
+);
+pub const SPEC_NUMA02: super::Spec = spec(
+    "numa02",
+    "autonumabench numa02: one thread per CPU, each zeroing its slice",
+    |_| quick(20),
+);
+pub const SPEC_NUMA02_SMT: super::Spec =
+    spec("numa02-smt", "numa02 with half the threads", |_| quick(20));
+
+/// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
+fn quick(loops: u64) -> Vec<Vec<String>> {
+    vec![super::spec::args(&format!(
+        "--size 32M --loops {loops} --interval 50ms"
+    ))]
+}
+
 impl Workload for Numa {
     fn name(&self) -> &'static str {
         self.cfg.pattern.name()
@@ -299,17 +364,7 @@ impl Workload for Numa {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("elapsed", "s", Better::Lower, false),
-            Figure::new("user", "s", Better::Lower, false),
-            Figure::new("system", "s", Better::Lower, false),
-            Figure::new("numa_hint_faults", "faults", Better::Lower, false),
-            Figure::new("numa_hint_local%", "%", Better::Higher, false),
-            Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
-            Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
-            Figure::new("autonuma_cost", "units", Better::Lower, false),
-            Figure::new("locality_final", "fraction", Better::Higher, false),
-        ]
+        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -193,9 +193,31 @@ impl Pft {
     }
 }
 
+/// `run quick`: 256 MiB in threads, then in processes, each with the
+/// kernel-only populate limit.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![
+        super::spec::args("--size 256M --populate"),
+        super::spec::args("--mode process --size 256M --populate"),
+    ]
+}
+
+/// pft in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "pft",
+    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    figures,
+    report: super::Report::Pft,
+    plots: super::Plots::Scaling,
+    size_flags: "a smaller --size or --size-per-task",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Pft {
     fn name(&self) -> &'static str {
-        "pft"
+        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {

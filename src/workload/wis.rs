@@ -128,9 +128,36 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
+/// `run quick`: page_fault1 and tlb_flush2 in threads on every CPU, each
+/// sample 0.1 s.
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let cpus = m.cpus.len().max(1);
+    [("page_fault1", "8M"), ("tlb_flush2", "1M")]
+        .iter()
+        .map(|(test, size)| {
+            super::spec::args(&format!(
+                "--test {test} --tasks {cpus} --mode thread --size {size} --time 0.1 --every 0.02"
+            ))
+        })
+        .collect()
+}
+
+/// wis in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "wis",
+    about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
+    figures,
+    report: super::Report::Wis,
+    plots: super::Plots::Scaling,
+    size_flags: "smaller sizes or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
 impl Workload for Wis {
     fn name(&self) -> &'static str {
-        "wis"
+        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()

@@ -1,6 +1,6 @@
 //! `report --html`: one self-contained page (inline SVG, inline CSS, no
-//! JavaScript, nothing fetched). One module per plot kind; `plots_for` is
-//! where a workload's own plots are chosen.
+//! JavaScript, nothing fetched). One module per plot kind; `plots_for`
+//! draws the kind a workload's `Spec::plots` names.
 
 pub mod colour;
 pub mod compare;
@@ -13,6 +13,7 @@ pub mod svg;
 pub mod tables;
 
 use crate::model::Run;
+use crate::workload::Plots;
 use svg::escape;
 
 const STYLE: &str = "
@@ -30,15 +31,16 @@ table.num td { text-align: right; font-family: monospace; } table.num th { text-
 /// A plot: its caption and its inline SVG.
 pub type Plot = (String, String);
 
-/// The extension point: the plots a run's workload draws. Workloads whose
-/// figures are per task count get the generic scaling plots; others add an
-/// arm here.
+/// The plots a run's workload draws, as its `Spec::plots` says. Workloads
+/// whose figures are per task count (and runs of unregistered workloads)
+/// get the generic scaling plots; a new kind of plot adds an arm here.
 pub fn plots_for(run: &Run, figure: Option<&str>) -> Vec<Plot> {
-    match run.meta.workload.as_str() {
-        "c2c" => heatmap::plots(run),
-        "latency" => latency::plots(run),
-        "colour" => colour::plots(run),
-        _ => scaling::plots(run, figure),
+    let plots = crate::workload::find(&run.meta.workload).map(|s| s.plots);
+    match plots {
+        Some(Plots::Heatmap) => heatmap::plots(run),
+        Some(Plots::Latency) => latency::plots(run),
+        Some(Plots::Colour) => colour::plots(run),
+        Some(Plots::Scaling) | None => scaling::plots(run, figure),
     }
 }
 

@@ -1,0 +1,242 @@
+//! `vmscale run quick`: the machine's sysinfo, then every registered
+//! workload's short runs (`Spec::quick`) as one labelled suite. Each entry
+//! is parsed as the command line `vmscale run NAME ARGS` would be, so the
+//! suite runs exactly what a user can type.
+
+use std::path::Path;
+
+use clap::Parser;
+
+use super::run::{
+    QUICK_MAX_REPS, build, check_memory, emit, harness_mut, input, options, plan_with, run_workload,
+};
+use super::{Error, Result};
+use crate::cli::{Cli, Command, Harness, QuickArgs, RunWhat};
+use crate::machine::Snapshot;
+use crate::model::{Run, Status};
+use crate::runner::Plan;
+use crate::store::Store;
+use crate::workload::{REGISTRY, Spec, Workload};
+
+/// Runs the suite. Entries that may be skipped (`Spec::quick_may_skip`)
+/// run last, so a skip leaves the rest of the suite as it always is.
+pub fn run(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
+    let h = &a.harness;
+    let plan = plan_with(h, QUICK_MAX_REPS)?;
+    let mut suite: Vec<Box<dyn Workload>> = Vec::new();
+    for spec in REGISTRY.iter().filter(|s| !s.quick_may_skip) {
+        for args in (spec.quick)(m) {
+            suite.push(entry(spec, &args, h, m)?);
+        }
+    }
+    for w in &suite {
+        check_memory(w.as_ref(), m)?;
+    }
+    // Refuse bad knobs before printing anything.
+    let knob_plan = input(crate::knobs::Plan::parse(&h.knob))?;
+    options(h, &knob_plan)?;
+    for w in &suite {
+        super::conflicts::check(w.name(), &w.config(), &knob_plan)?;
+    }
+    input(knob_plan.preflight(
+        &crate::knobs::live_root(),
+        &crate::knobs::journal::default_path(),
+    ))?;
+    if !(h.json || h.markdown || h.csv || super::output::quiet()) {
+        super::output::text(&format!("{}\n", crate::report::sysinfo::text(m)))?;
+    }
+    let suite_id = suite_label(db, h)?;
+    let mut labels = super::suite::Labels::new(&suite_id);
+    let mut runs = Vec::new();
+    for w in &suite {
+        run_entry(db, w.as_ref(), &plan, h, &mut labels, m, &mut runs)?;
+    }
+    for spec in REGISTRY.iter().filter(|s| s.quick_may_skip) {
+        for args in (spec.quick)(m) {
+            let w = match entry(spec, &args, h, m) {
+                Ok(w) => w,
+                Err(Error::Input(e)) => {
+                    eprintln!("vmscale: quick: {} skipped: {e}", spec.name);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            run_entry(db, w.as_ref(), &plan, h, &mut labels, m, &mut runs)?;
+        }
+    }
+    if h.json {
+        // The shape of `import --json`: an array of runs as `show --json`
+        // prints each (docs/json.md).
+        super::print_json(&runs)?;
+    }
+    Ok(())
+}
+
+/// One entry of `spec`'s quick list, parsed and built with the suite's
+/// harness options in place of the defaults.
+fn entry(spec: &Spec, args: &[String], h: &Harness, m: &Snapshot) -> Result<Box<dyn Workload>> {
+    let mut what = parse(spec, args)?;
+    *harness_mut(&mut what) = h.clone();
+    build(&what, m)
+}
+
+/// `vmscale run NAME ARGS` as the command line parses it. A refusal is a
+/// bug in the entry, not the user's input.
+pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunWhat> {
+    let argv = ["vmscale", "run", spec.name]
+        .into_iter()
+        .map(str::to_string)
+        .chain(args.iter().cloned());
+    match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            command: Command::Run(r),
+            ..
+        }) => Ok(r.what),
+        Ok(_) => Err(Error::Failed(format!("quick: {} is not a run", spec.name))),
+        Err(e) => Err(Error::Failed(format!(
+            "quick: the entry `{} {}` does not parse: {e}",
+            spec.name,
+            args.join(" ")
+        ))),
+    }
+}
+
+/// Runs one built entry under its suite label and prints it (unless the
+/// suite prints JSON at the end); an interrupted run ends the suite.
+fn run_entry(
+    db: &Path,
+    w: &dyn Workload,
+    plan: &Plan,
+    h: &Harness,
+    labels: &mut super::suite::Labels,
+    m: &Snapshot,
+    runs: &mut Vec<Run>,
+) -> Result<()> {
+    let labelled = labels.harness(h, w.name(), &w.config());
+    let run = run_workload(db, w, plan, &labelled, m)?;
+    let interrupted = run.meta.status == Status::Incomplete;
+    if !h.json {
+        emit(&run, h)?;
+        if !super::output::quiet() {
+            super::output::text("\n")?;
+        }
+    }
+    runs.push(run);
+    if interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// The suite's id, the first part of every label it gives: `--label`, or
+/// `quick-N` with N the id its first run will get.
+fn suite_label(db: &Path, h: &Harness) -> Result<String> {
+    if let Some(l) = &h.label {
+        super::manage::check_label(l)?;
+        return Ok(l.clone());
+    }
+    let next = match Store::open_existing(db) {
+        Ok(store) => store.next_id().map_err(Error::Failed)?,
+        Err(_) => 1,
+    };
+    Ok(format!("quick-{next}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Cpu;
+
+    /// A machine of `n` CPUs with THP `thp` and no cache geometry in sysfs.
+    fn machine(n: usize, thp: &str) -> Snapshot {
+        let cpu = |id| Cpu {
+            id,
+            package: Some(0),
+            core: Some(id),
+            node: Some(0),
+            siblings: vec![id],
+            die: None,
+            cluster: None,
+        };
+        Snapshot {
+            cpus: (0..n).map(cpu).collect(),
+            thp_enabled: Some(thp.into()),
+            page_size: Some(4096),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_entry_parses_on_small_and_larger_machines() {
+        for m in [
+            machine(1, "never"),
+            machine(2, "madvise"),
+            machine(8, "always"),
+        ] {
+            for spec in REGISTRY {
+                for args in (spec.quick)(&m) {
+                    let parsed = parse(spec, &args);
+                    assert!(parsed.is_ok(), "{} {args:?}: {:?}", spec.name, parsed.err());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_suite_runs_every_workload_given_two_cpus() {
+        let m = machine(2, "madvise");
+        for spec in REGISTRY {
+            assert!(
+                !(spec.quick)(&m).is_empty(),
+                "{} not in run quick",
+                spec.name
+            );
+        }
+        // c2c measures pairs of CPUs: one CPU has none.
+        let one = machine(1, "madvise");
+        let skipped: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|s| (s.quick)(&one).is_empty())
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(skipped, [crate::workload::c2c::SPEC.name]);
+    }
+
+    #[test]
+    fn a_broken_entry_is_a_failure_not_bad_input() {
+        let spec = &crate::workload::pft::SPEC;
+        let e = parse(spec, &["--no-such-option".to_string()]).unwrap_err();
+        assert!(
+            matches!(e, Error::Failed(ref m) if m.contains("does not parse")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn built_entries_report_the_registered_headline_first() {
+        let m = crate::machine::live();
+        let mut defaults = parse(&crate::workload::pft::SPEC, &[]).unwrap();
+        let h = harness_mut(&mut defaults).clone();
+        for spec in REGISTRY {
+            for args in (spec.quick)(&m) {
+                let w = match entry(spec, &args, &h, &m) {
+                    Ok(w) => w,
+                    // colour without CAP_SYS_ADMIN: the suite skips it too.
+                    Err(Error::Input(_)) if spec.quick_may_skip => continue,
+                    Err(e) => panic!("{} {args:?}: {e:?}", spec.name),
+                };
+                assert_eq!(w.name(), spec.name);
+                let figures: Vec<String> = w.figures().into_iter().map(|f| f.name).collect();
+                assert_eq!(figures[0], spec.headline(), "{}", spec.name);
+                for f in (spec.figures)() {
+                    assert!(
+                        figures.contains(&f.name),
+                        "{}: {} missing",
+                        spec.name,
+                        f.name
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! What every workload declares about itself, in one place: its name, its
+//! one-line description, its figures, how its runs are reported, and what
+//! a "not enough memory" refusal tells the user to shrink. The table of
+//! these is `workload::REGISTRY`; code that used to match on a workload's
+//! name looks its `Spec` up there instead.
+
+use crate::machine::Snapshot;
+use crate::model::Figure;
+
+/// Which text report (`report/<module>.rs`) renders a workload's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    Pft,
+    Numa,
+    Fork,
+    Churn,
+    Cmd,
+    Colour,
+    C2c,
+    Atomic,
+    Lockfan,
+    Latency,
+    Wis,
+    MmapLock,
+}
+
+impl Report {
+    /// The report lays knob combinations side by side itself, instead of
+    /// one block per combination.
+    pub fn owns_knob_blocks(self) -> bool {
+        self == Report::Colour
+    }
+}
+
+/// Which plots `report --html` draws for a workload's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plots {
+    /// Figures against task count (the default for most workloads).
+    Scaling,
+    /// A CPU-by-CPU matrix (c2c).
+    Heatmap,
+    /// Latency against working-set size.
+    Latency,
+    /// Colour skew per task.
+    Colour,
+}
+
+/// One workload's declaration. Each workload file defines its own
+/// (`pub const SPEC: Spec`) and `workload::REGISTRY` lists them.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The `vmscale run` subcommand and the stored workload name.
+    pub name: &'static str,
+    /// One line for `vmscale run --help`.
+    pub about: &'static str,
+    /// The figures every run reports; the first is the headline (adaptive
+    /// stopping, plots and `compare` default to it). A run may add more
+    /// (c2c adds one per CPU pair).
+    pub figures: fn() -> Vec<Figure>,
+    /// Which text report renders its runs.
+    pub report: Report,
+    /// Which plots the HTML report draws.
+    pub plots: Plots,
+    /// The fix a "not enough memory" refusal offers: the options that
+    /// make a run smaller.
+    pub size_flags: &'static str,
+    /// Knobs the workload measures, which `--tune` leaves as they are.
+    pub measures_knobs: &'static [&'static str],
+    /// Its runs in `run quick`: for each, the arguments after
+    /// `vmscale run NAME`, parsed like a command line. None where this
+    /// machine cannot run it (c2c on one CPU).
+    pub quick: fn(&Snapshot) -> Vec<Vec<String>>,
+    /// `run quick` skips it with a note, instead of refusing the suite,
+    /// when its options are refused on this machine (colour cannot read
+    /// frame numbers without CAP_SYS_ADMIN). Such entries run last.
+    pub quick_may_skip: bool,
+}
+
+impl Spec {
+    /// The headline figure's name.
+    pub fn headline(&self) -> String {
+        (self.figures)()
+            .first()
+            .map(|f| f.name.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// A quick-suite command line split at spaces (for arguments that hold none).
+pub fn args(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// The fix a "not enough memory" refusal offers for a workload that is not
+/// registered (an imported run, say).
+pub const DEFAULT_SIZE_FLAGS: &str = "smaller sizes or fewer --tasks";
+
+#[cfg(test)]
+mod tests {
+    use crate::workload::{REGISTRY, find};
+    use clap::CommandFactory;
+
+    fn run_command() -> clap::Command {
+        crate::cli::Cli::command()
+            .find_subcommand("run")
+            .expect("a run subcommand")
+            .clone()
+    }
+
+    #[test]
+    fn every_workload_is_a_run_subcommand_in_registry_order() {
+        let listed: Vec<String> = run_command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .filter(|n| n != "quick")
+            .collect();
+        let registered: Vec<&str> = REGISTRY.iter().map(|s| s.name).collect();
+        assert_eq!(listed, registered);
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for (i, s) in REGISTRY.iter().enumerate() {
+            assert!(
+                REGISTRY[..i].iter().all(|t| t.name != s.name),
+                "{} twice",
+                s.name
+            );
+            assert_eq!(find(s.name).map(|f| f.name), Some(s.name));
+        }
+        // Imported will-it-scale tests of its own, and junk, are not workloads.
+        assert!(find("will-it-scale").is_none());
+        assert!(find("").is_none());
+        assert!(find("PFT").is_none());
+    }
+
+    #[test]
+    fn run_help_shows_the_registered_description() {
+        let run = run_command();
+        for s in REGISTRY {
+            let sub = run.find_subcommand(s.name).expect("registered");
+            let about = sub.get_about().map(|a| a.to_string());
+            assert_eq!(about.as_deref(), Some(s.about), "{}", s.name);
+            assert!(!s.about.contains('\n') && s.about.len() <= 80, "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn every_workload_has_a_headline_and_distinct_figures() {
+        for s in REGISTRY {
+            let figures = (s.figures)();
+            assert!(!figures.is_empty(), "{} has no figures", s.name);
+            assert_eq!(s.headline(), figures[0].name);
+            for (i, f) in figures.iter().enumerate() {
+                assert!(!f.name.is_empty() && !f.unit.is_empty(), "{}", s.name);
+                assert!(
+                    figures[..i].iter().all(|g| g.name != f.name),
+                    "{}: figure {} twice",
+                    s.name,
+                    f.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn size_fixes_name_options_the_workload_takes() {
+        let run = run_command();
+        for s in REGISTRY {
+            let sub = run.find_subcommand(s.name).expect("registered");
+            let flags = s
+                .size_flags
+                .split([' ', ','])
+                .filter_map(|w| w.strip_prefix("--"));
+            for flag in flags {
+                assert!(
+                    sub.get_arguments().any(|a| a.get_long() == Some(flag)),
+                    "{} has no --{flag}",
+                    s.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn measured_knobs_are_real_knobs() {
+        for s in REGISTRY {
+            for k in s.measures_knobs {
+                assert!(crate::knobs::registry::find(k).is_some(), "{}: {k}", s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_workload_reports_an_empty_run() {
+        for s in REGISTRY {
+            let run = crate::model::Run {
+                meta: crate::model::RunMeta::bare(7, s.name, serde_json::json!({})),
+                cases: Vec::new(),
+            };
+            let text = crate::report::text(&run);
+            assert!(text.starts_with(&format!("run 7: {}", s.name)), "{text}");
+        }
+    }
+}
