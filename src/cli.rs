@@ -408,7 +408,7 @@ pub struct NumaArgs {
     /// numa01-threadlocal, a quarter of its 1000)
     #[arg(long)]
     pub loops: Option<u64>,
-    /// Locality sampling interval from /proc/PID/numa_maps, e.g. 1s, 200ms
+    /// Per-thread page locality sampling interval, e.g. 1s, 200ms
     #[arg(long, default_value = "1s")]
     pub interval: String,
     /// Locality fraction that counts as converged

@@ -1,6 +1,6 @@
 //! Multi-node code paths against synthetic trees: per-node sizing and
 //! first-touch placement on the fake 2-socket, 4+1-node machine, and
-//! locality sampling from a synthetic /proc/PID/numa_maps.
+//! locality from a synthetic /proc/PID/numa_maps and task stat files.
 
 mod common;
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use common::fixture;
 
 use vmscale::machine::Snapshot;
-use vmscale::monitor::numa_maps;
+use vmscale::monitor::{numa_maps, thread_locality};
 use vmscale::workload::numa::{self, Pattern};
 
 #[test]
@@ -55,11 +55,31 @@ fn locality_sampling_reads_pages_per_node_and_thread_placement() {
     let pages = numa_maps::read_pages(&root, 4242, 0x7f00_0000_1000).unwrap();
     assert_eq!(pages, BTreeMap::from([(0, 512), (2, 192), (4, 64)]));
     // Threads last ran on CPU 1 (node 0) and CPU 4 (node 2).
-    let nodes = numa_maps::thread_nodes(&root, 4242, &node_of);
-    assert_eq!(nodes.into_iter().collect::<Vec<_>>(), vec![0, 2]);
-    let (loc, mean, total) = numa_maps::sample(&root, &[4242], 0x7f00_0000_1000, &node_of).unwrap();
-    assert_eq!(total, 768);
-    assert_eq!(loc, 704.0 / 768.0);
-    assert_eq!(mean, loc, "one process");
-    assert!(numa_maps::sample(&root, &[999], 0x7f00_0000_1000, &node_of).is_none());
+    let node = |tid| thread_locality::thread_node(&root, 4242, tid, &node_of);
+    assert_eq!(
+        (node(4242), node(4243), node(4244)),
+        (Some(0), Some(2), None)
+    );
+    // Per thread: both work on the whole region, whose pages move_pages
+    // would report as numa_maps counts them (and 32 not present).
+    let plan = thread_locality::ProcessPlan::new(
+        4242,
+        &[
+            (0, 0x7f00_0000_1000, 800 * 4096),
+            (1, 0x7f00_0000_1000, 800 * 4096),
+        ],
+        4096,
+    );
+    assert_eq!(plan.addrs.len(), 800);
+    let status: Vec<i32> = [(0, 512), (2, 192), (4, 64), (-libc::ENOENT, 32)]
+        .iter()
+        .flat_map(|&(n, k)| std::iter::repeat_n(n, k))
+        .collect();
+    let tids = [4242, 4243];
+    let l = thread_locality::process_localities(&plan, &status, |g| node(tids[g]));
+    assert_eq!(l, vec![512.0 / 768.0, 192.0 / 768.0]);
+    assert_eq!(
+        thread_locality::worst_and_mean(&l),
+        Some((192.0 / 768.0, 352.0 / 768.0))
+    );
 }

@@ -4,5 +4,6 @@ pub mod autonuma;
 pub mod diskstats;
 pub mod numa_maps;
 pub mod stat;
+pub mod thread_locality;
 pub mod vmstat;
 pub mod zoneinfo;

@@ -119,13 +119,23 @@ fn locality(s: &Sample, threshold: f64) -> String {
         })
         .collect();
     if pts.is_empty() {
-        return "page locality: not sampled (no /proc/PID/numa_maps)\n".into();
+        return "page locality: not sampled (no move_pages: kernel without NUMA?)\n".into();
     }
-    out.push_str(&format!(
-        "page locality over time ({} samples): pages on the nodes the\n\
-         threads run on, worst process and mean of the processes:\n",
-        fig(s, "locality_samples")
-    ));
+    // Runs stored before per-thread locality judged each process as a whole.
+    let per_thread = s.data.figures.contains_key("locality_threads");
+    out.push_str(&if per_thread {
+        format!(
+            "page locality over time ({} samples): per thread, its sampled\n\
+             pages on the node of the CPU it ran on; worst and mean thread:\n",
+            fig(s, "locality_samples")
+        )
+    } else {
+        format!(
+            "page locality over time ({} samples): pages on the nodes the\n\
+             threads run on, worst process and mean of the processes:\n",
+            fig(s, "locality_samples")
+        )
+    });
     out.push_str(&format!("{:>12} {:>9} {:>9}\n", "time", "worst", "mean"));
     let step = pts.len().div_ceil(8);
     let mut shown: Vec<_> = pts.iter().step_by(step).collect();

@@ -12,8 +12,9 @@
 //! The first touch runs on the CPUs of the first node that has CPUs (a
 //! memory-only node cannot run it), so every page starts on one node. The
 //! workers are then left to the scheduler and NUMA balancing. A sampler
-//! thread in the parent reads /proc/PID/numa_maps at an interval and
-//! records the locality (pages on the nodes the process's threads run on).
+//! thread in the parent records each worker thread's locality at an
+//! interval (the share of a sample of the pages it works on that sit on
+//! the node of its CPU; monitor::thread_locality).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::region::Region;
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
+use crate::monitor::thread_locality::{self as tl, ProcessPlan, TidTable};
 use crate::monitor::{autonuma, numa_maps, vmstat};
 
 /// Which access pattern.
@@ -210,7 +212,9 @@ pub fn plan(
         ));
     }
     if interval_ms < 10 {
-        return Err("--interval must be at least 10 ms (numa_maps walks page tables)".into());
+        return Err(
+            "--interval must be at least 10 ms (each sample walks the workers' page tables)".into(),
+        );
     }
     Ok(Config {
         pattern,
@@ -247,6 +251,23 @@ impl Numa {
 
     pub fn config_ref(&self) -> &Config {
         &self.cfg
+    }
+
+    /// Per worker process, the pages its threads work on, for the sampler.
+    fn plans(&self, pids: &[libc::pid_t], base: u64) -> Vec<ProcessPlan> {
+        let n = self.cfg.threads;
+        pids.iter()
+            .enumerate()
+            .map(|(p, &pid)| {
+                let work: Vec<_> = (p * n..(p + 1) * n)
+                    .map(|g| {
+                        let (off, len) = self.slice(g);
+                        (g, base + off as u64, len as u64)
+                    })
+                    .collect();
+                ProcessPlan::new(pid, &work, self.cfg.page_size)
+            })
+            .collect()
     }
 
     /// (offset, length) of the bytes global thread `g` zeroes.
@@ -364,6 +385,7 @@ impl Workload for Numa {
         // Children wait here after their work so the last locality sample
         // sees their mappings.
         let done = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        let tids = std::sync::Arc::new(TidTable::new(procs * self.cfg.threads)?);
         let mut pids = Vec::with_capacity(procs);
         let parent = std::process::id() as libc::pid_t;
         for p in 0..procs {
@@ -379,7 +401,7 @@ impl Workload for Numa {
                 return Err(format!("fork of process {p} failed: {e}"));
             }
             if pid == 0 {
-                self.child(p, &region, &block, &done);
+                self.child(p, &region, &block, &done, &tids);
                 // SAFETY: leave the child without the parent's destructors.
                 unsafe { libc::_exit(0) };
             }
@@ -406,11 +428,13 @@ impl Workload for Numa {
             std::path::Path::new("/"),
             "/proc/sys/kernel/numa_balancing",
         );
-        let sampler = numa_maps::Sampler::start(
-            PathBuf::from("/"),
-            pids.clone(),
-            region.data() as u64,
-            self.node_of.clone(),
+        let sampler = tl::Sampler::start(
+            tl::Watch {
+                root: PathBuf::from("/"),
+                plans: self.plans(&pids, region.data() as u64),
+                tids: tids.clone(),
+                node_of: self.node_of.clone(),
+            },
             std::time::Duration::from_millis(self.cfg.interval_ms),
         );
         let before = vmstat::read_live();
@@ -476,10 +500,18 @@ impl Workload for Numa {
 impl Numa {
     /// One worker process: first touch (private patterns), barrier,
     /// threads. Its report is in `block` slot `p` when it arrives at
-    /// `done`; its threads stay (on their CPUs, idle) until `done` is
-    /// released, so the parent's last locality sample still sees where
-    /// they ran.
-    fn child(&self, p: usize, region: &Guarded, block: &SharedBlock, done: &SharedBlock) {
+    /// `done`; it stays until `done` is released, so the parent's last
+    /// locality sample still finds its pages. Each thread records the CPU
+    /// of its last pass: where it waits afterwards is the scheduler's
+    /// choice, not where it worked.
+    fn child(
+        &self,
+        p: usize,
+        region: &Guarded,
+        block: &SharedBlock,
+        done: &SharedBlock,
+        tids: &TidTable,
+    ) {
         let mut r = TaskReport::default();
         if !self.cfg.pattern.shared()
             && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
@@ -500,15 +532,18 @@ impl Numa {
         let base = region.data() as usize;
         std::thread::scope(|s| {
             for t in 0..self.cfg.threads {
-                let (off, len) = self.slice(p * self.cfg.threads + t);
+                let g = p * self.cfg.threads + t;
+                let (off, len) = self.slice(g);
                 let (passes, finished, loops) = (&passes, &finished, self.cfg.loops);
                 s.spawn(move || {
+                    tids.publish(g);
                     for _ in 0..loops {
                         let ptr = std::hint::black_box(base) as *mut u8;
                         // SAFETY: off..off+len lies inside the region's data pages.
                         unsafe { std::ptr::write_bytes(ptr.add(off), 0, len) };
                         passes.fetch_add(1, Ordering::Relaxed);
                     }
+                    tids.finish(g);
                     finished.fetch_add(1, Ordering::AcqRel);
                     done.wait_release();
                 });
@@ -530,7 +565,7 @@ impl Numa {
         released: u64,
         total: &clock::Usage,
         delta: &BTreeMap<String, i64>,
-        points: &[numa_maps::Point],
+        points: &[tl::Point],
     ) -> SampleData {
         let end = reports.iter().map(|r| r.end_ns).max().unwrap_or(released);
         let mut d = SampleData::default();
@@ -558,12 +593,14 @@ impl Numa {
         f.insert("locality_samples".into(), points.len() as f64);
         if let Some(last) = points.last() {
             f.insert("locality_final".into(), last.locality);
-            f.insert("pages_mapped".into(), last.pages as f64);
+            f.insert("locality_mean_final".into(), last.mean);
+            f.insert("locality_threads".into(), last.threads as f64);
+            f.insert("pages_sampled".into(), last.pages as f64);
         }
         if let Some(min) = points.iter().map(|p| p.locality).reduce(f64::min) {
             f.insert("locality_min".into(), min);
         }
-        if let Some(t) = numa_maps::converged_at(points, self.cfg.threshold) {
+        if let Some(t) = tl::converged_at(points, self.cfg.threshold) {
             f.insert("converged_s".into(), t);
         }
         for (i, p) in thin(points, 60).iter().enumerate() {
@@ -590,7 +627,7 @@ impl Numa {
 }
 
 /// At most `n` points, evenly spread, always keeping the last.
-fn thin(points: &[numa_maps::Point], n: usize) -> Vec<numa_maps::Point> {
+fn thin(points: &[tl::Point], n: usize) -> Vec<tl::Point> {
     if points.len() <= n {
         return points.to_vec();
     }
@@ -752,8 +789,8 @@ mod tests {
             &m,
         )
         .unwrap();
-        let expected = (c.processes * c.threads) as f64 * 7.0;
-        let procs = c.processes as f64;
+        let tasks = (c.processes * c.threads) as f64;
+        let expected = tasks * 7.0;
         let w = Numa::new(c, &m);
         let d = w.sample(&w.cases()[0]).unwrap();
         assert_eq!(d.figures["passes"], expected);
@@ -762,9 +799,35 @@ mod tests {
         }
         assert!(d.figures.contains_key("autonuma_cost"));
         if std::path::Path::new("/proc/self/numa_maps").exists() {
-            // A process maps (in its page tables) only the slices its threads touched.
-            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64 / procs;
-            assert_eq!(d.figures.get("pages_mapped"), Some(&pages));
+            // Each thread's slice is present only in its own process; all
+            // 1024 pages are sampled (fewer than MAX_PAGES per process).
+            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64;
+            assert_eq!(d.figures.get("pages_sampled"), Some(&pages));
+            assert_eq!(d.figures.get("locality_threads"), Some(&tasks));
+            if m.nodes.len() <= 1 {
+                assert_eq!(d.figures.get("locality_final"), Some(&1.0));
+                assert_eq!(d.figures.get("converged_s"), d.figures.get("series/000/t"));
+            }
+        }
+    }
+
+    /// numa01: every thread works on the whole shared region, sampled once
+    /// per process (MAX_PAGES of its pages).
+    #[test]
+    fn numa01_samples_the_whole_region_per_thread() {
+        let m = crate::machine::live();
+        let c = plan(Pattern::Numa01, Some(32 << 20), Some(2), 20, 0.9, &m).unwrap();
+        let tasks = (c.processes * c.threads) as f64;
+        let procs = c.processes as f64;
+        let w = Numa::new(c, &m);
+        let d = w.sample(&w.cases()[0]).unwrap();
+        if std::path::Path::new("/proc/self/numa_maps").exists() {
+            let sampled = (tl::MAX_PAGES as f64) * procs;
+            assert_eq!(d.figures.get("pages_sampled"), Some(&sampled));
+            assert_eq!(d.figures.get("locality_threads"), Some(&tasks));
+            if m.nodes.len() <= 1 {
+                assert_eq!(d.figures.get("locality_final"), Some(&1.0));
+            }
         }
     }
 }
