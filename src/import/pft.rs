@@ -340,7 +340,7 @@ fn table(header: &[Word], cols: &[Col], caption: String, rows: Vec<Row>, block: 
     let several_clines = shapes.iter().any(|s| s.1 != shapes[0].1);
     let variant = |r: &Row| {
         if shapes.len() == 1 {
-            return "fault".to_string();
+            return crate::workload::pft::FAULT.to_string();
         }
         match r.cline.filter(|_| several_clines) {
             Some(c) => format!("{}{unit}-cline{c}", r.size),

@@ -2,8 +2,7 @@
 //! pages touched, and the populate limit with the fidelity ratio.
 
 use crate::model::{CaseSamples, Run, Sample};
-
-const HEADLINE: &str = "fault/wsec";
+use crate::workload::pft::{FAULT, HEADLINE, POPULATE};
 
 fn fig(s: &Sample, name: &str) -> f64 {
     s.data.figures.get(name).copied().unwrap_or(f64::NAN)
@@ -97,7 +96,7 @@ pub fn text(run: &Run) -> String {
     let mut checks = Vec::new();
     let mut counts = String::new();
     let mut work = String::new();
-    for c in cases(run, "fault") {
+    for c in cases(run, FAULT) {
         let Some((s, reps)) = crate::report::median_sample(c, HEADLINE) else {
             out.push_str(&format!(
                 "{:>5} {:>3} {:>4}   (no samples)\n",
@@ -243,7 +242,7 @@ fn fault_checks(
 
 fn populate_section(run: &Run) -> String {
     let mut rows = String::new();
-    for c in cases(run, "populate") {
+    for c in cases(run, POPULATE) {
         let Some((p, _)) = crate::report::median_sample(c, "pages/wsec") else {
             continue;
         };
@@ -251,7 +250,7 @@ fn populate_section(run: &Run) -> String {
         let faulted = run
             .cases
             .iter()
-            .find(|f| f.case.variant == "fault" && f.case.tasks == c.case.tasks)
+            .find(|f| f.case.variant == FAULT && f.case.tasks == c.case.tasks)
             .and_then(|f| crate::report::median_sample(f, HEADLINE))
             .map(|(s, _)| fig(s, HEADLINE));
         rows.push_str(&format!(

@@ -93,10 +93,17 @@ const V_KFAULTS: usize = 3;
 /// 1 when that counter could be opened.
 const V_KOK: usize = 4;
 
+/// pft's headline figure: faults per wall-clock second, all tasks together.
+pub const HEADLINE: &str = "fault/wsec";
+/// The case variant of the faults measured; with `--populate` each task
+/// count also has a `POPULATE` case (MADV_POPULATE_WRITE on the same sizes).
+pub const FAULT: &str = "fault";
+pub const POPULATE: &str = "populate";
+
 /// pft's figures, fault/wsec first (also used for imported pft tables).
 pub fn figures() -> Vec<Figure> {
     vec![
-        Figure::new("fault/wsec", "faults/s", Better::Higher, true),
+        Figure::new(HEADLINE, "faults/s", Better::Higher, true),
         Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
         Figure::new("wall", "s", Better::Lower, false),
         Figure::new("user", "s", Better::Lower, false),
@@ -229,14 +236,14 @@ impl Workload for Pft {
             .cfg
             .tasks
             .iter()
-            .map(|&tasks| Case::new(tasks, "fault"))
+            .map(|&tasks| Case::new(tasks, FAULT))
             .collect();
         if self.cfg.populate {
             cases.extend(
                 self.cfg
                     .tasks
                     .iter()
-                    .map(|&tasks| Case::new(tasks, "populate")),
+                    .map(|&tasks| Case::new(tasks, POPULATE)),
             );
         }
         cases
@@ -257,7 +264,7 @@ impl Workload for Pft {
     fn sample(&self, case: &Case) -> Result<SampleData, String> {
         let bytes = self.bytes_per_task(case.tasks) as usize;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
-        let populate = case.variant == "populate";
+        let populate = case.variant == POPULATE;
         let (ps, line, cline) = (
             self.cfg.page_size as usize,
             self.cfg.line_size as usize,
