@@ -411,7 +411,12 @@ fn run_cmd_children_die_with_vmscale() {
     let marker = format!("cmdorphan{}", std::process::id());
     // The shell starts a background child, which a plain kill of the shell
     // would leave behind.
-    let script = format!("sleep 3607 & sleep 3608; : {marker}");
+    // Sleep lengths no other test or engineer's copy of this test uses.
+    let (a, b) = (
+        (100_000 + 2 * std::process::id()).to_string(),
+        (100_001 + 2 * std::process::id()).to_string(),
+    );
+    let script = format!("sleep {a} & sleep {b}; : {marker}");
     let child = Command::new(env!("CARGO_BIN_EXE_vmscale"))
         .args([
             "run", "cmd", "--warmup", "0", "--reps", "1", "--", "sh", "-c", &script,
@@ -424,7 +429,7 @@ fn run_cmd_children_die_with_vmscale() {
         .unwrap();
     let mut run = Killed(child);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while alive_exact(&["sleep", "3607"]).is_empty() || alive_exact(&["sleep", "3608"]).is_empty() {
+    while alive_exact(&["sleep", &a]).is_empty() || alive_exact(&["sleep", &b]).is_empty() {
         assert!(Instant::now() < deadline, "the command never started");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -435,13 +440,10 @@ fn run_cmd_children_die_with_vmscale() {
         left.is_empty(),
         "the shell is alive 5 s after SIGKILL: {left:?}"
     );
-    let sleepers: Vec<String> = [
-        alive_exact(&["sleep", "3607"]),
-        alive_exact(&["sleep", "3608"]),
-    ]
-    .concat()
-    .into_iter()
-    .map(describe)
-    .collect();
+    let sleepers: Vec<String> = [alive_exact(&["sleep", &a]), alive_exact(&["sleep", &b])]
+        .concat()
+        .into_iter()
+        .map(describe)
+        .collect();
     assert!(sleepers.is_empty(), "alive 5 s after SIGKILL: {sleepers:?}");
 }

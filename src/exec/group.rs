@@ -119,7 +119,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 fn start_guard(parent: libc::pid_t, read_end: OwnedFd) -> Option<libc::pid_t> {
     let fd = read_end.as_raw_fd();
     // SAFETY: the guard child makes only async-signal-safe calls (fcntl,
-    // poll, read, getppid, kill, _exit), so forking a process with threads
+    // poll, read, getppid, kill, usleep, _exit), so forking a process with threads
     // is fine.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -152,8 +152,13 @@ unsafe fn guard_loop(parent: libc::pid_t, fd: libc::c_int) -> ! {
                 pgid = got;
             }
             if gone {
-                if pgid > 0 {
-                    libc::kill(-pgid, libc::SIGKILL);
+                // Again until the group is gone (its killed members reaped)
+                // or for about a second: a member still being forked when
+                // the first signal went out must not be left behind.
+                let mut rounds = 0;
+                while pgid > 0 && libc::kill(-pgid, libc::SIGKILL) == 0 && rounds < 50 {
+                    libc::usleep(20_000);
+                    rounds += 1;
                 }
                 libc::_exit(0);
             }
