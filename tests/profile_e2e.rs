@@ -61,6 +61,26 @@ fn pft_profile_shows_the_fault_path_and_show_reprints_it() {
     );
     let shown = ok(&s.vmscale(&["show", "p"]));
     assert_eq!(top_functions(&shown), top);
+    // JSON and Markdown carry the same profile: the text's first function
+    // leads the JSON's list, with the samples the text shows.
+    let j = json(&s.vmscale(&["show", "p", "--json"]));
+    let first = &j["profiles"][0]["kernel_functions"][0];
+    assert_eq!(
+        first["symbol"].as_str(),
+        top.first().map(String::as_str),
+        "{j}"
+    );
+    let text_samples: u64 = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("# Kernel profile"))
+        .find(|l| !l.starts_with('#') && l.contains('%'))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .unwrap();
+    assert_eq!(first["self_samples"].as_u64(), Some(text_samples));
+    assert!(!j["profiles"][0]["folded"].as_object().unwrap().is_empty());
+    let md = ok(&s.vmscale(&["show", "p", "--markdown"]));
+    assert!(md.contains("Kernel profile, case"), "{md}");
+    assert!(md.contains(top[0].as_str()), "{md}");
     let tables = out
         .lines()
         .skip_while(|l| !l.starts_with("# Kernel profile"));
@@ -161,6 +181,20 @@ fn locks_count_mmap_lock_acquisitions_of_pft_with_two_tasks() {
         .filter_map(|l| l.split_whitespace().nth(4)?.parse::<u64>().ok())
         .sum();
     assert!(acquired > 0, "{out}");
+    let j = json(&s.vmscale(&["show", "1", "--json"]));
+    let rows = j["locks"][0]["rows"]
+        .as_array()
+        .expect("locks in show --json");
+    let in_json: u64 = rows
+        .iter()
+        .filter(|r| {
+            r["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("mmap_lock-"))
+        })
+        .filter_map(|r| r["acquisitions"].as_u64())
+        .sum();
+    assert_eq!(in_json, acquired, "{j}");
     // Nothing is left mounted by the private tracefs mount.
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let before = mounts.matches(" tracefs ").count();

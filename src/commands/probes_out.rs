@@ -5,6 +5,8 @@
 use super::{Error, Result};
 use crate::model::Run;
 use crate::profile::CaseProfile;
+use crate::profile::folded::kernel_shares;
+use crate::report::export::{Align, Block, Report, Table};
 use crate::report::html::flame;
 use crate::report::profile as tables;
 use crate::store::Store;
@@ -26,6 +28,107 @@ pub fn text(store: &Store, run_id: i64) -> Result<String> {
     }
     Ok(out)
 }
+
+/// Adds what `--profile` and `--lock-stats` stored to a run's report, for
+/// the formats that do not print the text: Markdown gets the tables as
+/// blocks, JSON gets `profiles` (top kernel functions and the folded
+/// stacks) and `locks`. Nothing is added for a run that recorded neither.
+pub fn attach(store: &Store, run_id: i64, report: &mut Report) -> Result<()> {
+    let profiles = store.load_profiles(run_id).map_err(failed)?;
+    let locks = store.load_locks(run_id).map_err(failed)?;
+    if profiles.is_empty() && locks.is_empty() {
+        return Ok(());
+    }
+    let mut profile_data = Vec::new();
+    for (key, p) in &profiles {
+        let (total, shares) = kernel_shares(&p.folded);
+        report.blocks.push(Block::Title(format!(
+            "Kernel profile, case {key}: {} at {} Hz, {total} samples ({} lost)",
+            p.event, p.hz, p.lost
+        )));
+        report.blocks.push(Block::Table(Table {
+            header: vec![vec![
+                "Children".into(),
+                "Self".into(),
+                "Samples".into(),
+                "Symbol".into(),
+            ]],
+            align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
+            rows: shares
+                .iter()
+                .take(tables::TOP)
+                .map(|f| {
+                    vec![
+                        format!("{:.2}%", tables::pct(f.total_samples, total)),
+                        format!("{:.2}%", tables::pct(f.self_samples, total)),
+                        f.self_samples.to_string(),
+                        f.name.clone(),
+                    ]
+                })
+                .collect(),
+        }));
+        profile_data.push(serde_json::json!({
+            "case": key,
+            "event": p.event,
+            "hz": p.hz,
+            "samples": total,
+            "lost": p.lost,
+            "kernel_functions": shares.iter().take(JSON_FUNCTIONS).map(|f| serde_json::json!({
+                "symbol": f.name,
+                "self_samples": f.self_samples,
+                "total_samples": f.total_samples,
+            })).collect::<Vec<_>>(),
+            "folded": p.folded,
+        }));
+    }
+    let mut lock_data = Vec::new();
+    for (key, n, rows) in &locks {
+        report.blocks.push(Block::Title(format!(
+            "Locks, case {key}, summed over {n} samples"
+        )));
+        report.blocks.push(Block::Table(Table {
+            header: vec![
+                [
+                    "source",
+                    "acquired",
+                    "contended",
+                    "wait ms",
+                    "max wait us",
+                    "name",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ],
+            align: [Align::Left]
+                .into_iter()
+                .chain([Align::Right; 4])
+                .chain([Align::Left])
+                .collect(),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.source.clone(),
+                        r.acquisitions.to_string(),
+                        r.contended.to_string(),
+                        format!("{:.3}", r.wait_ns as f64 / 1e6),
+                        format!("{:.1}", r.max_wait_ns as f64 / 1e3),
+                        r.name.clone(),
+                    ]
+                })
+                .collect(),
+        }));
+        lock_data.push(serde_json::json!({"case": key, "samples": n, "rows": rows}));
+    }
+    if let Some(obj) = report.data.as_object_mut() {
+        obj.insert("profiles".into(), profile_data.into());
+        obj.insert("locks".into(), lock_data.into());
+    }
+    Ok(())
+}
+
+/// Kernel functions per case in `--json` (the text shows tables::TOP).
+const JSON_FUNCTIONS: usize = 50;
 
 /// Prints the tables of a run after its text report.
 pub fn print(db: &std::path::Path, run_id: i64) -> Result<()> {

@@ -116,7 +116,7 @@ fn run_entry(
     let run = run_workload(db, w, plan, &labelled, m)?;
     let interrupted = run.meta.status == Status::Incomplete;
     if !h.json {
-        emit(&run, h)?;
+        emit(db, &run, h)?;
         if !super::output::quiet() {
             super::output::text("\n")?;
         }

@@ -82,7 +82,7 @@ pub(crate) fn harness_mut(what: &mut RunWhat) -> &mut Harness {
 /// Runs one workload into the store and prints it.
 fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
     let run = run_workload(db, w, &plan(h)?, h, m)?;
-    print_run(&run, h)?;
+    print_run(db, &run, h)?;
     print_probes(db, &run, h)?;
     super::rerun_note::print(db, &run, h)
 }
@@ -409,8 +409,8 @@ pub fn run_workload(
 
 /// Prints a stored run as `show` would, in the format the harness flags
 /// choose; an interrupted run is exit 130.
-pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
-    emit(run, h)?;
+pub(crate) fn print_run(db: &Path, run: &Run, h: &Harness) -> Result<()> {
+    emit(db, run, h)?;
     if run.meta.status == Status::Incomplete {
         return Err(Error::Interrupted);
     }
@@ -419,7 +419,7 @@ pub(crate) fn print_run(run: &Run, h: &Harness) -> Result<()> {
 
 /// Prints a stored run through the output module; with `-q`, only its
 /// identity line.
-pub(crate) fn emit(run: &Run, h: &Harness) -> Result<()> {
+pub(crate) fn emit(db: &Path, run: &Run, h: &Harness) -> Result<()> {
     let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
     if super::output::quiet() && format == crate::report::export::Format::Text {
         let m = &run.meta;
@@ -435,12 +435,19 @@ pub(crate) fn emit(run: &Run, h: &Harness) -> Result<()> {
             m.status.as_str()
         ));
     }
-    super::output::emit(format, &render(run, h)?)
+    super::output::emit(format, &render(db, run, h)?)
 }
 
-fn render(run: &Run, h: &Harness) -> Result<String> {
+/// The run as `show` renders it, the stored profiles and locks included
+/// (the text prints those separately, see print_probes).
+fn render(db: &Path, run: &Run, h: &Harness) -> Result<String> {
     let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
+    let mut report = crate::report::show::report(run);
+    if format != crate::report::export::Format::Text {
+        let store = Store::open_existing(db).map_err(Error::Input)?;
+        super::probes_out::attach(&store, run.meta.id, &mut report)?;
+    }
     crate::report::export::exporter(format)
-        .export(&crate::report::show::report(run))
+        .export(&report)
         .map_err(Error::Failed)
 }

@@ -97,7 +97,7 @@ pub fn run_cmd(db: &Path, a: &CmdArgs, m: &Snapshot) -> Result<()> {
     let p = plan(&a.harness)?;
     match run_workload(db, &w, &p, &a.harness, m) {
         Ok(run) => {
-            super::run::print_run(&run, &a.harness)?;
+            super::run::print_run(db, &run, &a.harness)?;
             super::run::print_probes(db, &run, &a.harness)
         }
         Err(Error::Failed(msg)) => match w.exit_code() {

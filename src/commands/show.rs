@@ -10,7 +10,8 @@ pub fn show_as(db: &Path, spec: &str, format: crate::report::export::Format) -> 
     let store = Store::open_existing(db).map_err(Error::Input)?;
     let id = store.resolve(spec).map_err(Error::Input)?;
     let run = store.load(id).map_err(Error::Failed)?;
-    let report = crate::report::show::report(&run);
+    let mut report = crate::report::show::report(&run);
+    super::probes_out::attach(&store, id, &mut report)?;
     let out = crate::report::export::exporter(format)
         .export(&report)
         .map_err(Error::Failed)?;

@@ -20,7 +20,8 @@ fn fit(name: &str, room: usize) -> String {
     }
 }
 
-fn pct(n: u64, total: u64) -> f64 {
+/// `n` as a percentage of `total` (0 when there is nothing).
+pub fn pct(n: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
     } else {
