@@ -40,7 +40,11 @@ fn size_is_capped_by_the_first_nodes_memory() {
     let mut m = Snapshot::read(&fixture("fake-2s4n"));
     m.nodes[0].mem_total_kib = Some(1 << 20); // 1 GiB on node 0
     let c = numa::plan(Pattern::Numa01, None, None, 1000, 0.9, &m).unwrap();
-    assert_eq!(c.size, 512 << 20, "half of node 0");
+    assert_eq!(
+        c.size,
+        256 << 20,
+        "half of node 0 for both processes' regions together"
+    );
 }
 
 #[test]

@@ -21,8 +21,12 @@ pub fn text(run: &Run) -> String {
     let threshold = cfg(run, "threshold")
         .and_then(|v| v.as_f64())
         .unwrap_or(0.9);
+    let each = match cfg(run, "region_per_process").and_then(|v| v.as_bool()) {
+        Some(true) => " per process",
+        _ => "",
+    };
     let mut out = format!(
-        "{}: {} process(es) x {} threads, {} region, {} passes,\n\
+        "{}: {} process(es) x {} threads, {} region{each}, {} passes,\n\
          first touch on node {}\n",
         run.meta.workload,
         n("processes"),

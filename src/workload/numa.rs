@@ -1,16 +1,19 @@
 //! The autonumabench access patterns (seed 001), written afresh and sized
 //! from the machine at run time:
 //!
-//! - numa01: 2 processes x (CPUs/2) threads share one region first touched
-//!   on one node; every thread zeroes the whole region, 50 passes.
-//! - numa01-threadlocal: the same, each thread zeroing only its own slice,
-//!   1000 passes.
+//! - numa01: 2 processes x (CPUs/2) threads; each process has its own
+//!   private region and every thread zeroes its process's whole region,
+//!   50 passes.
+//! - numa01-threadlocal: the same, each thread zeroing only its own slice
+//!   of its process's region, 1000 passes.
 //! - numa02: 1 process, one thread per CPU, a private region first touched
 //!   by the main thread; each thread zeroes its own slice, 800 passes.
 //! - numa02-smt: numa02 with half the threads.
 //!
-//! The first touch runs on the CPUs of the first node that has CPUs (a
-//! memory-only node cannot run it), so every page starts on one node. The
+//! Each worker process maps its region after the fork, as autonumabench
+//! mallocs after it, and its main thread first touches it on the CPUs of
+//! the first node that has CPUs (a memory-only node cannot run it), so
+//! every page starts on one node. The
 //! workers are then left to the scheduler and NUMA balancing. A sampler
 //! thread in the parent records each worker thread's locality at an
 //! interval (the share of a sample of the pages it works on that sit on
@@ -73,17 +76,12 @@ impl Pattern {
         }
     }
 
-    /// autonumabench's region sizes.
+    /// autonumabench's region sizes, per process.
     pub fn original_size(&self) -> u64 {
         match self {
             Pattern::Numa01 | Pattern::Numa01Threadlocal => 3 << 30,
             Pattern::Numa02 | Pattern::Numa02Smt => 1 << 30,
         }
-    }
-
-    /// numa01 shares one region between its two processes.
-    fn shared(&self) -> bool {
-        matches!(self, Pattern::Numa01 | Pattern::Numa01Threadlocal)
     }
 
     /// Every thread zeroes the whole region (numa01) or only its slice.
@@ -99,7 +97,12 @@ pub struct Config {
     pub processes: usize,
     /// Threads per process.
     pub threads: usize,
+    /// Each process's own region.
     pub size: u64,
+    /// True since every process maps its own private region (runs stored
+    /// before had numa01's one region shared by both processes).
+    #[serde(default)]
+    pub region_per_process: bool,
     pub loops: u64,
     /// How the size was chosen, for the report.
     pub sized_by: String,
@@ -173,13 +176,16 @@ pub fn plan(
         Some(s) => s / page * page,
         None => {
             // A quarter of autonumabench's region keeps a default run within
-            // a minute on a small machine; --size gives the original.
+            // a minute on a small machine; --size gives the original. The
+            // caps hold for all processes' regions together: every one is
+            // first touched on the same node.
             let mut s = pattern.original_size() / DEFAULT_SIZE_DIVISOR;
+            let procs = processes as u64;
             if let Some(fm) = first_mem {
-                s = s.min(fm / 2);
+                s = s.min(fm / 2 / procs);
             }
             if let Some(a) = avail {
-                s = s.min(a / 4);
+                s = s.min(a / 4 / procs);
             }
             s / page * page
         }
@@ -189,10 +195,12 @@ pub fn plan(
         _ if size == pattern.original_size() / DEFAULT_SIZE_DIVISOR => {
             "a quarter of autonumabench's size (the default; --size for the original)".to_string()
         }
-        _ => "--size, or capped at half of the first node's memory and a quarter of MemAvailable"
+        _ => "--size, or capped (all processes' regions together) at half of the first \
+              node's memory and a quarter of MemAvailable"
             .to_string(),
     };
-    let tasks = (processes * threads) as u64;
+    // Each process's threads share its region.
+    let tasks = threads as u64;
     if size < page * tasks {
         return Err(format!(
             "{}: --size {} gives {} threads less than one page each: raise --size to at least {}",
@@ -221,6 +229,7 @@ pub fn plan(
         processes,
         threads,
         size,
+        region_per_process: true,
         loops,
         sized_by,
         first_node,
@@ -253,16 +262,18 @@ impl Numa {
         &self.cfg
     }
 
-    /// Per worker process, the pages its threads work on, for the sampler.
-    fn plans(&self, pids: &[libc::pid_t], base: u64) -> Vec<ProcessPlan> {
+    /// Per worker process, the pages its threads work on in its own
+    /// region (mapped at `bases[p]` in process `p`), for the sampler.
+    fn plans(&self, pids: &[libc::pid_t], bases: &[u64]) -> Vec<ProcessPlan> {
         let n = self.cfg.threads;
         pids.iter()
+            .zip(bases)
             .enumerate()
-            .map(|(p, &pid)| {
-                let work: Vec<_> = (p * n..(p + 1) * n)
-                    .map(|g| {
-                        let (off, len) = self.slice(g);
-                        (g, base + off as u64, len as u64)
+            .map(|(p, (&pid, &base))| {
+                let work: Vec<_> = (0..n)
+                    .map(|t| {
+                        let (off, len) = self.slice(t);
+                        (p * n + t, base + off as u64, len as u64)
                     })
                     .collect();
                 ProcessPlan::new(pid, &work, self.cfg.page_size)
@@ -270,22 +281,25 @@ impl Numa {
             .collect()
     }
 
-    /// (offset, length) of the bytes global thread `g` zeroes.
-    fn slice(&self, g: usize) -> (usize, usize) {
+    /// (offset, length) in its process's region of the bytes thread `t`
+    /// of that process zeroes.
+    fn slice(&self, t: usize) -> (usize, usize) {
         let size = self.cfg.size as usize;
         if self.cfg.pattern.whole_region() {
             return (0, size);
         }
-        let n = self.cfg.processes * self.cfg.threads;
+        let n = self.cfg.threads;
         let page = self.cfg.page_size as usize;
         let each = size / n / page * page;
-        let off = g * each;
-        let len = if g + 1 == n { size - off } else { each };
+        let off = t * each;
+        let len = if t + 1 == n { size - off } else { each };
         (off, len)
     }
 }
 
 const V_PASSES: usize = 0;
+/// Where the process mapped its region, for the parent's samplers.
+const V_BASE: usize = 1;
 
 /// The figures every NUMA run reports; the first is the headline.
 pub fn figures() -> Vec<Figure> {
@@ -368,18 +382,10 @@ impl Workload for Numa {
     }
 
     fn memory_need(&self) -> u64 {
-        self.cfg.size
+        self.cfg.size * self.cfg.processes as u64
     }
 
     fn sample(&self, _case: &Case) -> Result<SampleData, String> {
-        let region = Guarded::map(
-            self.cfg.size as usize,
-            self.cfg.page_size as usize,
-            self.cfg.pattern.shared(),
-        )?;
-        if self.cfg.pattern.shared() {
-            on_cpus(&self.cfg.first_cpus, || region.touch())?;
-        }
         let procs = self.cfg.processes;
         let block = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
         // Children wait here after their work so the last locality sample
@@ -401,7 +407,7 @@ impl Workload for Numa {
                 return Err(format!("fork of process {p} failed: {e}"));
             }
             if pid == 0 {
-                self.child(p, &region, &block, &done, &tids);
+                self.child(p, &block, &done, &tids);
                 // SAFETY: leave the child without the parent's destructors.
                 unsafe { libc::_exit(0) };
             }
@@ -414,16 +420,15 @@ impl Workload for Numa {
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        // Where the first touch put the pages: the parent's mapping for the
-        // shared region it touched, else the first worker's.
-        let toucher = if self.cfg.pattern.shared() {
-            // SAFETY: getpid has no preconditions.
-            unsafe { libc::getpid() }
-        } else {
-            pids[0]
-        };
-        let first_touch =
-            numa_maps::read_pages(std::path::Path::new("/"), toucher, region.data() as u64);
+        // A process that could not map or touch its region stops the run.
+        let ready: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
+        if let Err(e) = exec::first_error_as(&ready, "process") {
+            children::kill_all(&pids);
+            return Err(e);
+        }
+        let bases: Vec<u64> = ready.iter().map(|r| r.values[V_BASE] as u64).collect();
+        // Where the first touch put the pages: every process's own region.
+        let first_touch = region_pages(&pids, &bases);
         let balancing = crate::machine::read_num::<i64>(
             std::path::Path::new("/"),
             "/proc/sys/kernel/numa_balancing",
@@ -431,7 +436,7 @@ impl Workload for Numa {
         let sampler = tl::Sampler::start(
             tl::Watch {
                 root: PathBuf::from("/"),
-                plans: self.plans(&pids, region.data() as u64),
+                plans: self.plans(&pids, &bases),
                 tids: tids.clone(),
                 node_of: self.node_of.clone(),
             },
@@ -450,8 +455,7 @@ impl Workload for Numa {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let points = sampler.finish();
-        let at_end =
-            numa_maps::read_pages(std::path::Path::new("/"), toucher, region.data() as u64);
+        let at_end = region_pages(&pids, &bases);
         done.release();
         let mut total = clock::Usage::default();
         let mut failure = None;
@@ -465,7 +469,6 @@ impl Workload for Numa {
             }
         }
         let after = vmstat::read_live();
-        drop(region);
         if let Some(e) = failure {
             return Err(e);
         }
@@ -498,31 +501,30 @@ impl Workload for Numa {
 }
 
 impl Numa {
-    /// One worker process: first touch (private patterns), barrier,
-    /// threads. Its report is in `block` slot `p` when it arrives at
+    /// One worker process: maps its own region and first touches it on the
+    /// first node's CPUs, reports where it mapped it, barrier, threads.
+    /// Its report is in `block` slot `p` when it arrives at
     /// `done`; it stays until `done` is released, so the parent's last
     /// locality sample still finds its pages. Each thread records the CPU
     /// of its last pass: where it waits afterwards is the scheduler's
     /// choice, not where it worked.
-    fn child(
-        &self,
-        p: usize,
-        region: &Guarded,
-        block: &SharedBlock,
-        done: &SharedBlock,
-        tids: &TidTable,
-    ) {
+    fn child(&self, p: usize, block: &SharedBlock, done: &SharedBlock, tids: &TidTable) {
         let mut r = TaskReport::default();
-        if !self.cfg.pattern.shared()
-            && let Err(e) = on_cpus(&self.cfg.first_cpus, || region.touch())
-        {
-            r.fail(&e);
-            block.put(p, r);
-            block.arrive();
-            done.arrive();
-            done.wait_release();
-            return;
-        }
+        let region = Guarded::map(self.cfg.size as usize, self.cfg.page_size as usize)
+            .and_then(|g| on_cpus(&self.cfg.first_cpus, || g.touch()).map(|_| g));
+        let region = match region {
+            Ok(g) => g,
+            Err(e) => {
+                r.fail(&e);
+                block.put(p, r);
+                block.arrive();
+                done.arrive();
+                done.wait_release();
+                return;
+            }
+        };
+        r.values[V_BASE] = region.data() as u64 as f64;
+        block.put(p, r);
         block.arrive();
         block.wait_release();
         let before = clock::usage(clock::Who::Process);
@@ -533,7 +535,7 @@ impl Numa {
         std::thread::scope(|s| {
             for t in 0..self.cfg.threads {
                 let g = p * self.cfg.threads + t;
-                let (off, len) = self.slice(g);
+                let (off, len) = self.slice(t);
                 let (passes, finished, loops) = (&passes, &finished, self.cfg.loops);
                 s.spawn(move || {
                     tids.publish(g);
@@ -641,8 +643,20 @@ fn thin(points: &[tl::Point], n: usize) -> Vec<tl::Point> {
     v
 }
 
-/// The mapping: data pages between two PROT_NONE guard pages, so the data
-/// is a VMA of its own whose start numa_maps lists.
+/// Pages per node of every process's own region together, from numa_maps
+/// (None when a process's numa_maps cannot be read).
+fn region_pages(pids: &[libc::pid_t], bases: &[u64]) -> Option<numa_maps::NodePages> {
+    let mut all = numa_maps::NodePages::new();
+    for (&pid, &base) in pids.iter().zip(bases) {
+        for (node, n) in numa_maps::read_pages(std::path::Path::new("/"), pid, base)? {
+            *all.entry(node).or_default() += n;
+        }
+    }
+    Some(all)
+}
+
+/// The mapping: private anonymous data pages between two PROT_NONE guard
+/// pages, so the data is a VMA of its own whose start numa_maps lists.
 struct Guarded {
     map: Region,
     page: usize,
@@ -650,16 +664,11 @@ struct Guarded {
 }
 
 impl Guarded {
-    fn map(len: usize, page: usize, shared: bool) -> Result<Guarded, String> {
-        let kind = if shared {
-            libc::MAP_SHARED
-        } else {
-            libc::MAP_PRIVATE
-        };
+    fn map(len: usize, page: usize) -> Result<Guarded, String> {
         let map = Region::map(
             len + 2 * page,
             libc::PROT_NONE,
-            kind | libc::MAP_NORESERVE,
+            libc::MAP_PRIVATE | libc::MAP_NORESERVE,
             None,
         )?;
         // Only the data pages become accessible.
@@ -745,6 +754,19 @@ mod tests {
         assert_eq!(c.threads, 16);
     }
 
+    /// numa01's two regions count together: against MemAvailable when
+    /// sizing, and in the memory the run is refused for.
+    #[test]
+    fn both_regions_count_against_memory() {
+        let mut m = fake();
+        m.mem_available_kib = Some(1 << 20);
+        let c = plan(Pattern::Numa01Threadlocal, None, None, 100, 0.9, &m).unwrap();
+        assert_eq!(c.size, 128 << 20, "a quarter of 1 GiB over 2 processes");
+        assert_eq!(Numa::new(c, &m).memory_need(), 256 << 20);
+        let c = plan(Pattern::Numa02, None, None, 100, 0.9, &m).unwrap();
+        assert_eq!(c.size, 256 << 20, "one process: the whole quarter");
+    }
+
     #[test]
     fn slices_cover_the_region_exactly() {
         let m = fake();
@@ -758,7 +780,8 @@ mod tests {
         )
         .unwrap();
         let w = Numa::new(c, &m);
-        let n = 16;
+        // Each process's 8 threads split that process's own region.
+        let n = 8;
         let mut end = 0;
         for g in 0..n {
             let (off, len) = w.slice(g);
@@ -790,6 +813,7 @@ mod tests {
         )
         .unwrap();
         let tasks = (c.processes * c.threads) as f64;
+        let procs = c.processes as f64;
         let expected = tasks * 7.0;
         let w = Numa::new(c, &m);
         let d = w.sample(&w.cases()[0]).unwrap();
@@ -799,9 +823,9 @@ mod tests {
         }
         assert!(d.figures.contains_key("autonuma_cost"));
         if std::path::Path::new("/proc/self/numa_maps").exists() {
-            // Each thread's slice is present only in its own process; all
-            // 1024 pages are sampled (fewer than MAX_PAGES per process).
-            let pages = (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64;
+            // Each process has its own 4 MiB region: all 1024 pages of each
+            // are sampled (fewer than MAX_PAGES per process).
+            let pages = procs * (4 << 20) as f64 / m.page_size.unwrap_or(4096) as f64;
             assert_eq!(d.figures.get("pages_sampled"), Some(&pages));
             assert_eq!(d.figures.get("locality_threads"), Some(&tasks));
             if m.nodes.len() <= 1 {
@@ -811,8 +835,8 @@ mod tests {
         }
     }
 
-    /// numa01: every thread works on the whole shared region, sampled once
-    /// per process (MAX_PAGES of its pages).
+    /// numa01: every thread works on its process's whole region, sampled
+    /// once per process (MAX_PAGES of its pages).
     #[test]
     fn numa01_samples_the_whole_region_per_thread() {
         let m = crate::machine::live();
