@@ -302,3 +302,77 @@ fn huge_memory_need_is_refused_for_every_workload() {
     }
     assert!(!s.db().exists(), "a refused run must not create the store");
 }
+
+/// Processes whose command line holds `marker` (forked workers keep
+/// vmscale's), zombies excepted (their command line reads empty).
+fn holding(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+#[test]
+fn sigint_stops_a_numa_sample_and_its_workers() {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("numa-sigint");
+    let marker = format!("numaint{}", std::process::id());
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args([
+            "run",
+            "numa02",
+            "--size",
+            "8M",
+            "--loops",
+            "100000000",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--label",
+            &marker,
+        ])
+        .env("VMSCALE_DB", s.db())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // vmscale and at least one forked worker.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while holding(&marker).len() < 2 {
+        assert!(Instant::now() < deadline, "the workers never started");
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A plain `kill -INT` reaches vmscale alone, not its workers.
+    // SAFETY: kill takes plain integers; the pid is our child.
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+    // Bounds for a loaded machine (the sample itself would take hours).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = run.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "still running 30 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !holding(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "workers left: {:?}",
+            holding(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let listed = json(&s.vmscale(&["list", "--json"]));
+    assert_eq!(listed[0]["status"], "incomplete", "{listed}");
+}

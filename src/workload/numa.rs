@@ -446,7 +446,14 @@ impl Workload for Numa {
         let released = clock::monotonic_ns();
         block.release();
         while (done.arrived() as usize) < procs {
-            if let Some(e) = early_exit(&pids) {
+            // A signal vmscale caught (a plain `kill -INT`, or Ctrl-C, which
+            // the workers' inherited handler would only note) ends the
+            // sample now rather than after all its passes.
+            let stop = early_exit(&pids).or_else(|| {
+                exec::signals::caught()
+                    .map(|sig| format!("stopped by {}", exec::signals::name(sig)))
+            });
+            if let Some(e) = stop {
                 done.release();
                 let _ = sampler.finish();
                 children::kill_all(&pids);
