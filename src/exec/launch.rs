@@ -109,8 +109,12 @@ where
             let mut pids = Vec::with_capacity(n);
             let parent = std::process::id() as libc::pid_t;
             for (i, &cpu) in cpus.iter().enumerate() {
-                // SAFETY: the parent has no other threads at this point (tasks of
-                // earlier samples were joined), so the child may run Rust code.
+                // SAFETY: tasks of earlier samples were joined; the only other
+                // threads that may exist are vmscale's monitors (--profile's
+                // drain thread, the numa_maps and lock readers), which hold no
+                // lock the child takes except the allocator's, and glibc's
+                // malloc is made safe across fork by its own fork handlers. So
+                // the child may run Rust code.
                 let pid = unsafe { libc::fork() };
                 if pid == 0 {
                     super::group::die_with_parent(parent);
