@@ -110,12 +110,17 @@ impl Status {
         }
     }
 
-    pub fn parse(s: &str) -> Status {
+    /// A status as stored; an unknown word is an error (it was once read
+    /// as `running`, which hid a damaged row).
+    pub fn parse(s: &str) -> Result<Status, String> {
         match s {
-            "complete" => Status::Complete,
-            "incomplete" => Status::Incomplete,
-            "failed" => Status::Failed,
-            _ => Status::Running,
+            "running" => Ok(Status::Running),
+            "complete" => Ok(Status::Complete),
+            "incomplete" => Ok(Status::Incomplete),
+            "failed" => Ok(Status::Failed),
+            _ => Err(format!(
+                "unknown status '{s}' (running, complete, incomplete or failed)"
+            )),
         }
     }
 }

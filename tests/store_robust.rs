@@ -196,6 +196,38 @@ fn a_damaged_row_is_named_and_the_others_listed() {
     assert!(stderr(&shown).contains("run 2"), "{}", stderr(&shown));
 }
 
+#[test]
+fn corrupt_json_and_unknown_status_are_named_not_read_as_empty() {
+    let s = Scratch::new("corrupt-json");
+    for _ in 0..4 {
+        ok(&s.vmscale(SMALL));
+    }
+    let db = raw(&s);
+    db.execute("UPDATE runs SET config = '{\"thp\": ' WHERE id = 1", [])
+        .unwrap();
+    db.execute("UPDATE runs SET status = 'paused' WHERE id = 2", [])
+        .unwrap();
+    db.execute(
+        "UPDATE samples SET vmstat = 'not json' WHERE run_id = 3 AND id = \
+         (SELECT MIN(id) FROM samples WHERE run_id = 3)",
+        [],
+    )
+    .unwrap();
+    for (id, names) in [
+        ("1", "config column"),
+        ("2", "unknown status 'paused'"),
+        ("3", "sample vmstat column"),
+    ] {
+        let shown = s.vmscale(&["show", id]);
+        let err = stderr(&shown);
+        assert_eq!(shown.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("run {id}")), "{err}");
+        assert!(err.contains(names), "{err}");
+    }
+    // The undamaged run still shows.
+    ok(&s.vmscale(&["show", "4"]));
+}
+
 fn sample_count(s: &Scratch) -> i64 {
     rusqlite::Connection::open(s.db())
         .ok()

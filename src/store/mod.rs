@@ -87,6 +87,16 @@ fn number_map(v: &serde_json::Value) -> std::collections::BTreeMap<String, f64> 
         .collect()
 }
 
+/// A JSON column of a stored row; text that is not JSON is an error
+/// naming the column, never silently read as empty.
+fn json_column<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| {
+        format!(
+            "its {column} column holds no valid JSON ({e}); was the store changed outside vmscale?"
+        )
+    })
+}
+
 /// The columns naming a run's writer, in the order `owner` reads them.
 const OWNER_COLUMNS: &str = "pid, pid_start, boot_id, writer";
 
@@ -402,7 +412,6 @@ impl Store {
 
     fn load_with(&self, id: i64, full: bool) -> Result<Run, String> {
         let damaged = |e: String| format!("run {id} cannot be read: {e}");
-        let parse = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::Null);
         let mut db = self.db.borrow_mut();
         let r = db
             .query_one(
@@ -421,13 +430,13 @@ impl Store {
                 workload: r.text(2)?,
                 command_line: r.text(3)?,
                 version: r.text(4)?,
-                config: parse(r.text(5)?),
-                figures: serde_json::from_str(&r.text(6)?).unwrap_or_default(),
-                machine: parse(r.text(7)?),
-                knobs: parse(r.text(8)?),
+                config: json_column("config", &r.text(5)?)?,
+                figures: json_column("figures", &r.text(6)?)?,
+                machine: json_column("machine", &r.text(7)?)?,
+                knobs: json_column("knobs", &r.text(8)?)?,
                 started_at: r.text(9)?,
                 ended_at: r.opt_text(10)?,
-                status: Status::parse(&live_status(r.text(11)?, &r, 14)),
+                status: Status::parse(&live_status(r.text(11)?, &r, 14))?,
                 note: r.opt_text(12)?,
                 origin: r.text(13)?,
             })
@@ -444,7 +453,7 @@ impl Store {
                     case: Case {
                         tasks: r.int(0)? as usize,
                         variant: r.text(1)?,
-                        knobs: serde_json::from_str(&r.text(2)?).unwrap_or_default(),
+                        knobs: json_column("case knobs", &r.text(2)?)?,
                     },
                     samples: Vec::new(),
                 })
@@ -467,21 +476,27 @@ impl Store {
             &[id.into()],
         )?;
         for r in rows {
-            let sample = Sample {
-                seq: r.int(1).map_err(damaged)?,
-                warmup: r.bool(2).map_err(damaged)?,
-                taken_at: r.text(3).map_err(damaged)?,
-                data: SampleData {
-                    figures: number_map(&parse(r.text(4).map_err(damaged)?)),
-                    tasks: match parse(r.text(5).map_err(damaged)?) {
-                        serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
-                        _ => Vec::new(),
+            let sample = (|| -> Result<Sample, String> {
+                let value = |i: usize, column: &str| -> Result<serde_json::Value, String> {
+                    json_column(column, &r.text(i)?)
+                };
+                Ok(Sample {
+                    seq: r.int(1)?,
+                    warmup: r.bool(2)?,
+                    taken_at: r.text(3)?,
+                    data: SampleData {
+                        figures: number_map(&value(4, "sample figures")?),
+                        tasks: match value(5, "sample tasks")? {
+                            serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
+                            _ => Vec::new(),
+                        },
                     },
-                },
-                vmstat: serde_json::from_str(&r.text(6).map_err(damaged)?).unwrap_or_default(),
-                noise: number_map(&parse(r.text(7).map_err(damaged)?)),
-                flagged: r.bool(8).map_err(damaged)?,
-            };
+                    vmstat: json_column("sample vmstat", &r.text(6)?)?,
+                    noise: number_map(&value(7, "sample noise")?),
+                    flagged: r.bool(8)?,
+                })
+            })()
+            .map_err(damaged)?;
             if let Some(&i) = index.get(&r.text(0).map_err(damaged)?) {
                 cases[i].samples.push(sample);
             }
