@@ -30,7 +30,7 @@ fn previous(store: &Store, run: &Run) -> Option<Run> {
     listed
         .iter()
         .take(LOOK_BACK)
-        .filter_map(|l| store.load(l.id).ok())
+        .filter_map(|l| store.load_figures(l.id).ok())
         .find(|r| r.meta.config == run.meta.config)
 }
 
