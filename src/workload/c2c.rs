@@ -124,10 +124,6 @@ impl C2c {
             },
         })
     }
-
-    pub fn config_ref(&self) -> &Config {
-        &self.cfg
-    }
 }
 
 /// The figures every c2c run reports (a run adds one per CPU pair after

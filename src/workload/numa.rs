@@ -258,10 +258,6 @@ impl Numa {
         Numa { cfg, node_of }
     }
 
-    pub fn config_ref(&self) -> &Config {
-        &self.cfg
-    }
-
     /// Per worker process, the pages its threads work on in its own
     /// region (mapped at `bases[p]` in process `p`), for the sampler.
     fn plans(&self, pids: &[libc::pid_t], bases: &[u64]) -> Vec<ProcessPlan> {

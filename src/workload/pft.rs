@@ -158,10 +158,6 @@ impl Pft {
         Ok(pft)
     }
 
-    pub fn config_ref(&self) -> &Config {
-        &self.cfg
-    }
-
     fn bytes_per_task(&self, tasks: usize) -> u64 {
         let raw = match (self.cfg.size_total, self.cfg.size_per_task) {
             (_, Some(per)) => per,
