@@ -61,11 +61,7 @@ fn every_variant_agrees_with_the_kernel_counter() {
             let pages = fig(&sample, "pages");
             assert_eq!(pages, 2048.0, "{extra:?}: 8 MiB is 2048 pages");
             let Some(kernel) = sample["data"]["figures"]["kfaults"].as_f64() else {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "perf page-faults counter missing under CI"
-                );
-                eprintln!("skipped kernel check: no perf page-faults counter here");
+                skip("kernel check: no perf page-faults counter here");
                 continue;
             };
             assert!(
