@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod doctor;
+pub mod error;
 pub mod exec;
 pub mod import;
 pub mod knobs;

@@ -1,5 +1,5 @@
 //! vmscale's entry point: parse arguments, call one command, map its error
-//! to an exit code (2 bad input, 1 failed run, 130 interrupted).
+//! to an exit code (2 bad input or refused, 1 failed, 130 interrupted).
 
 use clap::Parser;
 use vmscale::cli::{Cli, Command};
@@ -47,12 +47,17 @@ fn real_main() {
         Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json),
     };
     if let Err(e) = result {
-        match &e {
-            Error::Input(m) | Error::Failed(m) | Error::Exit(_, m) => eprintln!("vmscale: {m}"),
-            Error::Interrupted => eprintln!(
-                "vmscale: interrupted; samples taken so far are stored, run marked incomplete"
-            ),
-        }
-        std::process::exit(e.exit_code());
+        eprintln!("vmscale: {e}");
+        std::process::exit(exit_code(&e));
+    }
+}
+
+/// The one place an error becomes an exit code.
+fn exit_code(e: &Error) -> i32 {
+    match e {
+        Error::Input(_) | Error::Refused(_) => 2,
+        Error::Io { .. } | Error::Store(_) | Error::Failed(_) => 1,
+        Error::Interrupted => 130,
+        Error::Exit(code, _) => *code,
     }
 }

@@ -29,31 +29,7 @@ pub mod show;
 pub mod suite;
 pub mod sysinfo;
 
-/// Why a command failed, which decides the exit code.
-#[derive(Debug)]
-pub enum Error {
-    /// Bad input or a refused run: exit 2, nothing stored.
-    Input(String),
-    /// A run or I/O that failed: exit 1.
-    Failed(String),
-    /// Interrupted by a signal after storing what was measured: exit 130.
-    Interrupted,
-    /// A measured command failed: exit with its own code (see docs/cmd.md).
-    Exit(i32, String),
-}
-
-impl Error {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Input(_) => 2,
-            Error::Failed(_) => 1,
-            Error::Interrupted => 130,
-            Error::Exit(code, _) => *code,
-        }
-    }
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
+pub use crate::error::{Error, Result};
 
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
