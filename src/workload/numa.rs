@@ -336,7 +336,7 @@ const fn spec(
 
 pub const SPEC_NUMA01: super::Spec = spec(
     "numa01",
-    "autonumabench numa01: 2 processes, each zeroing its own region first touched on one node",
+    "autonumabench numa01: 2 processes zero their own regions first touched on a node",
     |_| quick(10),
     super::numa_args::build_numa01,
 );
