@@ -1,8 +1,9 @@
-//! `show` as a report for every format: the historical text layout byte
-//! for byte, a summary table per case for Markdown, every sample as a CSV
-//! record, and the stored run as JSON.
+//! `show` as a report for every format: the run's blocks (text prints them
+//! in the historical layout byte for byte, Markdown as headings and pipe
+//! tables, with a summary table per case and figure added), every sample
+//! as a CSV record, and the stored run as JSON with the tables.
 
-use super::export::{Align, Block, Records, Report, Table};
+use super::export::{Align, Block, Records, Report, Table, text};
 use crate::model::Run;
 use crate::stats::summary::summarise;
 
@@ -44,6 +45,8 @@ pub fn summary_table(run: &Run) -> Table {
     let mut align = vec![Align::Left, Align::Left];
     align.extend([Align::Right; 8]);
     Table {
+        title: String::new(),
+        layout: None,
         header: vec![
             [
                 "case", "figure", "n", "Min", "Median", "Mean", "Stddev", "CoeffVar", "Max", "CI95",
@@ -90,24 +93,40 @@ pub fn records(run: &Run) -> Records {
     }
 }
 
+/// The run's report. Text is the blocks shaded for a colour terminal;
+/// the other formats get them unshaded.
 pub fn report(run: &Run) -> Report {
-    Report {
-        text: Some(super::text(run)),
-        blocks: {
-            let mut b = vec![
-                Block::Title(super::header(run).trim_end().to_string()),
-                Block::Table(summary_table(run)),
-            ];
-            // The robust centre, invocations and mixtures, as the text shows them.
-            let centre = super::centre::section(run);
-            if !centre.is_empty() {
-                b.push(Block::Paragraph(centre));
-            }
-            b
-        },
-        records: records(run),
-        data: serde_json::to_value(run).unwrap_or_default(),
+    let mut blocks = super::blocks(run, false);
+    let mut data = serde_json::to_value(run).unwrap_or_default();
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("tables".into(), tables_json(&blocks));
     }
+    blocks.push(Block::Table(Table {
+        title: "Summary per case and figure (warm-ups excluded)".into(),
+        ..summary_table(run)
+    }));
+    Report {
+        text: Some(text::blocks(&super::blocks(
+            run,
+            super::cells::colour_stdout(),
+        ))),
+        blocks,
+        records: records(run),
+        data,
+    }
+}
+
+/// The table blocks as JSON: title, header lines and rows of cells.
+pub fn tables_json(blocks: &[Block]) -> serde_json::Value {
+    Block::tables(blocks)
+        .map(|t| {
+            serde_json::json!({
+                "title": t.title,
+                "header": t.header,
+                "rows": t.rows.iter().map(|r| r.iter().map(|c| c.trim()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
