@@ -209,7 +209,7 @@ fn mark(p: &Pair) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, RunMeta, Sample, SampleData};
+    use crate::model::build::{case, run, sample};
 
     /// 24 CPUs: the matrix is split into blocks of ten columns, every pair
     /// is shown once, and no line passes 80 columns.
@@ -227,33 +227,14 @@ mod tests {
                 });
             }
         }
-        let figures = pairs
-            .iter()
-            .map(|p| (pair_figure(p.a, p.b), (100 + p.a + p.b) as f64))
-            .collect();
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: String::new(),
-            data: SampleData {
-                figures,
-                tasks: Vec::new(),
-            },
-            vmstat: Default::default(),
-            noise: Default::default(),
-            flagged: false,
-        };
-        let run = Run {
-            meta: RunMeta::bare(
-                1,
-                "c2c",
-                serde_json::json!({ "pairs": pairs, "cpus": cpus }),
-            ),
-            cases: vec![CaseSamples {
-                case: Case::new(2, "cas"),
-                samples: vec![sample],
-            }],
-        };
+        let mut one = sample();
+        for p in &pairs {
+            one = one.figure(&pair_figure(p.a, p.b), (100 + p.a + p.b) as f64);
+        }
+        let run = run("c2c")
+            .config(serde_json::json!({ "pairs": pairs, "cpus": cpus }))
+            .case(case(2, "cas").sample(one))
+            .build();
         let out = crate::report::export::text::blocks(&blocks(&run, false));
         assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
         // Pair 22-23 (value 145) sits in the third block's last row.

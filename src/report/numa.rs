@@ -197,7 +197,7 @@ fn locality(s: &Sample, threshold: f64) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, SampleData};
+    use crate::model::build::{case, run, sample};
 
     /// Seed 001's first column: 381604 local of 659753 hint faults is
     /// 57.84 %, which mmtests prints as 57.
@@ -207,30 +207,11 @@ mod tests {
             ("numa_hint_faults".to_string(), 659753),
             ("numa_hint_faults_local".to_string(), 381604),
         ]));
-        let mut data = SampleData {
-            figures,
-            ..Default::default()
-        };
-        data.figures.insert("elapsed".into(), 1.0);
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: String::new(),
-            data,
-            vmstat: Default::default(),
-            noise: Default::default(),
-            flagged: false,
-        };
-        let run: Run = serde_json::from_value(serde_json::json!({
-            "meta": {
-                "id": 1, "label": null, "workload": "numa01", "command_line": "",
-                "version": "", "config": null, "figures": [], "machine": null,
-                "knobs": null, "started_at": "", "ended_at": null,
-                "status": "complete", "note": null, "origin": "measured",
-            },
-            "cases": [{"case": Case::new(1, "numa01"), "samples": [sample]}],
-        }))
-        .unwrap();
+        let mut one = sample().figure("elapsed", 1.0);
+        for (k, v) in &figures {
+            one = one.figure(k, *v);
+        }
+        let run = run("numa01").case(case(1, "numa01").sample(one)).build();
         let out = crate::report::export::text::blocks(&blocks(&run));
         let line = out
             .lines()

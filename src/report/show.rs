@@ -132,42 +132,38 @@ pub fn tables_json(blocks: &[Block]) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData};
+    use crate::model::Better;
     use crate::report::export::{Format, exporter};
 
     fn run() -> Run {
-        let samples = (0..3)
-            .map(|i| Sample {
-                seq: i,
-                warmup: i == 0,
-                taken_at: String::new(),
-                data: SampleData {
-                    figures: [("wall".to_string(), 1.0 + i as f64)].into(),
-                    tasks: Vec::new(),
-                },
-                vmstat: Default::default(),
-                noise: Default::default(),
-                flagged: false,
-            })
-            .collect();
-        Run {
-            meta: RunMeta {
-                label: Some("l".into()),
-                figures: vec![Figure::new("wall", "s", Better::Lower, false)],
-                ..RunMeta::bare(4, "other", serde_json::Value::Null)
-            },
-            cases: vec![CaseSamples {
-                case: Case::new(2, "x"),
-                samples,
-            }],
-        }
+        use crate::model::build::{case, run, sample};
+        run("other")
+            .id(4)
+            .label("l")
+            .figure("wall", "s", Better::Lower, false)
+            .case(case(2, "x").samples(3, |i| {
+                let s = sample().figure("wall", 1.0 + i as f64);
+                if i == 0 { s.warmup() } else { s }
+            }))
+            .build()
     }
 
+    /// The layout the report printed when it was a string, rebuilt with
+    /// its format strings.
     #[test]
     fn text_is_the_historical_layout_byte_for_byte() {
         let r = run();
         let out = exporter(Format::Text).export(&report(&r)).unwrap();
-        assert_eq!(out, crate::report::text(&r));
+        let table = format!(
+            "{:<18} {:>5} {:<14} {:>3} {:>14} {:>8}\n{:<18} {:>5} {:<14} {:>3} {:>14.3} {:>8.2}\n",
+            "case", "tasks", "figure", "n", "median", "cv%", "x", 2, "wall", 2, 2.5, 28.284271
+        );
+        let centre = format!(
+            "\nCentre of wall per case: median, 95% CI by order statistics:\n\
+             {:<16} {:>4} {:>10} {:>25} {:>8} {:>10}\n{:<16} {:>4} {:>10} {:>25} {:>8} {:>10} A\n",
+            "case", "n", "median", "95% CI", "±", "mean", "x/2", 2, "2.500", "n<5", "-", "2.500"
+        );
+        assert_eq!(out, format!("run 4 [l]: other (complete)\n{table}{centre}"));
     }
 
     #[test]

@@ -4,9 +4,14 @@
 //!
 //! A [`Report`] carries what each format needs, so no command writes a
 //! format by hand:
-//! - `blocks`: titles, paragraphs and tables, for text and Markdown;
-//! - `text`: an exact text rendering, when the command has its own
-//!   (`show` keeps its historical layout byte for byte);
+//! - `blocks`: the document as typed [`Block`]s (titles, paragraphs,
+//!   tables, named values), for text and Markdown. A table may carry a
+//!   fixed text [`Layout`], so the text exporter reprints a historical
+//!   report byte for byte while Markdown gets the same cells as a pipe
+//!   table under the table's title;
+//! - `text`: a text rendering that replaces the blocks in text only, when
+//!   the command's text differs from its blocks (`show` shades cells for a
+//!   terminal and leaves a Markdown-only summary out);
 //! - `records`: one flat table (a header and rows), for CSV;
 //! - `data`: the structured result, for JSON.
 //!
@@ -16,7 +21,8 @@
 //! let report = Report {
 //!     text: None,
 //!     blocks: vec![Block::Title("USL fit, run 7: fault/wsec".into()),
-//!                  Block::Table(coefficients_table), Block::Paragraph(warnings)],
+//!                  Block::Table(Table { title: "Coefficients".into(), ..coefficients }),
+//!                  Block::Paragraph(warnings)],
 //!     records: Records { columns: vec!["parameter".into(), "value".into(), "stderr".into()],
 //!                        rows: /* one row per coefficient */ },
 //!     data: serde_json::to_value(&fit)?,
@@ -217,3 +223,6 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(Json),
     }
 }
+
+#[cfg(test)]
+mod tests;
