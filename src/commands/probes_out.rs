@@ -2,7 +2,7 @@
 //! `report --html` print it: loaded from the store, laid out by
 //! report::profile and report::html::flame.
 
-use super::{Error, Result};
+use super::Result;
 use crate::model::Run;
 use crate::profile::CaseProfile;
 use crate::profile::folded::kernel_shares;
@@ -11,18 +11,14 @@ use crate::report::html::flame;
 use crate::report::profile as tables;
 use crate::store::Store;
 
-fn failed(e: String) -> Error {
-    Error::Failed(e)
-}
-
 /// The profile and lock tables of a run ("" when it recorded neither).
 pub fn text(store: &Store, run_id: i64) -> Result<String> {
     let mut out = String::new();
-    for (key, p) in store.load_profiles(run_id).map_err(failed)? {
+    for (key, p) in store.load_profiles(run_id)? {
         out.push('\n');
         out.push_str(&tables::top_table(&key, &p, tables::TOP));
     }
-    for (key, n, rows) in store.load_locks(run_id).map_err(failed)? {
+    for (key, n, rows) in store.load_locks(run_id)? {
         out.push('\n');
         out.push_str(&tables::locks_table(&key, n, &rows));
     }
@@ -34,8 +30,8 @@ pub fn text(store: &Store, run_id: i64) -> Result<String> {
 /// blocks, JSON gets `profiles` (top kernel functions and the folded
 /// stacks) and `locks`. Nothing is added for a run that recorded neither.
 pub fn attach(store: &Store, run_id: i64, report: &mut Report) -> Result<()> {
-    let profiles = store.load_profiles(run_id).map_err(failed)?;
-    let locks = store.load_locks(run_id).map_err(failed)?;
+    let profiles = store.load_profiles(run_id)?;
+    let locks = store.load_locks(run_id)?;
     if profiles.is_empty() && locks.is_empty() {
         return Ok(());
     }
@@ -132,7 +128,7 @@ const JSON_FUNCTIONS: usize = 50;
 
 /// Prints the tables of a run after its text report.
 pub fn print(db: &std::path::Path, run_id: i64) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
+    let store = Store::open_existing(db)?;
     emit(&text(&store, run_id)?)
 }
 
@@ -200,7 +196,7 @@ pub fn pairs(
 pub fn compare_text(store: &Store, ids: &[i64]) -> Result<String> {
     let mut runs = Vec::new();
     for id in ids {
-        runs.push((*id, store.load_profiles(*id).map_err(failed)?));
+        runs.push((*id, store.load_profiles(*id)?));
     }
     let mut out = String::new();
     for (title, a, b) in pairs(&runs) {
@@ -215,7 +211,7 @@ pub fn compare_text(store: &Store, ids: &[i64]) -> Result<String> {
 pub fn html(store: &Store, runs: &[Run]) -> Result<String> {
     let mut loaded = Vec::new();
     for r in runs {
-        loaded.push((r.meta.id, store.load_profiles(r.meta.id).map_err(failed)?));
+        loaded.push((r.meta.id, store.load_profiles(r.meta.id)?));
     }
     if loaded.iter().all(|(_, p)| p.is_empty()) {
         return Ok(String::new());
