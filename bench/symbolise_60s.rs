@@ -23,11 +23,11 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let req = vmscale::profile::Request {
+    let req = vmscale::probes::Request {
         hz: Some(vmscale::profile::DEFAULT_HZ),
         locks: false,
     };
-    let mut probes = match vmscale::profile::preflight(&req) {
+    let mut probes = match vmscale::probes::preflight(&req) {
         Ok(Some(p)) => p,
         Ok(None) => unreachable!("a profile was requested"),
         Err(e) => {

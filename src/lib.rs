@@ -18,6 +18,7 @@ pub mod model;
 pub mod monitor;
 pub mod parse;
 pub mod pipe;
+pub mod probes;
 pub mod profile;
 pub mod report;
 pub mod runner;

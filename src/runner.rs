@@ -35,7 +35,7 @@ pub struct Options {
     /// Knob values of each variant; empty (or one empty map) for none.
     pub combos: Vec<BTreeMap<String, String>>,
     /// Profile and lock recording beside each measured sample.
-    pub probes: crate::profile::Request,
+    pub probes: crate::probes::Request,
     /// Times every case is visited, each visit with its own warm-up and
     /// samples (counts and limits per visit), its samples tagged with the
     /// visit in `noise["invocation"]` when there is more than one
@@ -49,7 +49,7 @@ impl Default for Options {
             noise_threshold: 0.05,
             wait_quiet: None,
             combos: Vec::new(),
-            probes: crate::profile::Request::default(),
+            probes: crate::probes::Request::default(),
             invocations: 1,
         }
     }
@@ -143,7 +143,7 @@ pub fn execute_with(
     progress.start((invocations * bases.len() * variants * (plan.warmup + planned)) as u64);
     let started = Instant::now();
     let mut stops: Vec<(String, Stop, usize)> = Vec::new();
-    let mut probes = crate::profile::preflight(&opts.probes)?;
+    let mut probes = crate::probes::preflight(&opts.probes)?;
     // Each case's next sample number, continued across invocations.
     let mut seqs = vec![0i64; bases.len()];
     for visit in 0..invocations * bases.len() {
@@ -399,8 +399,8 @@ fn take_sample(
     warmup: bool,
     opts: &Options,
     invocation: Option<usize>,
-    probes: Option<&mut crate::profile::Probes>,
-) -> Result<(Sample, crate::profile::Captured), String> {
+    probes: Option<&mut crate::probes::Probes>,
+) -> Result<(Sample, crate::probes::Captured), String> {
     let root = Path::new("/");
     let mut noise = BTreeMap::new();
     if let Some(i) = invocation {
@@ -435,7 +435,7 @@ fn take_sample(
     let after = vmstat::read_live();
     let captured = match (probes, active) {
         (Some(p), Some(a)) => p.finish(a)?,
-        _ => crate::profile::Captured::default(),
+        _ => crate::probes::Captured::default(),
     };
     let mut flagged = false;
     if let (Some(a), Some(b)) = (cpu0, cpu1) {

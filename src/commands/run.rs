@@ -157,8 +157,8 @@ pub(crate) fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner:
 }
 
 /// What `--profile` and `--lock-stats` ask to record.
-fn probes(h: &Harness) -> crate::profile::Request {
-    crate::profile::Request {
+fn probes(h: &Harness) -> crate::probes::Request {
+    crate::probes::Request {
         hz: h.profile,
         locks: h.lock_stats,
     }
@@ -331,7 +331,7 @@ pub fn run_workload(
     // --tune adds one-value knobs to the plan; the variants stay the user's.
     let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &user_knobs, w.name(), &root)?;
     input(knob_plan.preflight(&root, &journal))?;
-    input(crate::profile::preflight(&opts.probes).map(drop))?;
+    input(crate::probes::preflight(&opts.probes).map(drop))?;
     // The store path is input: a file that is not a store is refused
     // before any knob is touched.
     let mut store = Store::open(db)?;

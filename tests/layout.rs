@@ -1,0 +1,161 @@
+//! The module layout of docs/architecture.md, checked on the source: imports
+//! between the top-level modules of src/ flow one way (no cycle), nothing
+//! below the command line imports `cli` or `commands`, and `stats` and
+//! `store` import no workload.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Top-level module -> the top-level modules its non-test code names
+/// through `crate::`.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn module_of(rel: &Path) -> String {
+    let first = rel.components().next().unwrap().as_os_str();
+    first.to_string_lossy().trim_end_matches(".rs").to_string()
+}
+
+/// The code before the first `#[cfg(test)]` (tests may import anything).
+fn non_test(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |i| &text[..i])
+}
+
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        // Skip `vmscale::crate::` lookalikes and identifiers ending in "crate".
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name: String = code[i + 7..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+fn graph(src: &Path) -> Graph {
+    let mut g = Graph::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap();
+            let module = module_of(rel);
+            if module == "main" || module == "lib" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let uses = g.entry(module.clone()).or_default();
+            uses.extend(
+                crate_paths(non_test(&text))
+                    .into_iter()
+                    .filter(|m| *m != module),
+            );
+        }
+    }
+    g
+}
+
+/// A cycle through `from`, as the list of modules on it, if there is one.
+fn cycle_through(g: &Graph, from: &str) -> Option<Vec<String>> {
+    let mut stack: Vec<Vec<String>> = vec![vec![from.to_string()]];
+    let mut seen = BTreeSet::new();
+    while let Some(path) = stack.pop() {
+        let last = path.last().unwrap();
+        for next in g.get(last).into_iter().flatten() {
+            if next == from {
+                let mut c = path.clone();
+                c.push(next.clone());
+                return Some(c);
+            }
+            if seen.insert(next.clone()) {
+                let mut p = path.clone();
+                p.push(next.clone());
+                stack.push(p);
+            }
+        }
+    }
+    None
+}
+
+fn source_graph() -> Graph {
+    graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+#[test]
+fn the_scanner_sees_imports_and_ignores_tests() {
+    let code = "use crate::store::Store;\nfn f() { crate::stats::x(); }\n\
+                #[cfg(test)]\nmod tests { use crate::cli; }";
+    let found = crate_paths(non_test(code));
+    assert_eq!(
+        found,
+        ["stats", "store"].iter().map(|s| s.to_string()).collect()
+    );
+    let g = source_graph();
+    assert!(g.len() > 10, "modules found: {:?}", g.keys());
+    assert!(g["commands"].contains("runner"), "{:?}", g["commands"]);
+}
+
+#[test]
+fn the_cycle_finder_finds_a_planted_cycle() {
+    let mut g = Graph::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("c".into());
+    assert_eq!(cycle_through(&g, "a"), None);
+    g.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(
+        cycle_through(&g, "a"),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn imports_between_top_level_modules_have_no_cycle() {
+    let g = source_graph();
+    let cycles: Vec<String> = g
+        .keys()
+        .filter_map(|m| cycle_through(&g, m))
+        .map(|c| c.join(" -> "))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
+}
+
+#[test]
+fn only_the_command_line_imports_cli_and_commands() {
+    let g = source_graph();
+    let wrong: Vec<String> = g
+        .iter()
+        .filter(|(m, _)| *m != "commands")
+        .flat_map(|(m, uses)| {
+            uses.iter()
+                .filter(|u| *u == "commands" || *u == "cli")
+                .map(move |u| format!("{m} imports {u}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn stats_and_store_import_no_workload() {
+    let g = source_graph();
+    for m in ["stats", "store"] {
+        let uses = &g[m];
+        assert!(
+            !uses.contains("workload") && !uses.contains("runner"),
+            "{m} imports {uses:?}"
+        );
+    }
+}
