@@ -2,7 +2,7 @@
 //! `report --html` print it: loaded from the store, laid out by
 //! report::profile and report::html::flame.
 
-use super::{Error, Result};
+use super::Result;
 use crate::locks::LockRow;
 use crate::model::Run;
 use crate::profile::CaseProfile;
@@ -12,14 +12,10 @@ use crate::report::html::flame;
 use crate::report::profile as tables;
 use crate::store::Store;
 
-fn failed(e: String) -> Error {
-    Error::Failed(e)
-}
-
 /// The profile and lock tables of a run ("" when it recorded neither).
 pub fn text(store: &Store, run_id: i64) -> Result<String> {
-    let profiles = store.load_profiles(run_id).map_err(failed)?;
-    let locks = store.load_locks(run_id).map_err(failed)?;
+    let profiles = store.load_profiles(run_id)?;
+    let locks = store.load_locks(run_id)?;
     Ok(export::text::blocks(&blocks(&profiles, &locks)))
 }
 
@@ -46,8 +42,8 @@ pub fn blocks(
 /// `profiles` (top kernel functions and the folded stacks) and `locks`.
 /// Nothing is added for a run that recorded neither.
 pub fn attach(store: &Store, run_id: i64, report: &mut Report) -> Result<()> {
-    let profiles = store.load_profiles(run_id).map_err(failed)?;
-    let locks = store.load_locks(run_id).map_err(failed)?;
+    let profiles = store.load_profiles(run_id)?;
+    let locks = store.load_locks(run_id)?;
     add(run_id, &profiles, &locks, report);
     Ok(())
 }
@@ -144,7 +140,7 @@ const JSON_FUNCTIONS: usize = 50;
 
 /// Prints the tables of a run after its text report.
 pub fn print(db: &std::path::Path, run_id: i64) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
+    let store = Store::open_existing(db)?;
     emit(&text(&store, run_id)?)
 }
 
@@ -212,7 +208,7 @@ pub fn pairs(
 pub fn compare_text(store: &Store, ids: &[i64]) -> Result<String> {
     let mut runs = Vec::new();
     for id in ids {
-        runs.push((*id, store.load_profiles(*id).map_err(failed)?));
+        runs.push((*id, store.load_profiles(*id)?));
     }
     let mut out = String::new();
     for (title, a, b) in pairs(&runs) {
@@ -227,7 +223,7 @@ pub fn compare_text(store: &Store, ids: &[i64]) -> Result<String> {
 pub fn html(store: &Store, runs: &[Run]) -> Result<String> {
     let mut loaded = Vec::new();
     for r in runs {
-        loaded.push((r.meta.id, store.load_profiles(r.meta.id).map_err(failed)?));
+        loaded.push((r.meta.id, store.load_profiles(r.meta.id)?));
     }
     if loaded.iter().all(|(_, p)| p.is_empty()) {
         return Ok(String::new());
