@@ -28,8 +28,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The store could not be read or written.
-    #[error("store: {0}")]
+    /// The store could not be read or written, or holds a damaged row
+    /// (`store::Error` says which; its message is complete).
+    #[error("{0}")]
     Store(String),
     /// A run, a measurement or a report that failed.
     #[error("{0}")]

@@ -225,12 +225,18 @@ pub fn execute_with(
                     }
                     values[ci].push(head.map_or(f64::NAN, |(_, v)| v));
                 }
-                store.add_sample(run_id, case, &sample)?;
+                store
+                    .add_sample(run_id, case, &sample)
+                    .map_err(|e| e.to_string())?;
                 if let Some(p) = &captured.profile {
-                    store.add_profile(run_id, &case.key(), p)?;
+                    store
+                        .add_profile(run_id, &case.key(), p)
+                        .map_err(|e| e.to_string())?;
                 }
                 if let Some(rows) = &captured.locks {
-                    store.add_locks(run_id, &case.key(), seq, rows)?;
+                    store
+                        .add_locks(run_id, &case.key(), seq, rows)
+                        .map_err(|e| e.to_string())?;
                 }
             }
             seq += 1;

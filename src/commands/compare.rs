@@ -81,12 +81,12 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
                 .into(),
         ));
     }
-    let store = Store::open_existing(db).map_err(Error::Input)?;
+    let store = Store::open_existing(db)?;
     let mut loaded = Vec::new();
     let mut ids = Vec::new();
     for spec in &r.runs {
-        let id = store.resolve(spec).map_err(Error::Input)?;
-        loaded.push(store.load_figures(id).map_err(Error::Failed)?);
+        let id = store.resolve(spec)?;
+        loaded.push(store.load_figures(id)?);
         ids.push(id);
     }
     check_workloads(&loaded, r.cross_workload)?;

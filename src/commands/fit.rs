@@ -65,11 +65,9 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
             )
         }
         (None, spec) => {
-            let store = Store::open_existing(db).map_err(Error::Input)?;
-            let id = store
-                .resolve(spec.as_deref().unwrap_or("last"))
-                .map_err(Error::Input)?;
-            let run = store.load(id).map_err(Error::Failed)?;
+            let store = Store::open_existing(db)?;
+            let id = store.resolve(spec.as_deref().unwrap_or("last"))?;
+            let run = store.load(id)?;
             let fig = series::find_figure(&run, a.figure.as_deref()).map_err(Error::Input)?;
             let variants = series::variants(&run);
             let variant = match &a.variant {

@@ -27,7 +27,7 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
         eprintln!("vmscale: {}: left out {s}", a.file.display());
     }
     let file = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
-    let mut store = Store::open(db).map_err(Error::Input)?;
+    let mut store = Store::open(db)?;
     let now = crate::timefmt::now();
     let mut runs = Vec::new();
     for (k, t) in tables.iter().enumerate() {
@@ -50,19 +50,17 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
             String::new()
         };
         let origin = format!("imported: {} {}{block}", file.display(), t.format);
-        let id = store
-            .create_run(&NewRun {
-                label: label.as_deref(),
-                workload: t.workload,
-                command_line: &std::env::args().collect::<Vec<_>>().join(" "),
-                config: &t.config,
-                figures: &t.figures,
-                machine: &serde_json::json!({}),
-                knobs: &serde_json::json!({}),
-                cases: &cases,
-                origin: &origin,
-            })
-            .map_err(Error::Failed)?;
+        let id = store.create_run(&NewRun {
+            label: label.as_deref(),
+            workload: t.workload,
+            command_line: &std::env::args().collect::<Vec<_>>().join(" "),
+            config: &t.config,
+            figures: &t.figures,
+            machine: &serde_json::json!({}),
+            knobs: &serde_json::json!({}),
+            cases: &cases,
+            origin: &origin,
+        })?;
         for (seq, (case, data)) in t.rows.iter().enumerate() {
             let sample = Sample {
                 seq: seq as i64,
@@ -73,16 +71,14 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
                 noise: Default::default(),
                 flagged: false,
             };
-            store.add_sample(id, case, &sample).map_err(Error::Failed)?;
+            store.add_sample(id, case, &sample)?;
         }
-        store
-            .finish_run(
-                id,
-                Status::Complete,
-                Some(&format!("{} rows imported", t.rows.len())),
-            )
-            .map_err(Error::Failed)?;
-        runs.push(store.load(id).map_err(Error::Failed)?);
+        store.finish_run(
+            id,
+            Status::Complete,
+            Some(&format!("{} rows imported", t.rows.len())),
+        )?;
+        runs.push(store.load(id)?);
     }
     if a.json {
         return super::print_json(&runs);

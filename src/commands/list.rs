@@ -15,8 +15,8 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
         since: a.since.as_deref().map(|d| date("--since", d)).transpose()?,
         until: a.until.as_deref().map(|d| date("--until", d)).transpose()?,
     };
-    let store = Store::open_existing(db).map_err(Error::Input)?;
-    let (runs, damaged) = store.list_filtered(&filter).map_err(Error::Failed)?;
+    let store = Store::open_existing(db)?;
+    let (runs, damaged) = store.list_filtered(&filter)?;
     for d in &damaged {
         eprintln!("vmscale: {d}; listing the others");
     }
@@ -46,6 +46,8 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
     let report = Report {
         text: Some(text(&rows)),
         blocks: vec![Block::Table(Table {
+            title: String::new(),
+            layout: None,
             header: vec![columns.iter().map(|c| c.to_string()).collect()],
             align: vec![
                 Align::Right,

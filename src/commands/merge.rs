@@ -16,12 +16,12 @@ pub fn merge(db: &std::path::Path, files: &[PathBuf], json: bool) -> Result<()> 
     // Every source is checked before anything is copied.
     let sources = files
         .iter()
-        .map(|f| Store::open_existing(f).map_err(Error::Input))
-        .collect::<Result<Vec<_>>>()?;
-    let mut store = Store::open(db).map_err(Error::Input)?;
+        .map(|f| Store::open_existing(f))
+        .collect::<crate::store::Result<Vec<_>>>()?;
+    let mut store = Store::open(db)?;
     let mut report = Vec::new();
     for (file, src) in files.iter().zip(&sources) {
-        let merged = store.merge_from(src).map_err(Error::Failed)?;
+        let merged = store.merge_from(src)?;
         let name = crate::store::display(file);
         report.push(serde_json::json!({ "file": name, "runs": merged }));
         if json {

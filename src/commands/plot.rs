@@ -7,9 +7,9 @@ use crate::report::{series, termplot};
 use crate::store::Store;
 
 pub fn plot(db: &Path, spec: &str, figure: Option<&str>) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
-    let id = store.resolve(spec).map_err(Error::Input)?;
-    let run = store.load_figures(id).map_err(Error::Failed)?;
+    let store = Store::open_existing(db)?;
+    let id = store.resolve(spec)?;
+    let run = store.load_figures(id)?;
     let fig = series::find_figure(&run, figure).map_err(Error::Input)?;
     let all: Vec<series::Series> = series::variants(&run)
         .iter()

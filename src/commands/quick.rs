@@ -135,7 +135,7 @@ fn suite_label(db: &Path, h: &Harness) -> Result<String> {
         return Ok(l.clone());
     }
     let next = match Store::open_existing(db) {
-        Ok(store) => store.next_id().map_err(Error::Failed)?,
+        Ok(store) => store.next_id()?,
         Err(_) => 1,
     };
     Ok(format!("quick-{next}"))

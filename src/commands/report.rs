@@ -7,11 +7,11 @@ use crate::cli::ReportArgs;
 use crate::store::Store;
 
 pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
+    let store = Store::open_existing(db)?;
     let mut runs = Vec::new();
     for spec in &a.runs {
-        let id = store.resolve(spec).map_err(Error::Input)?;
-        runs.push(store.load(id).map_err(Error::Failed)?);
+        let id = store.resolve(spec)?;
+        runs.push(store.load(id)?);
     }
     if let Some(f) = &a.figure {
         for r in &runs {

@@ -206,7 +206,7 @@ pub fn run_workload(
     input(crate::probes::preflight(&opts.probes).map(drop))?;
     // The store path is input: a file that is not a store is refused
     // before any knob is touched.
-    let mut store = Store::open(db).map_err(Error::Input)?;
+    let mut store = Store::open(db)?;
     // Handlers first: from here a SIGINT only sets the flag, so the knobs
     // are restored by the session rather than left changed.
     signals::install();
@@ -226,19 +226,17 @@ pub fn run_workload(
     let config = w.config();
     let cases = runner::expand_cases(&w.cases(), &opts.combos);
     let figures = w.figures();
-    let id = store
-        .create_run(&NewRun {
-            label: h.label.as_deref(),
-            workload: w.name(),
-            command_line: &command_line(),
-            config: &config,
-            figures: &figures,
-            machine: &machine_json,
-            knobs: &knobs_json,
-            cases: &cases,
-            origin: "measured",
-        })
-        .map_err(Error::Failed)?;
+    let id = store.create_run(&NewRun {
+        label: h.label.as_deref(),
+        workload: w.name(),
+        command_line: &command_line(),
+        config: &config,
+        figures: &figures,
+        machine: &machine_json,
+        knobs: &knobs_json,
+        cases: &cases,
+        origin: "measured",
+    })?;
     let bar = super::progress::Bar::new();
     let outcome = runner::execute_with(&mut store, id, w, plan, &opts, session.as_mut(), &bar);
     let (mut status, mut note, mut error) = match outcome {
@@ -269,10 +267,8 @@ pub fn run_workload(
     {
         return Err(Error::Failed(format!("{e}; nothing stored")));
     }
-    store
-        .finish_run(id, status, Some(&note))
-        .map_err(Error::Failed)?;
-    let run = store.load(id).map_err(Error::Failed)?;
+    store.finish_run(id, status, Some(&note))?;
+    let run = store.load(id)?;
     if let Some(e) = error {
         return Err(Error::Failed(format!("run {id} failed: {e}")));
     }
@@ -316,7 +312,7 @@ fn render(db: &Path, run: &Run, h: &Harness) -> Result<String> {
     let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
     let mut report = crate::report::show::report(run);
     if format != crate::report::export::Format::Text {
-        let store = Store::open_existing(db).map_err(Error::Input)?;
+        let store = Store::open_existing(db)?;
         super::probes_out::attach(&store, run.meta.id, &mut report)?;
     }
     crate::report::export::exporter(format)

@@ -7,9 +7,9 @@ use std::path::Path;
 /// `show` in any output format, through the exporters; the text is the
 /// same bytes `run` printed.
 pub fn show_as(db: &Path, spec: &str, format: crate::report::export::Format) -> Result<()> {
-    let store = Store::open_existing(db).map_err(Error::Input)?;
-    let id = store.resolve(spec).map_err(Error::Input)?;
-    let run = store.load(id).map_err(Error::Failed)?;
+    let store = Store::open_existing(db)?;
+    let id = store.resolve(spec)?;
+    let run = store.load(id)?;
     let mut report = crate::report::show::report(&run);
     super::probes_out::attach(&store, id, &mut report)?;
     let out = crate::report::export::exporter(format)

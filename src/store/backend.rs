@@ -3,6 +3,8 @@
 //! queries are written once in SQLite's dialect with `?N` placeholders.
 
 use std::rc::Rc;
+
+use super::error::{Error, Result};
 use std::time::{Duration, Instant};
 
 /// A value bound to a statement or read from a row.
@@ -84,16 +86,19 @@ impl Row {
         self.values.get(i).unwrap_or(&Value::Null)
     }
 
-    fn wrong(&self, i: usize, want: &str) -> String {
+    fn wrong(&self, i: usize, want: &str) -> Error {
         let name = self.names.get(i).map_or("?", String::as_str);
-        format!("column {name} holds {}, not {want}", self.value(i).kind())
+        Error::corrupt(format!(
+            "column {name} holds {}, not {want}",
+            self.value(i).kind()
+        ))
     }
 
-    pub fn int(&self, i: usize) -> Result<i64, String> {
+    pub fn int(&self, i: usize) -> Result<i64> {
         self.opt_int(i)?.ok_or_else(|| self.wrong(i, "an integer"))
     }
 
-    pub fn opt_int(&self, i: usize) -> Result<Option<i64>, String> {
+    pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Int(v) => Ok(Some(*v)),
@@ -101,15 +106,15 @@ impl Row {
         }
     }
 
-    pub fn bool(&self, i: usize) -> Result<bool, String> {
+    pub fn bool(&self, i: usize) -> Result<bool> {
         Ok(self.int(i)? != 0)
     }
 
-    pub fn text(&self, i: usize) -> Result<String, String> {
+    pub fn text(&self, i: usize) -> Result<String> {
         self.opt_text(i)?.ok_or_else(|| self.wrong(i, "text"))
     }
 
-    pub fn opt_text(&self, i: usize) -> Result<Option<String>, String> {
+    pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Text(v) => Ok(Some(v.clone())),
@@ -136,7 +141,7 @@ fn sqlite_busy(e: &rusqlite::Error) -> bool {
 }
 
 /// Runs `f` again while SQLite says another connection holds the lock.
-fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> Result<T, rusqlite::Error> {
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(5);
     loop {
@@ -148,10 +153,6 @@ fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> Result<T, rusqli
             other => return other,
         }
     }
-}
-
-pub fn sqlite_err(e: rusqlite::Error) -> String {
-    format!("store: {e}")
 }
 
 impl rusqlite::ToSql for Value {
@@ -183,21 +184,21 @@ fn from_sqlite(v: rusqlite::types::ValueRef) -> Value {
 
 impl Db {
     /// Runs one statement; returns the number of rows it changed.
-    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, String> {
+    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         match self {
             Db::Sqlite(c) => retry_busy(|| c.execute(sql, rusqlite::params_from_iter(params)))
                 .map(|n| n as u64)
-                .map_err(sqlite_err),
+                .map_err(Error::from),
             Db::Postgres(c) => super::pg::execute(c, sql, params),
         }
     }
 
     /// Runs an INSERT into a table with an `id` key; returns the new id.
-    pub fn insert(&mut self, sql: &str, params: &[Value]) -> Result<i64, String> {
+    pub fn insert(&mut self, sql: &str, params: &[Value]) -> Result<i64> {
         match self {
             Db::Sqlite(c) => {
                 retry_busy(|| c.execute(sql, rusqlite::params_from_iter(params)))
-                    .map_err(sqlite_err)?;
+                    .map_err(Error::from)?;
                 Ok(c.last_insert_rowid())
             }
             Db::Postgres(c) => super::pg::insert(c, sql, params),
@@ -205,7 +206,7 @@ impl Db {
     }
 
     /// Runs a query and returns all its rows.
-    pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, String> {
+    pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         match self {
             Db::Sqlite(c) => retry_busy(|| {
                 let mut st = c.prepare_cached(sql)?;
@@ -225,30 +226,27 @@ impl Db {
                 }
                 Ok(out)
             })
-            .map_err(sqlite_err),
+            .map_err(Error::from),
             Db::Postgres(c) => super::pg::query(c, sql, params),
         }
     }
 
     /// The first row of a query, if any.
-    pub fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, String> {
+    pub fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
 
     /// Runs several statements without parameters.
-    pub fn batch(&mut self, sql: &str) -> Result<(), String> {
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
         match self {
-            Db::Sqlite(c) => retry_busy(|| c.execute_batch(sql)).map_err(sqlite_err),
+            Db::Sqlite(c) => retry_busy(|| c.execute_batch(sql)).map_err(Error::from),
             Db::Postgres(c) => super::pg::batch(c, sql),
         }
     }
 
     /// Runs `f` in a transaction that takes the write lock at once (so two
     /// writers queue instead of failing), committed if `f` succeeds.
-    pub fn immediate<T>(
-        &mut self,
-        f: impl FnOnce(&mut Db) -> Result<T, String>,
-    ) -> Result<T, String> {
+    pub fn immediate<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T>) -> Result<T> {
         let begin = match self {
             Db::Sqlite(_) => "BEGIN IMMEDIATE",
             // Rows are locked as they are written; no lock up front.

@@ -1,6 +1,7 @@
 //! Store queries for managing runs: deleting, relabelling, listing with
 //! filters, and resolving a label that may name several runs.
 
+use super::error::{Error, Result};
 use super::{RunListing, Store};
 
 /// What `list` keeps; every field that is set must match.
@@ -44,7 +45,7 @@ impl ListFilter {
 
 impl Store {
     /// Ids of the runs carrying exactly `label`, oldest first.
-    pub fn runs_labelled(&self, label: &str) -> Result<Vec<(i64, String)>, String> {
+    pub fn runs_labelled(&self, label: &str) -> Result<Vec<(i64, String)>> {
         self.db
             .borrow_mut()
             .query(
@@ -58,7 +59,7 @@ impl Store {
 
     /// The one run carrying `label`, else the one run of a suite `label`
     /// (labels `label/...`); several are refused, naming them.
-    pub fn resolve_label(&self, label: &str) -> Result<Option<i64>, String> {
+    pub fn resolve_label(&self, label: &str) -> Result<Option<i64>> {
         let mut found: Vec<(i64, String)> = self
             .runs_labelled(label)?
             .into_iter()
@@ -76,18 +77,18 @@ impl Store {
             [(id, _)] => Ok(Some(*id)),
             many => {
                 let names: Vec<&str> = many.iter().map(|(_, n)| n.as_str()).collect();
-                Err(format!(
+                Err(Error::Ambiguous(format!(
                     "'{label}' is ambiguous, it names {} runs:\n  {}\n\
                      name one by its id or full label (`vmscale list --label {label}`)",
                     many.len(),
                     names.join("\n  ")
-                ))
+                )))
             }
         }
     }
 
     /// Runs whose label is `suite/...`, oldest first, with their labels.
-    fn suite_runs(&self, suite: &str) -> Result<Vec<(i64, String)>, String> {
+    fn suite_runs(&self, suite: &str) -> Result<Vec<(i64, String)>> {
         let prefix = format!("{suite}/");
         let chars = prefix.chars().count() as i64;
         self.db
@@ -103,10 +104,7 @@ impl Store {
 
     /// The runs `filter` keeps, oldest first, and one message per damaged
     /// row (see `list_checked`).
-    pub fn list_filtered(
-        &self,
-        filter: &ListFilter,
-    ) -> Result<(Vec<RunListing>, Vec<String>), String> {
+    pub fn list_filtered(&self, filter: &ListFilter) -> Result<(Vec<RunListing>, Vec<String>)> {
         let (runs, damaged) = self.list_checked()?;
         let mut kept = Vec::new();
         for r in runs {
@@ -122,7 +120,7 @@ impl Store {
     }
 
     /// The kernel release in the run's machine snapshot, if recorded.
-    fn kernel_release(&self, id: i64) -> Result<Option<String>, String> {
+    fn kernel_release(&self, id: i64) -> Result<Option<String>> {
         let machine: Option<String> = self
             .db
             .borrow_mut()
@@ -135,7 +133,7 @@ impl Store {
     }
 
     /// Deletes a run with its cases and samples; false if it was not there.
-    pub fn delete_run(&mut self, id: i64) -> Result<bool, String> {
+    pub fn delete_run(&mut self, id: i64) -> Result<bool> {
         self.db.get_mut().immediate(|db| {
             db.execute("DELETE FROM samples WHERE run_id = ?1", &[id.into()])?;
             db.execute("DELETE FROM cases WHERE run_id = ?1", &[id.into()])?;
@@ -144,7 +142,7 @@ impl Store {
     }
 
     /// Sets (or, with an empty label, removes) a run's label.
-    pub fn set_label(&mut self, id: i64, label: &str) -> Result<(), String> {
+    pub fn set_label(&mut self, id: i64, label: &str) -> Result<()> {
         let value = (!label.is_empty()).then_some(label);
         self.db.get_mut().execute(
             "UPDATE runs SET label = ?2 WHERE id = ?1",
@@ -155,7 +153,7 @@ impl Store {
 
     /// The id the next created run will get (for naming a suite before
     /// its first run exists).
-    pub fn next_id(&self) -> Result<i64, String> {
+    pub fn next_id(&self) -> Result<i64> {
         self.db
             .borrow_mut()
             .query_one("SELECT COALESCE(MAX(id), 0) + 1 FROM runs", &[])?

@@ -3,6 +3,7 @@
 //! the same files again, or in another order, gives each run once.
 
 use super::backend::{Db, Row, Value};
+use super::error::{Error, Result};
 use super::{OWNER_COLUMNS, Store, live_status};
 
 /// The tables holding a run's rows besides `runs`, each with the order in
@@ -29,7 +30,7 @@ pub enum Merged {
 }
 
 /// An INSERT of `row`'s columns but `id`, with `run_id` set to `run`.
-fn insert_like(db: &mut Db, table: &str, row: &Row, run: Option<i64>) -> Result<i64, String> {
+fn insert_like(db: &mut Db, table: &str, row: &Row, run: Option<i64>) -> Result<i64> {
     let mut names = Vec::new();
     let mut values = Vec::new();
     for (name, value) in row.columns().iter().zip(row.values()) {
@@ -56,7 +57,7 @@ fn insert_like(db: &mut Db, table: &str, row: &Row, run: Option<i64>) -> Result<
 impl Store {
     /// Copies every run of `src` not yet in this store, with its cases,
     /// samples and machine snapshot; a run still being written is left out.
-    pub fn merge_from(&mut self, src: &Store) -> Result<Vec<Merged>, String> {
+    pub fn merge_from(&mut self, src: &Store) -> Result<Vec<Merged>> {
         let runs = src.db.borrow_mut().query(
             &format!("SELECT id, uuid, status, {OWNER_COLUMNS} FROM runs ORDER BY id"),
             &[],
@@ -65,7 +66,9 @@ impl Store {
         for r in &runs {
             let from = r.int(0)?;
             let uuid = r.opt_text(1)?.ok_or_else(|| {
-                format!("run {from} has no uuid: open its store once to upgrade it")
+                Error::corrupt(format!(
+                    "run {from} has no uuid: open its store once to upgrade it"
+                ))
             })?;
             if live_status(r.text(2)?, r, 3) == "running" {
                 done.push(Merged::Running { from });
@@ -76,11 +79,11 @@ impl Store {
         Ok(done)
     }
 
-    fn merge_run(&mut self, src: &Store, from: i64, uuid: &str) -> Result<Merged, String> {
+    fn merge_run(&mut self, src: &Store, from: i64, uuid: &str) -> Result<Merged> {
         let mut source = src.db.borrow_mut();
         let run = source
             .query_one("SELECT * FROM runs WHERE id = ?1", &[from.into()])?
-            .ok_or_else(|| format!("run {from} vanished while merging"))?;
+            .ok_or_else(|| Error::corrupt(format!("run {from} vanished while merging")))?;
         let mut children = Vec::new();
         for (table, order) in RUN_TABLES {
             children.push((
@@ -127,9 +130,9 @@ impl Store {
     }
 }
 
-fn run_column(row: &Row, name: &str) -> Result<usize, String> {
+fn run_column(row: &Row, name: &str) -> Result<usize> {
     row.columns()
         .iter()
         .position(|c| c == name)
-        .ok_or_else(|| format!("the runs table has no column {name}"))
+        .ok_or_else(|| Error::corrupt(format!("the runs table has no column {name}")))
 }

@@ -5,19 +5,23 @@
 //! incomplete.
 
 pub mod backend;
+pub mod error;
 pub mod liveness;
 pub mod manage;
 pub mod merge;
 mod pg;
 mod profiles;
+mod read;
 mod schema;
 mod sqlite;
+
+pub use error::{Error, Result};
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use crate::model::{Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData, Status};
-use backend::{Db, Row, Value};
+use crate::model::{Case, Figure, Sample, Status};
+use backend::{Db, Row};
 use liveness::Owner;
 
 pub struct Store {
@@ -76,27 +80,6 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-/// A stored map of figures. JSON has no NaN or infinity, so serde writes
-/// a non-finite figure as `null`; it is read back as NaN rather than
-/// failing the whole map (which would drop every figure of the sample).
-fn number_map(v: &serde_json::Value) -> std::collections::BTreeMap<String, f64> {
-    v.as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, x)| (k.clone(), x.as_f64().unwrap_or(f64::NAN)))
-        .collect()
-}
-
-/// A JSON column of a stored row; text that is not JSON is an error
-/// naming the column, never silently read as empty.
-fn json_column<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| {
-        format!(
-            "its {column} column holds no valid JSON ({e}); was the store changed outside vmscale?"
-        )
-    })
-}
-
 /// The columns naming a run's writer, in the order `owner` reads them.
 const OWNER_COLUMNS: &str = "pid, pid_start, boot_id, writer";
 
@@ -121,7 +104,7 @@ fn live_status(status: String, r: &Row, at: usize) -> String {
 }
 
 impl Store {
-    fn wrap(db: Db, writable: bool) -> Result<Store, String> {
+    fn wrap(db: Db, writable: bool) -> Result<Store> {
         let store = Store {
             db: RefCell::new(db),
             writable,
@@ -134,7 +117,7 @@ impl Store {
 
     /// Opens (creating if needed) the store at `path` for writing: a
     /// SQLite file, or a PostgreSQL database named by a postgres:// URL.
-    pub fn open(path: &Path) -> Result<Store, String> {
+    pub fn open(path: &Path) -> Result<Store> {
         if let Some(url) = pg::url(path) {
             return Store::open_pg(url);
         }
@@ -143,7 +126,7 @@ impl Store {
 
     /// Opens an existing store for reading; a missing file is an input
     /// error. A store this process cannot write is opened read-only.
-    pub fn open_existing(path: &Path) -> Result<Store, String> {
+    pub fn open_existing(path: &Path) -> Result<Store> {
         if let Some(url) = pg::url(path) {
             return Store::open_pg(url);
         }
@@ -151,7 +134,7 @@ impl Store {
         Store::wrap(db, writable)
     }
 
-    fn open_pg(url: &str) -> Result<Store, String> {
+    fn open_pg(url: &str) -> Result<Store> {
         let mut client = pg::connect(url)?;
         pg::check_identity(&mut client, url)?;
         let mut db = Db::Postgres(Box::new(client));
@@ -171,7 +154,7 @@ impl Store {
 
     /// Marks runs whose process is gone as incomplete, keeping their
     /// samples; returns their ids.
-    pub fn mark_gone(&self) -> Result<Vec<i64>, String> {
+    pub fn mark_gone(&self) -> Result<Vec<i64>> {
         let mut db = self.db.borrow_mut();
         let running = db.query(
             &format!("SELECT id, {OWNER_COLUMNS} FROM runs WHERE status = 'running'"),
@@ -202,7 +185,7 @@ impl Store {
         Ok(marked)
     }
 
-    pub fn create_run(&mut self, r: &NewRun) -> Result<i64, String> {
+    pub fn create_run(&mut self, r: &NewRun) -> Result<i64> {
         let me = liveness::me();
         let host = (r.origin == "measured").then(|| me.host.clone());
         // The snapshot names its machine, so `compare` across hosts says so.
@@ -255,7 +238,7 @@ impl Store {
     }
 
     /// Stores one sample, committed at once.
-    pub fn add_sample(&mut self, run_id: i64, case: &Case, s: &Sample) -> Result<(), String> {
+    pub fn add_sample(&mut self, run_id: i64, case: &Case, s: &Sample) -> Result<()> {
         self.db.get_mut().execute(
             "INSERT INTO samples (run_id, case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -275,12 +258,7 @@ impl Store {
         Ok(())
     }
 
-    pub fn finish_run(
-        &mut self,
-        run_id: i64,
-        status: Status,
-        note: Option<&str>,
-    ) -> Result<(), String> {
+    pub fn finish_run(&mut self, run_id: i64, status: Status, note: Option<&str>) -> Result<()> {
         self.db.get_mut().execute(
             "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
             &[
@@ -295,7 +273,7 @@ impl Store {
 
     /// Removes a run that has no sample (one refused or failed before its
     /// first sample leaves nothing behind); returns whether it did.
-    pub fn discard_if_empty(&mut self, run_id: i64) -> Result<bool, String> {
+    pub fn discard_if_empty(&mut self, run_id: i64) -> Result<bool> {
         self.db.get_mut().immediate(|db| {
             let samples = db
                 .query_one(
@@ -314,194 +292,8 @@ impl Store {
 
     /// Runs statements without parameters (for tests and benches, e.g.
     /// BEGIN and COMMIT around many inserts).
-    pub fn batch(&self, sql: &str) -> Result<(), String> {
+    pub fn batch(&self, sql: &str) -> Result<()> {
         self.db.borrow_mut().batch(sql)
-    }
-
-    fn one_id(&self, sql: &str, param: Value) -> Result<Option<i64>, String> {
-        self.db
-            .borrow_mut()
-            .query_one(sql, &[param])?
-            .map(|r| r.int(0))
-            .transpose()
-    }
-
-    /// Resolves a run name: an id, `last`, `last~N`, or a label of one run.
-    pub fn resolve(&self, spec: &str) -> Result<i64, String> {
-        let unknown = || {
-            format!(
-                "no run '{spec}' in the store: `vmscale list` shows the runs (ids, labels, last, last~N)"
-            )
-        };
-        let nth_last = if spec == "last" {
-            Some(0)
-        } else {
-            spec.strip_prefix("last~")
-                .and_then(|n| n.parse::<u32>().ok())
-                .map(i64::from)
-        };
-        let found = if let Some(n) = nth_last {
-            self.one_id(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                n.into(),
-            )?
-        } else if let Ok(id) = spec.parse::<i64>() {
-            self.one_id("SELECT id FROM runs WHERE id = ?1", id.into())?
-        } else {
-            // A label naming several runs is refused (store/manage.rs).
-            self.resolve_label(spec)?
-        };
-        found.ok_or_else(unknown)
-    }
-
-    /// The runs that can be read; a damaged row is left out.
-    pub fn list(&self) -> Result<Vec<RunListing>, String> {
-        Ok(self.list_checked()?.0)
-    }
-
-    /// The runs that can be read, and one message per damaged row naming
-    /// the run and what is wrong with it.
-    pub fn list_checked(&self) -> Result<(Vec<RunListing>, Vec<String>), String> {
-        let rows = self.db.borrow_mut().query(
-            &format!(
-                "SELECT r.id, r.label, r.workload, r.started_at, r.status, r.origin,
-                        r.command_line,
-                        (SELECT COUNT(*) FROM samples s WHERE s.run_id = r.id AND s.warmup = 0),
-                        r.host, {OWNER_COLUMNS}
-                 FROM runs r ORDER BY r.id"
-            ),
-            &[],
-        )?;
-        let mut good = Vec::new();
-        let mut bad = Vec::new();
-        for r in &rows {
-            let listing = || -> Result<RunListing, String> {
-                Ok(RunListing {
-                    id: r.int(0)?,
-                    label: r.opt_text(1)?,
-                    workload: r.text(2)?,
-                    started_at: r.text(3)?,
-                    status: live_status(r.text(4)?, r, 9),
-                    origin: r.text(5)?,
-                    command_line: r.text(6)?,
-                    samples: r.int(7)?,
-                    host: r.opt_text(8)?,
-                })
-            };
-            match listing() {
-                Ok(l) => good.push(l),
-                Err(e) => bad.push(match r.int(0) {
-                    Ok(id) => format!("run {id} cannot be read: {e}"),
-                    Err(_) => format!("a run cannot be read: {e}"),
-                }),
-            }
-        }
-        Ok((good, bad))
-    }
-
-    /// Loads a run with all its samples.
-    pub fn load(&self, id: i64) -> Result<Run, String> {
-        self.load_with(id, true)
-    }
-
-    /// Loads a run for statistics: per-task figures and noise are left
-    /// empty (they are most of the parsing on large runs).
-    pub fn load_figures(&self, id: i64) -> Result<Run, String> {
-        self.load_with(id, false)
-    }
-
-    fn load_with(&self, id: i64, full: bool) -> Result<Run, String> {
-        let damaged = |e: String| format!("run {id} cannot be read: {e}");
-        let mut db = self.db.borrow_mut();
-        let r = db
-            .query_one(
-                &format!(
-                    "SELECT id, label, workload, command_line, version, config, figures, machine,
-                            knobs, started_at, ended_at, status, note, origin, {OWNER_COLUMNS}
-                     FROM runs WHERE id = ?1"
-                ),
-                &[id.into()],
-            )?
-            .ok_or_else(|| format!("no run {id} in the store"))?;
-        let meta = (|| -> Result<RunMeta, String> {
-            Ok(RunMeta {
-                id: r.int(0)?,
-                label: r.opt_text(1)?,
-                workload: r.text(2)?,
-                command_line: r.text(3)?,
-                version: r.text(4)?,
-                config: json_column("config", &r.text(5)?)?,
-                figures: json_column("figures", &r.text(6)?)?,
-                machine: json_column("machine", &r.text(7)?)?,
-                knobs: json_column("knobs", &r.text(8)?)?,
-                started_at: r.text(9)?,
-                ended_at: r.opt_text(10)?,
-                status: Status::parse(&live_status(r.text(11)?, &r, 14))?,
-                note: r.opt_text(12)?,
-                origin: r.text(13)?,
-            })
-        })()
-        .map_err(damaged)?;
-        let mut cases: Vec<CaseSamples> = db
-            .query(
-                "SELECT tasks, variant, knobs FROM cases WHERE run_id = ?1 ORDER BY position",
-                &[id.into()],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(CaseSamples {
-                    case: Case {
-                        tasks: r.int(0)? as usize,
-                        variant: r.text(1)?,
-                        knobs: json_column("case knobs", &r.text(2)?)?,
-                    },
-                    samples: Vec::new(),
-                })
-            })
-            .collect::<Result<_, String>>()
-            .map_err(damaged)?;
-        let index: std::collections::HashMap<String, usize> = cases
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.case.key(), i))
-            .collect();
-        let rows = db.query(
-            if full {
-                "SELECT case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged
-                 FROM samples WHERE run_id = ?1 ORDER BY id"
-            } else {
-                "SELECT case_key, seq, warmup, taken_at, figures, '[]', vmstat, '{}', flagged
-                 FROM samples WHERE run_id = ?1 ORDER BY id"
-            },
-            &[id.into()],
-        )?;
-        for r in rows {
-            let sample = (|| -> Result<Sample, String> {
-                let value = |i: usize, column: &str| -> Result<serde_json::Value, String> {
-                    json_column(column, &r.text(i)?)
-                };
-                Ok(Sample {
-                    seq: r.int(1)?,
-                    warmup: r.bool(2)?,
-                    taken_at: r.text(3)?,
-                    data: SampleData {
-                        figures: number_map(&value(4, "sample figures")?),
-                        tasks: match value(5, "sample tasks")? {
-                            serde_json::Value::Array(a) => a.iter().map(number_map).collect(),
-                            _ => Vec::new(),
-                        },
-                    },
-                    vmstat: json_column("sample vmstat", &r.text(6)?)?,
-                    noise: number_map(&value(7, "sample noise")?),
-                    flagged: r.bool(8)?,
-                })
-            })()
-            .map_err(damaged)?;
-            if let Some(&i) = index.get(&r.text(0).map_err(damaged)?) {
-                cases[i].samples.push(sample);
-            }
-        }
-        Ok(Run { meta, cases })
     }
 }
 
@@ -516,7 +308,7 @@ pub fn display(path: &Path) -> String {
 /// Marks the runs of the store at `path` whose process is gone, if the
 /// store exists and can be written (for commands that do not otherwise
 /// open it, such as `restore`).
-pub fn mark_gone_at(path: &Path) -> Result<Vec<i64>, String> {
+pub fn mark_gone_at(path: &Path) -> Result<Vec<i64>> {
     if pg::url(path).is_none() && !path.exists() {
         return Ok(Vec::new());
     }
@@ -530,8 +322,6 @@ pub fn mark_gone_at(path: &Path) -> Result<Vec<i64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Better;
-    use std::collections::BTreeMap;
 
     #[test]
     fn a_store_of_schema_1_is_upgraded_once_and_keeps_its_runs() {
@@ -568,51 +358,5 @@ mod tests {
         assert_eq!(first, second, "the second open migrated again");
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].workload, "pft");
-    }
-
-    #[test]
-    fn a_non_finite_figure_keeps_the_others() {
-        let dir = std::env::temp_dir().join(format!("vmscale-store-nan-{}", std::process::id()));
-        let path = dir.join("s.db");
-        let mut st = Store::open(&path).unwrap();
-        let case = Case::new(1, "x");
-        let id = st
-            .create_run(&NewRun {
-                label: None,
-                workload: "synthetic",
-                command_line: "test",
-                config: &serde_json::json!({}),
-                figures: &[Figure::new("rate", "1/s", Better::Higher, true)],
-                machine: &serde_json::json!({}),
-                knobs: &serde_json::json!({}),
-                cases: std::slice::from_ref(&case),
-                origin: "measured",
-            })
-            .unwrap();
-        let task = BTreeMap::from([("user".to_string(), 0.5), ("rate".to_string(), f64::NAN)]);
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: String::new(),
-            data: SampleData {
-                figures: BTreeMap::from([
-                    ("rate".to_string(), f64::INFINITY),
-                    ("wall".to_string(), 2.0),
-                ]),
-                tasks: vec![task],
-            },
-            vmstat: BTreeMap::from([("pgfault".to_string(), 7)]),
-            noise: BTreeMap::from([("steal".to_string(), f64::NAN), ("other".to_string(), 0.1)]),
-            flagged: false,
-        };
-        st.add_sample(id, &case, &sample).unwrap();
-        let got = &st.load(id).unwrap().cases[0].samples[0];
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(got.data.figures["wall"], 2.0);
-        assert!(got.data.figures["rate"].is_nan());
-        assert_eq!(got.data.tasks[0]["user"], 0.5);
-        assert!(got.data.tasks[0]["rate"].is_nan());
-        assert_eq!(got.noise["other"], 0.1);
-        assert_eq!(got.vmstat["pgfault"], 7);
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::backend::{Row, Value};
+use super::error::{Error, Result};
 
 /// The URL when `--db` names a PostgreSQL database, else None.
 pub fn url(db: &Path) -> Option<&str> {
@@ -34,23 +35,29 @@ pub fn shown(url: &str) -> String {
     }
 }
 
-pub fn connect(url: &str) -> Result<Client, String> {
-    let mut config: postgres::Config = url
-        .parse()
-        .map_err(|e| format!("--db {}: not a PostgreSQL URL: {e}", shown(url)))?;
+pub fn connect(url: &str) -> Result<Client> {
+    let mut config: postgres::Config = url.parse().map_err(|e| Error::Open {
+        what: format!("--db {}: not a PostgreSQL URL", shown(url)),
+        message: format!("{e}"),
+    })?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
     config
         .application_name("vmscale")
         .connect(NoTls)
-        .map_err(|e| format!("cannot connect to the store {}: {e}", shown(url)))
+        .map_err(|e| Error::Open {
+            what: format!("cannot connect to the store {}", shown(url)),
+            message: e.to_string(),
+        })
 }
 
-pub fn err(e: postgres::Error) -> String {
+/// PostgreSQL's message: the server's severity and text, else the
+/// client's.
+pub fn message(e: &postgres::Error) -> String {
     match e.as_db_error() {
-        Some(d) => format!("store: {}: {}", d.severity(), d.message()),
-        None => format!("store: {e}"),
+        Some(d) => format!("{}: {}", d.severity(), d.message()),
+        None => e.to_string(),
     }
 }
 
@@ -94,22 +101,20 @@ fn params(values: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
 
-pub fn execute(c: &mut Client, sql: &str, values: &[Value]) -> Result<u64, String> {
-    c.execute(&placeholders(sql), &params(values)).map_err(err)
+pub fn execute(c: &mut Client, sql: &str, values: &[Value]) -> Result<u64> {
+    Ok(c.execute(&placeholders(sql), &params(values))?)
 }
 
-pub fn insert(c: &mut Client, sql: &str, values: &[Value]) -> Result<i64, String> {
-    let row = c
-        .query_one(
-            &format!("{} RETURNING id", placeholders(sql)),
-            &params(values),
-        )
-        .map_err(err)?;
-    row.try_get(0).map_err(err)
+pub fn insert(c: &mut Client, sql: &str, values: &[Value]) -> Result<i64> {
+    let row = c.query_one(
+        &format!("{} RETURNING id", placeholders(sql)),
+        &params(values),
+    )?;
+    Ok(row.try_get(0)?)
 }
 
-pub fn query(c: &mut Client, sql: &str, values: &[Value]) -> Result<Vec<Row>, String> {
-    let rows = c.query(&placeholders(sql), &params(values)).map_err(err)?;
+pub fn query(c: &mut Client, sql: &str, values: &[Value]) -> Result<Vec<Row>> {
+    let rows = c.query(&placeholders(sql), &params(values))?;
     let Some(first) = rows.first() else {
         return Ok(Vec::new());
     };
@@ -124,39 +129,37 @@ pub fn query(c: &mut Client, sql: &str, values: &[Value]) -> Result<Vec<Row>, St
         .map(|r| {
             let values = (0..names.len())
                 .map(|i| r.try_get::<_, Value>(i))
-                .collect::<Result<_, _>>()
-                .map_err(err)?;
+                .collect::<Result<_, _>>()?;
             Ok(Row::new(names.clone(), values))
         })
         .collect()
 }
 
-pub fn batch(c: &mut Client, sql: &str) -> Result<(), String> {
-    c.batch_execute(sql).map_err(err)
+pub fn batch(c: &mut Client, sql: &str) -> Result<()> {
+    Ok(c.batch_execute(sql)?)
 }
 
 /// Refuses a database that holds tables but not vmscale's schema table:
 /// an empty database is adopted, another application's is left alone.
-pub fn check_identity(c: &mut Client, url: &str) -> Result<(), String> {
+pub fn check_identity(c: &mut Client, url: &str) -> Result<()> {
     let tables: Vec<String> = c
         .query(
             "SELECT table_name::text FROM information_schema.tables
              WHERE table_schema = current_schema() ORDER BY 1",
             &[],
-        )
-        .map_err(err)?
+        )?
         .iter()
         .map(|r| r.get(0))
         .collect();
     if tables.is_empty() || tables.iter().any(|t| t == SCHEMA_TABLE) {
         return Ok(());
     }
-    Err(format!(
+    Err(Error::Unusable(format!(
         "{} is not a vmscale store (it holds tables {} and no {SCHEMA_TABLE}): \
          name an empty database with --db",
         shown(url),
         tables.join(", ")
-    ))
+    )))
 }
 
 /// The table holding the schema version (SQLite keeps it in user_version).

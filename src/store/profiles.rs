@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use super::Store;
 use super::backend::Value;
+use super::error::Result;
 use crate::locks::LockRow;
 use crate::profile::CaseProfile;
 
@@ -20,12 +21,7 @@ fn count(v: i64) -> u64 {
 
 impl Store {
     /// Adds one sample's profile to its case's.
-    pub fn add_profile(
-        &mut self,
-        run_id: i64,
-        case_key: &str,
-        p: &CaseProfile,
-    ) -> Result<(), String> {
+    pub fn add_profile(&mut self, run_id: i64, case_key: &str, p: &CaseProfile) -> Result<()> {
         self.db.get_mut().immediate(|db| {
             db.execute(
                 "INSERT INTO profile_cases (run_id, case_key, event, hz, samples, lost)
@@ -61,7 +57,7 @@ impl Store {
     }
 
     /// Each profiled case of a run, in the run's case order.
-    pub fn load_profiles(&self, run_id: i64) -> Result<Vec<(String, CaseProfile)>, String> {
+    pub fn load_profiles(&self, run_id: i64) -> Result<Vec<(String, CaseProfile)>> {
         let mut db = self.db.borrow_mut();
         let heads = db.query(
             "SELECT p.case_key, p.event, p.hz, p.samples, p.lost FROM profile_cases p
@@ -98,7 +94,7 @@ impl Store {
         case_key: &str,
         seq: i64,
         rows: &[LockRow],
-    ) -> Result<(), String> {
+    ) -> Result<()> {
         self.db.get_mut().immediate(|db| {
             for r in rows {
                 db.execute(
@@ -124,7 +120,7 @@ impl Store {
 
     /// The lock rows of each case, summed over its samples (the maximum
     /// wait is the largest of any sample), and how many samples had them.
-    pub fn load_locks(&self, run_id: i64) -> Result<Vec<(String, u64, Vec<LockRow>)>, String> {
+    pub fn load_locks(&self, run_id: i64) -> Result<Vec<(String, u64, Vec<LockRow>)>> {
         let mut db = self.db.borrow_mut();
         let rows = db.query(
             "SELECT l.case_key, l.source, l.name, SUM(l.acquisitions), SUM(l.contended),

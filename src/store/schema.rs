@@ -4,6 +4,7 @@
 //! vmscale's with application_id; PostgreSQL keeps it in a table.
 
 use super::backend::Db;
+use super::error::{Error, Result};
 use super::pg;
 
 /// "vmsc": the SQLite application_id of a vmscale store.
@@ -109,15 +110,15 @@ pub fn current() -> usize {
     MIGRATIONS.len()
 }
 
-fn newer(version: i64) -> String {
-    format!(
+fn newer(version: i64) -> Error {
+    Error::Unusable(format!(
         "the store has schema version {version}, newer than this vmscale knows ({}): upgrade vmscale",
         MIGRATIONS.len()
-    )
+    ))
 }
 
 /// The schema version of a store (0 for an empty one).
-pub fn version(db: &mut Db) -> Result<i64, String> {
+pub fn version(db: &mut Db) -> Result<i64> {
     let sql = match db {
         Db::Sqlite(_) => "PRAGMA user_version",
         Db::Postgres(_) => {
@@ -136,7 +137,7 @@ pub fn version(db: &mut Db) -> Result<i64, String> {
 }
 
 /// Fails on a store written by a newer vmscale.
-pub fn check_version(db: &mut Db) -> Result<i64, String> {
+pub fn check_version(db: &mut Db) -> Result<i64> {
     let v = version(db)?;
     if v as usize > MIGRATIONS.len() {
         return Err(newer(v));
@@ -146,7 +147,7 @@ pub fn check_version(db: &mut Db) -> Result<i64, String> {
 
 /// Brings the schema up to date. Safe to run by many processes at once:
 /// the version is read again inside the write transaction.
-pub fn migrate(db: &mut Db) -> Result<(), String> {
+pub fn migrate(db: &mut Db) -> Result<()> {
     if check_version(db)? as usize == MIGRATIONS.len() {
         return Ok(());
     }
@@ -167,8 +168,10 @@ pub fn migrate(db: &mut Db) -> Result<(), String> {
                 Db::Sqlite(_) => sql.to_string(),
                 Db::Postgres(_) => pg::ddl(sql),
             };
-            db.batch(&sql)
-                .map_err(|e| format!("store migration {}: {e}", i + 1))?;
+            db.batch(&sql).map_err(|e| Error::Migration {
+                step: i + 1,
+                source: Box::new(e),
+            })?;
         }
         if from < MIGRATIONS.len() {
             backfill_uuids(db)?;
@@ -188,7 +191,7 @@ pub fn migrate(db: &mut Db) -> Result<(), String> {
 }
 
 /// Runs stored before runs had a uuid get one.
-fn backfill_uuids(db: &mut Db) -> Result<(), String> {
+fn backfill_uuids(db: &mut Db) -> Result<()> {
     for r in db.query("SELECT id FROM runs WHERE uuid IS NULL", &[])? {
         db.execute(
             "UPDATE runs SET uuid = ?1 WHERE id = ?2",

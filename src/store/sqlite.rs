@@ -6,23 +6,24 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 use std::time::Duration;
 
-use super::backend::{Db, sqlite_err};
+use super::backend::Db;
+use super::error::{Error, Result};
 use super::schema;
 
 /// How long SQLite itself waits for another writer's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn configure(conn: &Connection) -> Result<(), String> {
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite_err)?;
-    conn.pragma_update(None, "foreign_keys", "ON")
-        .map_err(sqlite_err)
+fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
 }
 
 /// Refuses a file that is not a vmscale store: one with another
 /// application_id, or tables of its own. An empty database is adopted; a
 /// store of an early vmscale (no application_id yet) is recognised by its
 /// tables.
-fn check_identity(db: &mut Db, path: &Path) -> Result<(), String> {
+fn check_identity(db: &mut Db, path: &Path) -> Result<()> {
     // One snapshot: another process may commit its migration between the
     // reads of the header and of the tables.
     db.batch("BEGIN")?;
@@ -31,17 +32,20 @@ fn check_identity(db: &mut Db, path: &Path) -> Result<(), String> {
     checked.and(ended)
 }
 
-fn identity_in_snapshot(db: &mut Db, path: &Path) -> Result<(), String> {
+fn identity_in_snapshot(db: &mut Db, path: &Path) -> Result<()> {
     let not_ours = |what: String| {
-        format!(
+        Error::Unusable(format!(
             "{} is not a vmscale store ({what}): name another file with --db, \
              or a new one to start a store",
             path.display()
-        )
+        ))
     };
     let app = db
         .query_one("PRAGMA application_id", &[])
-        .map_err(|e| not_ours(e.trim_start_matches("store: ").to_string()))?
+        .map_err(|e| match e {
+            Error::Sqlite(e) => not_ours(e.to_string()),
+            e => e,
+        })?
         .map_or(Ok(0), |r| r.int(0))?;
     if app == schema::APPLICATION_ID {
         return Ok(());
@@ -68,13 +72,14 @@ fn identity_in_snapshot(db: &mut Db, path: &Path) -> Result<(), String> {
 
 /// Opens (creating if needed) a store for writing, migrated to this
 /// vmscale's schema.
-pub fn open_write(path: &Path) -> Result<Db, String> {
+pub fn open_write(path: &Path) -> Result<Db> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| Error::Dir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
-    let conn =
-        Connection::open(path).map_err(|e| format!("cannot open store {}: {e}", path.display()))?;
+    let conn = Connection::open(path).map_err(|e| cannot_open(path, e))?;
     configure(&conn)?;
     let mut db = Db::Sqlite(conn);
     check_identity(&mut db, path)?;
@@ -86,9 +91,17 @@ pub fn open_write(path: &Path) -> Result<Db, String> {
     Ok(db)
 }
 
+fn cannot_open(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Open {
+        what: format!("cannot open store {}", path.display()),
+        message: e.to_string(),
+    }
+}
+
 /// True when an open failed because the file or its directory cannot be
 /// written by this process.
-fn read_only_failure(e: &str) -> bool {
+fn read_only_failure(e: &Error) -> bool {
+    let e = e.to_string();
     [
         "readonly",
         "read-only",
@@ -103,12 +116,9 @@ fn read_only_failure(e: &str) -> bool {
 /// writing (migrated, so this vmscale's queries work); others read-only,
 /// without any write, not even WAL's shared-memory file if the directory
 /// is read-only too. Returns the connection and whether it may write.
-pub fn open_read(path: &Path) -> Result<(Db, bool), String> {
+pub fn open_read(path: &Path) -> Result<(Db, bool)> {
     if !path.exists() {
-        return Err(format!(
-            "no store at {}: run `vmscale run quick` first, or name one with --db",
-            path.display()
-        ));
+        return Err(Error::Missing(path.to_path_buf()));
     }
     if std::fs::OpenOptions::new().write(true).open(path).is_ok() {
         match open_write(path) {
@@ -126,19 +136,19 @@ pub fn open_read(path: &Path) -> Result<(Db, bool), String> {
     })?;
     let version = schema::check_version(&mut db)?;
     if (version as usize) < schema::current() {
-        return Err(format!(
+        return Err(Error::Unusable(format!(
             "{} has schema version {version}, older than this vmscale's ({}), and is read-only \
              here so it cannot be upgraded: open it once with write access, or copy it",
             path.display(),
             schema::current()
-        ));
+        )));
     }
     Ok((db, false))
 }
 
 /// A read-only connection; `immutable` also skips WAL's shared memory
 /// (for a store in a directory this process cannot write).
-fn open_read_only(path: &Path, immutable: bool) -> Result<Db, String> {
+fn open_read_only(path: &Path, immutable: bool) -> Result<Db> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -155,8 +165,7 @@ fn open_read_only(path: &Path, immutable: bool) -> Result<Db, String> {
     } else {
         "?mode=ro"
     });
-    let conn = Connection::open_with_flags(&uri, flags)
-        .map_err(|e| format!("cannot open store {}: {e}", path.display()))?;
+    let conn = Connection::open_with_flags(&uri, flags).map_err(|e| cannot_open(path, e))?;
     configure(&conn)?;
     let mut db = Db::Sqlite(conn);
     check_identity(&mut db, path)?;
