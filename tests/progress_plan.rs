@@ -7,10 +7,10 @@ mod common;
 use std::cell::{Cell, RefCell};
 
 use common::Scratch;
+use vmscale::machine::Snapshot;
 use vmscale::model::{Better, Case, Figure, SampleData};
-use vmscale::runner::{self, Plan, Progress, Reps};
+use vmscale::runner::{KnobSetup, Options, Plan, Progress, Reps, Session, Setup};
 use vmscale::stats::stopping::Rule;
-use vmscale::store::{NewRun, Store};
 use vmscale::workload::Workload;
 
 /// Two cases whose figure alternates widely, so adaptive stopping runs to
@@ -78,25 +78,21 @@ impl Progress for Recorder {
 
 fn run(plan: &Plan) -> Recorder {
     let s = Scratch::new("progress-plan");
-    let mut store = Store::open(&s.db()).unwrap();
     let w = Alternating {
         calls: Cell::new(0),
     };
-    let id = store
-        .create_run(&NewRun {
-            label: None,
-            workload: w.name(),
-            command_line: "",
-            config: &w.config(),
-            figures: &w.figures(),
-            machine: &serde_json::Value::Null,
-            knobs: &serde_json::json!({}),
-            cases: &w.cases(),
-            origin: "measured",
-        })
-        .unwrap();
+    let machine = Snapshot::default();
+    let setup = Setup {
+        workload: &w,
+        plan: *plan,
+        options: Options::default(),
+        label: None,
+        command_line: String::new(),
+        machine: &machine,
+        knobs: KnobSetup::none(),
+    };
     let rec = Recorder::default();
-    runner::execute(&mut store, id, &w, plan, &rec).unwrap();
+    Session::begin(&s.db(), setup).unwrap().run(&rec).unwrap();
     rec
 }
 

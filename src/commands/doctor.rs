@@ -70,26 +70,3 @@ pub(crate) fn tuned_plan(
     }
     Ok((plan, tuned))
 }
-
-/// The run's stored knobs: `--knob`'s originals and variants, plus what
-/// `--tune` set.
-pub(crate) fn describe_knobs(
-    plan: &crate::knobs::Plan,
-    originals: &BTreeMap<String, String>,
-    tuned: &BTreeMap<String, String>,
-) -> serde_json::Value {
-    let mut v = plan.describe(originals);
-    if !tuned.is_empty() {
-        v["tuned"] = serde_json::json!(tuned);
-    }
-    v
-}
-
-/// "; tuned k=v,..." for the run's note, or nothing.
-pub(crate) fn tuned_note(tuned: &BTreeMap<String, String>) -> String {
-    if tuned.is_empty() {
-        return String::new();
-    }
-    let kv: Vec<String> = tuned.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("; --tune set {}", kv.join(", "))
-}

@@ -8,12 +8,11 @@ use std::path::Path;
 
 use super::{Error, Result};
 use crate::cli::{Harness, QUICK, RunArgs};
-use crate::exec::signals;
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
-use crate::runner::{self, Plan, Reps};
-use crate::store::{NewRun, Store};
+use crate::runner::{self, KnobSetup, Plan, Reps, Session, Setup};
+use crate::store::Store;
 use crate::workload::{Env, Workload};
 
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
@@ -168,24 +167,8 @@ fn command_line() -> String {
     parse::shell_words(&args)
 }
 
-/// Takes the machine-wide knob lock (waiting, or refusing with `no_wait`)
-/// and starts the knob session.
-fn begin_knobs(
-    plan: &crate::knobs::Plan,
-    root: &Path,
-    journal: &Path,
-    no_wait: bool,
-) -> Result<crate::knobs::Session> {
-    use crate::knobs::lock::{KnobLock, Wait};
-    let wait = if no_wait { Wait::No } else { Wait::Yes };
-    let lock = KnobLock::acquire(wait).map_err(|e| match signals::caught() {
-        Some(_) => Error::Exit(130, e),
-        None => Error::Input(e),
-    })?;
-    crate::knobs::Session::begin(plan, root, journal, Some(lock)).map_err(Error::Failed)
-}
-
-/// Checks, stores and runs one workload; returns the stored run.
+/// Checks one workload against the machine and the harness options, then
+/// runs it in a session (runner/session.rs); returns the stored run.
 pub fn run_workload(
     db: &Path,
     w: &dyn Workload,
@@ -197,82 +180,29 @@ pub fn run_workload(
     warn_oversubscribed(w, m);
     let user_knobs = input(crate::knobs::Plan::parse(&h.knob))?;
     super::conflicts::check(w.name(), &w.config(), &user_knobs)?;
-    let opts = options(h, &user_knobs)?;
+    let options = options(h, &user_knobs)?;
     let journal = crate::knobs::journal::default_path();
     let root = crate::knobs::live_root();
     // --tune adds one-value knobs to the plan; the variants stay the user's.
     let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &user_knobs, w.name(), &root)?;
     input(knob_plan.preflight(&root, &journal))?;
-    input(crate::probes::preflight(&opts.probes).map(drop))?;
-    // The store path is input: a file that is not a store is refused
-    // before any knob is touched.
-    let mut store = Store::open(db)?;
-    // Handlers first: from here a SIGINT only sets the flag, so the knobs
-    // are restored by the session rather than left changed.
-    signals::install();
-    let mut session = if knob_plan.is_empty() {
-        None
-    } else {
-        Some(begin_knobs(&knob_plan, &root, &journal, h.no_wait)?)
-    };
-    if let Some(s) = session.as_mut() {
-        s.apply(&tuned).map_err(Error::Failed)?;
-    }
-    let knobs_json = session
-        .as_ref()
-        .map(|s| super::doctor::describe_knobs(&knob_plan, &s.originals(), &tuned))
-        .unwrap_or_else(|| serde_json::json!({}));
-    let machine_json = serde_json::to_value(m).unwrap_or_default();
-    let config = w.config();
-    let cases = runner::expand_cases(&w.cases(), &opts.combos);
-    let figures = w.figures();
-    let id = store.create_run(&NewRun {
+    input(crate::probes::preflight(&options.probes).map(drop))?;
+    let setup = Setup {
+        workload: w,
+        plan: *plan,
+        options,
         label: h.label.as_deref(),
-        workload: w.name(),
-        command_line: &command_line(),
-        config: &config,
-        figures: &figures,
-        machine: &machine_json,
-        knobs: &knobs_json,
-        cases: &cases,
-        origin: "measured",
-    })?;
-    let bar = super::progress::Bar::new();
-    let outcome = runner::execute_with(&mut store, id, w, plan, &opts, session.as_mut(), &bar);
-    let (mut status, mut note, mut error) = match outcome {
-        Ok(end) => (end.status, end.note, None),
-        Err(e) => (Status::Failed, e.clone(), Some(e)),
+        command_line: command_line(),
+        machine: m,
+        knobs: KnobSetup {
+            plan: knob_plan,
+            tuned,
+            root,
+            journal,
+            no_wait: h.no_wait,
+        },
     };
-    if let Some(s) = session.as_mut() {
-        match s.restore() {
-            Ok(()) => {
-                let was: Vec<String> = s
-                    .originals()
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                note.push_str(&super::doctor::tuned_note(&tuned));
-                note.push_str(&format!("; knobs restored to {}", was.join(", ")));
-            }
-            Err(e) => {
-                note.push_str(&format!("; knobs NOT restored: {e}"));
-                status = Status::Failed;
-                error.get_or_insert(e);
-            }
-        }
-    }
-    // A run that failed before its first sample leaves nothing behind.
-    if let Some(e) = &error
-        && store.discard_if_empty(id).unwrap_or(false)
-    {
-        return Err(Error::Failed(format!("{e}; nothing stored")));
-    }
-    store.finish_run(id, status, Some(&note))?;
-    let run = store.load(id)?;
-    if let Some(e) = error {
-        return Err(Error::Failed(format!("run {id} failed: {e}")));
-    }
-    Ok(run)
+    Session::begin(db, setup)?.run(&super::progress::Bar::new())
 }
 
 /// Prints a stored run as `show` would, in the format the harness flags

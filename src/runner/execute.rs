@@ -1,0 +1,291 @@
+//! The repetitions of one run: every case visited (once per invocation),
+//! its warm-up then its samples, knob variants of a case interleaved A B A
+//! B, until a fixed count or the adaptive rule stops it; every sample
+//! stored as soon as it is taken.
+
+use std::time::{Duration, Instant};
+
+use super::{Ending, Options, Plan, Progress, Reps, expand_cases, note, sample};
+use crate::exec::signals;
+use crate::knobs::Session;
+use crate::model::{Case, Sample, Status};
+use crate::probes::{Captured, Probes};
+use crate::stats::stopping::{self, Rule, Stop};
+use crate::store::Store;
+use crate::workload::Workload;
+
+/// Runs every case of `workload` per `plan`, storing each sample under
+/// `run_id`, with knob variants set through `knobs` before each sample
+/// (variants of one case alternate every repetition). A signal ends the
+/// run as incomplete; a failed sample ends it with the error.
+pub fn execute(
+    store: &mut Store,
+    run_id: i64,
+    workload: &dyn Workload,
+    plan: &Plan,
+    opts: &Options,
+    knobs: Option<&mut Session>,
+    progress: &dyn Progress,
+) -> Result<Ending, String> {
+    let bases = workload.cases();
+    let variants = expand_cases(&bases[..bases.len().min(1)], &opts.combos)
+        .len()
+        .max(1);
+    let invocations = opts.invocations.max(1);
+    let mut r = Runner {
+        store,
+        run_id,
+        workload,
+        plan,
+        opts,
+        knobs,
+        progress,
+        probes: None,
+        figures: workload.figures().into_iter().map(|f| f.name).collect(),
+        headlines: Vec::new(),
+        stops: Vec::new(),
+        planned: planned(plan),
+        started: Instant::now(),
+    };
+    let per_case = plan.warmup + r.planned;
+    progress.start((invocations * bases.len() * variants * per_case) as u64);
+    r.probes = crate::probes::preflight(&opts.probes)?;
+    let visits = invocations * bases.len();
+    // Each case's next sample number, continued across invocations.
+    let mut seqs = vec![0i64; bases.len()];
+    for visit in 0..visits {
+        let (inv, gi) = (visit / bases.len(), visit % bases.len());
+        let tag = (invocations > 1).then_some(inv);
+        let rule = r.visit_rule(visits - visit);
+        if let Some(end) = r.visit(&bases[gi], tag, rule, &mut seqs[gi])? {
+            return Ok(end);
+        }
+    }
+    progress.finish();
+    Ok(Ending {
+        status: Status::Complete,
+        note: note::complete(plan, &r.headlines, &r.stops, variants, invocations),
+    })
+}
+
+/// The work planned per case: the fixed count, or the least an adaptive
+/// rule takes (the progress total grows with each sample a case adds).
+fn planned(plan: &Plan) -> usize {
+    match plan.reps {
+        Reps::Fixed(n) => n,
+        Reps::Adaptive(r) => r.min_reps.clamp(1, r.max_reps.max(1)),
+    }
+}
+
+/// What the visits of one run share.
+struct Runner<'a> {
+    store: &'a mut Store,
+    run_id: i64,
+    workload: &'a dyn Workload,
+    plan: &'a Plan,
+    opts: &'a Options,
+    knobs: Option<&'a mut Session>,
+    progress: &'a dyn Progress,
+    probes: Option<Probes>,
+    /// The declared figures' names, headline first.
+    figures: Vec<String>,
+    /// The headline each case reported (pft's populate cases report
+    /// pages/wsec, not fault/wsec), for the note.
+    headlines: Vec<String>,
+    /// Why each adaptive case stopped: its key, the rule, its count.
+    stops: Vec<(String, Stop, usize)>,
+    planned: usize,
+    started: Instant,
+}
+
+impl Runner<'_> {
+    /// The adaptive rule of the next visit: the run's time budget left,
+    /// shared evenly by the `left` visits still to run.
+    fn visit_rule(&self, left: usize) -> Option<Rule> {
+        match self.plan.reps {
+            Reps::Adaptive(r) => Some(Rule {
+                max_time: r.max_time.saturating_sub(self.started.elapsed()) / left as u32,
+                ..r
+            }),
+            Reps::Fixed(_) => None,
+        }
+    }
+
+    /// One visit of `base` (its knob variants side by side): warm-up
+    /// rounds, then measured rounds until the count or the rule stops it.
+    /// `Some` ends the run early (interrupted).
+    fn visit(
+        &mut self,
+        base: &Case,
+        tag: Option<usize>,
+        rule: Option<Rule>,
+        seq: &mut i64,
+    ) -> Result<Option<Ending>, String> {
+        let cases = expand_cases(std::slice::from_ref(base), &self.opts.combos);
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        let mut case_started = Instant::now();
+        for round in 0.. {
+            let warmup = round < self.plan.warmup;
+            if !warmup && values[0].is_empty() {
+                case_started = Instant::now();
+            }
+            let taken = self.round(base, &cases, *seq, warmup, tag, &mut values)?;
+            if taken.is_some() {
+                return Ok(taken);
+            }
+            *seq += 1;
+            if !warmup && self.enough(rule.as_ref(), &cases, tag, &values, case_started.elapsed()) {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// One sample of each variant of `base`, stored; the measured ones'
+    /// headlines appended to `values`. `Some` when a signal ended the run.
+    fn round(
+        &mut self,
+        base: &Case,
+        cases: &[Case],
+        seq: i64,
+        warmup: bool,
+        tag: Option<usize>,
+        values: &mut [Vec<f64>],
+    ) -> Result<Option<Ending>, String> {
+        for (ci, case) in cases.iter().enumerate() {
+            if let Some(sig) = signals::caught() {
+                return Ok(Some(self.interrupted(sig, None)));
+            }
+            if let Some(k) = self.knobs.as_deref_mut() {
+                k.apply(&case.knobs)?;
+            }
+            if !warmup && values[ci].len() >= self.planned {
+                self.progress.grow(1);
+            }
+            self.progress
+                .step(&step_message(self.workload, case, warmup));
+            let probe = self.probes.as_mut().filter(|_| !warmup);
+            let opts = self.opts;
+            let (sample, captured) =
+                match sample::take(self.workload, base, seq, warmup, opts, tag, probe) {
+                    Ok(s) => s,
+                    // Ctrl-C reaches the whole process group: a task or
+                    // command killed by it is an interruption, not a failure.
+                    Err(e) if signals::caught().is_some() => {
+                        let sig = signals::caught().unwrap_or(libc::SIGINT);
+                        return Ok(Some(self.interrupted(sig, Some(&e))));
+                    }
+                    Err(e) => return Err(e),
+                };
+            if !warmup {
+                values[ci].push(self.headline(&sample));
+            }
+            self.store(case, seq, &sample, &captured)?;
+        }
+        Ok(None)
+    }
+
+    /// The sample's headline: the first declared figure it reports (NaN
+    /// for none), noted for the run's note.
+    fn headline(&mut self, sample: &Sample) -> f64 {
+        let head = self
+            .figures
+            .iter()
+            .find_map(|f| sample.data.figures.get(f).map(|v| (f, *v)));
+        if let Some((name, _)) = head
+            && !self.headlines.contains(name)
+        {
+            self.headlines.push(name.clone());
+        }
+        head.map_or(f64::NAN, |(_, v)| v)
+    }
+
+    /// Writes the sample and what was recorded beside it.
+    fn store(
+        &mut self,
+        case: &Case,
+        seq: i64,
+        sample: &Sample,
+        captured: &Captured,
+    ) -> Result<(), String> {
+        let id = self.run_id;
+        let store = &mut *self.store;
+        store
+            .add_sample(id, case, sample)
+            .map_err(|e| e.to_string())?;
+        if let Some(p) = &captured.profile {
+            store
+                .add_profile(id, &case.key(), p)
+                .map_err(|e| e.to_string())?;
+        }
+        if let Some(rows) = &captured.locks {
+            store
+                .add_locks(id, &case.key(), seq, rows)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// After a measured round: has the case enough samples? A fixed count
+    /// when reached; an adaptive rule when it decides, noting why.
+    fn enough(
+        &mut self,
+        rule: Option<&Rule>,
+        cases: &[Case],
+        tag: Option<usize>,
+        values: &[Vec<f64>],
+        elapsed: Duration,
+    ) -> bool {
+        let Some(rule) = rule else {
+            let most = match self.plan.reps {
+                Reps::Fixed(n) => n,
+                Reps::Adaptive(r) => r.max_reps,
+            };
+            return values[0].len() >= most;
+        };
+        let Some(decided) = stopping::decide_variants(rule, values, elapsed) else {
+            return false;
+        };
+        for (case, stop) in cases.iter().zip(decided) {
+            let key = match tag {
+                Some(i) => format!("{} inv {}", case.key(), i + 1),
+                None => case.key(),
+            };
+            self.stops.push((key, stop, values[0].len()));
+        }
+        true
+    }
+
+    /// The run ends incomplete: `sig` was caught, before a sample or
+    /// during one (`lost`, the error of the sample under way).
+    fn interrupted(&self, sig: i32, lost: Option<&str>) -> Ending {
+        self.progress.finish();
+        let note = match lost {
+            None => format!("interrupted by {}", signals::name(sig)),
+            Some(e) => format!(
+                "interrupted by {}; the sample under way was lost: {e}",
+                signals::name(sig)
+            ),
+        };
+        Ending {
+            status: Status::Incomplete,
+            note,
+        }
+    }
+}
+
+/// "pft thread tasks=2 thp=always (warm-up)": what the bar shows.
+fn step_message(workload: &dyn Workload, case: &Case, warmup: bool) -> String {
+    format!(
+        "{} {} tasks={}{}{}",
+        workload.name(),
+        case.variant,
+        case.tasks,
+        if case.knobs.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", case.knobs_label())
+        },
+        if warmup { " (warm-up)" } else { "" }
+    )
+}

@@ -1,0 +1,87 @@
+//! One sample and what is measured around it: an optional wait for a
+//! quiet machine, vmstat deltas, the CPU time others used meanwhile (the
+//! noise flag), and the profile and lock recording beside it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::Options;
+use crate::exec::clock;
+use crate::model::{Case, Sample};
+use crate::monitor::{stat, vmstat};
+use crate::workload::Workload;
+
+/// CPU time of this process and its waited-for children, in seconds.
+fn own_cpu_s() -> f64 {
+    let (p, c) = (
+        clock::usage(clock::Who::Process),
+        clock::usage(clock::Who::Children),
+    );
+    (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9
+}
+
+/// Takes sample `seq` of `case`, a warm-up one or measured, its samples
+/// tagged with `invocation` when a run has more than one.
+pub fn take(
+    workload: &dyn Workload,
+    case: &Case,
+    seq: i64,
+    warmup: bool,
+    opts: &Options,
+    invocation: Option<usize>,
+    probes: Option<&mut crate::probes::Probes>,
+) -> Result<(Sample, crate::probes::Captured), String> {
+    let root = Path::new("/");
+    let mut noise = BTreeMap::new();
+    if let Some(i) = invocation {
+        noise.insert(crate::stats::levels::INVOCATION.to_string(), i as f64);
+    }
+    if let Some(limit) = opts.wait_quiet {
+        let (waited, quiet) = stat::wait_quiet(
+            root,
+            opts.noise_threshold,
+            Duration::from_millis(200),
+            limit,
+        );
+        noise.insert("quiet_wait_s".to_string(), waited.as_secs_f64());
+        noise.insert("quiet".to_string(), if quiet { 1.0 } else { 0.0 });
+    }
+    let before = vmstat::read_live();
+    let cpu0 = stat::read(root);
+    let own0 = own_cpu_s();
+    let active = probes.as_ref().map(|p| p.start()).transpose()?;
+    let t0 = Instant::now();
+    let data = workload.sample(case).map_err(|e| {
+        format!(
+            "{} {} with {} tasks: {e}",
+            workload.name(),
+            case.variant,
+            case.tasks
+        )
+    })?;
+    let wall = t0.elapsed().as_secs_f64();
+    let own = own_cpu_s() - own0;
+    let cpu1 = stat::read(root);
+    let after = vmstat::read_live();
+    let captured = match (probes, active) {
+        (Some(p), Some(a)) => p.finish(a)?,
+        _ => crate::probes::Captured::default(),
+    };
+    let mut flagged = false;
+    if let (Some(a), Some(b)) = (cpu0, cpu1) {
+        let n = stat::noise(&a, &b, own, wall, clock::ticks_per_second());
+        flagged = n.flagged(opts.noise_threshold);
+        noise.extend(n.to_map());
+    }
+    let sample = Sample {
+        seq,
+        warmup,
+        taken_at: crate::timefmt::now(),
+        data,
+        vmstat: vmstat::delta(&before, &after),
+        noise,
+        flagged,
+    };
+    Ok((sample, captured))
+}

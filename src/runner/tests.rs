@@ -1,0 +1,223 @@
+//! The runner with a fake workload and a store in a temporary file: what
+//! it stores per case, warm-ups, a failed sample, adaptive stopping.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{KnobSetup, Options, Plan, Progress, Reps, Session, Setup};
+use crate::error::Error;
+use crate::machine::Snapshot;
+use crate::model::{Better, Case, Figure, Run, SampleData, Status};
+use crate::stats::stopping::Rule;
+use crate::store::Store;
+use crate::workload::Workload;
+
+/// Two cases; sample k (counted over the run) reports x = `xs[k % len]`
+/// and y = k, or fails when k is `fail_at`.
+struct Fake {
+    xs: Vec<f64>,
+    fail_at: Option<usize>,
+    calls: Cell<usize>,
+}
+
+impl Fake {
+    fn new(xs: &[f64], fail_at: Option<usize>) -> Fake {
+        Fake {
+            xs: xs.to_vec(),
+            fail_at,
+            calls: Cell::new(0),
+        }
+    }
+}
+
+impl Workload for Fake {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({"xs": self.xs})
+    }
+    fn cases(&self) -> Vec<Case> {
+        vec![Case::new(1, "fake"), Case::new(2, "fake")]
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("x", "s", Better::Lower, true),
+            Figure::new("y", "n", Better::Higher, false),
+        ]
+    }
+    fn memory_need(&self) -> u64 {
+        0
+    }
+    fn sample(&self, _: &Case) -> Result<SampleData, String> {
+        let k = self.calls.get();
+        self.calls.set(k + 1);
+        if self.fail_at == Some(k) {
+            return Err(format!("sample {k} broke"));
+        }
+        let x = self.xs[k % self.xs.len()];
+        Ok(SampleData {
+            figures: [("x".to_string(), x), ("y".to_string(), k as f64)].into(),
+            tasks: Vec::new(),
+        })
+    }
+}
+
+struct Quiet;
+
+impl Progress for Quiet {
+    fn start(&self, _: u64) {}
+    fn step(&self, _: &str) {}
+    fn finish(&self) {}
+}
+
+/// A store file of its own, removed after.
+struct Db(PathBuf);
+
+impl Db {
+    fn new(tag: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("vmscale-runner-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Db(dir.join("runs.db"))
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn run(db: &Db, w: &Fake, plan: Plan) -> crate::error::Result<Run> {
+    let machine = Snapshot::default();
+    let setup = Setup {
+        workload: w,
+        plan,
+        options: Options::default(),
+        label: Some("t"),
+        command_line: "vmscale run fake".into(),
+        machine: &machine,
+        knobs: KnobSetup::none(),
+    };
+    Session::begin(&db.0, setup)?.run(&Quiet)
+}
+
+fn fixed(warmup: usize, n: usize) -> Plan {
+    Plan {
+        warmup,
+        reps: Reps::Fixed(n),
+    }
+}
+
+#[test]
+fn every_sample_is_stored_under_its_case_with_warmups_marked() {
+    let db = Db::new("fixed");
+    let w = Fake::new(&[1.0, 2.0, 3.0], None);
+    let run = run(&db, &w, fixed(1, 3)).unwrap();
+    assert_eq!(run.meta.status, Status::Complete);
+    assert_eq!(run.meta.label.as_deref(), Some("t"));
+    assert_eq!(run.cases.len(), 2);
+    for c in &run.cases {
+        let seqs: Vec<i64> = c.samples.iter().map(|s| s.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3], "{}", c.case.key());
+        let warm: Vec<bool> = c.samples.iter().map(|s| s.warmup).collect();
+        assert_eq!(warm, [true, false, false, false]);
+        assert_eq!(c.measured().count(), 3);
+    }
+    // Cases run one after the other: the second's samples come after the
+    // first's, with the figures the workload returned.
+    let y = |c: usize| -> Vec<f64> {
+        run.cases[c]
+            .samples
+            .iter()
+            .map(|s| s.data.figures["y"])
+            .collect()
+    };
+    assert_eq!(y(0), [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(y(1), [4.0, 5.0, 6.0, 7.0]);
+    assert_eq!(w.calls.get(), 8);
+    let note = run.meta.note.as_deref().unwrap_or("");
+    assert!(
+        note.starts_with("fixed count: 3 samples per case after 1 warm-up"),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_failed_sample_ends_the_run_as_failed_with_what_was_taken() {
+    let db = Db::new("fail");
+    let w = Fake::new(&[1.0], Some(5));
+    let e = run(&db, &w, fixed(0, 3)).unwrap_err();
+    let Error::Failed(msg) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(
+        msg.starts_with("run 1 failed: fake fake with 2 tasks: sample 5 broke"),
+        "{msg}"
+    );
+    // No sample after the failure: the run stops there.
+    assert_eq!(w.calls.get(), 6);
+    let stored = Store::open(&db.0).unwrap().load(1).unwrap();
+    assert_eq!(stored.meta.status, Status::Failed);
+    let counts: Vec<usize> = stored.cases.iter().map(|c| c.samples.len()).collect();
+    assert_eq!(counts, [3, 2]);
+}
+
+#[test]
+fn a_run_that_fails_before_its_first_sample_leaves_nothing() {
+    let db = Db::new("first");
+    let w = Fake::new(&[1.0], Some(0));
+    let e = run(&db, &w, fixed(1, 2)).unwrap_err();
+    assert!(e.to_string().ends_with("; nothing stored"), "{e}");
+    assert!(Store::open(&db.0).unwrap().list().unwrap().is_empty());
+}
+
+#[test]
+fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
+    let db = Db::new("adaptive");
+    let rule = Rule {
+        precision: 0.01,
+        min_reps: 3,
+        max_reps: 10,
+        max_time: Duration::from_secs(600),
+    };
+    let steady = Fake::new(&[5.0], None);
+    let run_ = run(
+        &db,
+        &steady,
+        Plan {
+            warmup: 0,
+            reps: Reps::Adaptive(rule),
+        },
+    )
+    .unwrap();
+    for c in &run_.cases {
+        // The order-statistics interval of a median needs 5 samples.
+        assert_eq!(c.measured().count(), 5, "{}", c.case.key());
+    }
+    let note = run_.meta.note.unwrap_or_default();
+    assert!(
+        note.contains("precision reached in 2 of 2 cases (n=5)"),
+        "{note}"
+    );
+    // A figure that never settles runs to the cap.
+    let wild = Fake::new(&[1.0, 9.0, 2.0, 8.0, 1.5], None);
+    let run_ = run(
+        &db,
+        &wild,
+        Plan {
+            warmup: 0,
+            reps: Reps::Adaptive(rule),
+        },
+    )
+    .unwrap();
+    for c in &run_.cases {
+        assert_eq!(c.measured().count(), 10, "{}", c.case.key());
+    }
+    let note = run_.meta.note.unwrap_or_default();
+    assert!(note.contains("max-reps 10 stopped 2"), "{note}");
+}
