@@ -101,6 +101,18 @@ impl Table {
             .max()
             .unwrap_or(0)
     }
+
+    /// The columns with any text (a text layout's spacer or an unused
+    /// flag column has none): what formats without fixed columns show.
+    pub fn filled_columns(&self) -> Vec<usize> {
+        let filled = |i: usize| {
+            self.header
+                .iter()
+                .chain(&self.rows)
+                .any(|r| r.get(i).is_some_and(|c| !c.trim().is_empty()))
+        };
+        (0..self.columns()).filter(|&i| filled(i)).collect()
+    }
 }
 
 /// How a table is laid out in text when its columns are fixed (the
