@@ -8,9 +8,7 @@ use crate::machine::{Snapshot, cpulist};
 use crate::parse;
 use crate::workload::{atomic, c2c, latency, lockfan};
 
-fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+use crate::error::input;
 
 fn list(text: &str) -> Vec<String> {
     text.split(',')
@@ -50,8 +48,11 @@ pub fn atomic_from_args(a: &AtomicArgs, m: &Snapshot) -> Result<atomic::Atomic> 
 }
 
 pub fn lockfan_from_args(a: &LockfanArgs, m: &Snapshot) -> Result<lockfan::Lockfan> {
-    let locks = parse::tasks(&a.locks, 256)
-        .map_err(|e| e.replace("--tasks", "--locks").replace("tasks", "locks"));
+    let locks = parse::tasks(&a.locks, 256).map_err(|e| {
+        e.to_string()
+            .replace("--tasks", "--locks")
+            .replace("tasks", "locks")
+    });
     let cfg = lockfan::Config {
         tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
         mode: input(a.mode.parse::<Mode>())?,

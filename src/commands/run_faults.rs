@@ -11,9 +11,7 @@ use crate::parse;
 use crate::workload::fault_map::{self, PageKind, Spec};
 use crate::workload::{mmap_lock, pft, wis};
 
-fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+use crate::error::input;
 
 /// Completes pft's configuration with the mapping options and checks it.
 pub fn pft_with_mapping(mut cfg: pft::Config, a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {

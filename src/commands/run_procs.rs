@@ -13,9 +13,7 @@ use crate::machine::Snapshot;
 use crate::parse;
 use crate::workload::{churn, cmd, fork, numa};
 
-fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+use crate::error::input;
 
 /// `--interval` ("1s", "200ms", "0.5") in whole milliseconds, at least 1.
 fn interval_ms(text: &str) -> std::result::Result<u64, String> {

@@ -2,6 +2,7 @@
 //! usage, and killing the rest after a failure.
 
 use super::clock;
+use crate::error::{Error, Result};
 
 /// The first child (index, pid) that has already exited, without reaping
 /// it: such a child can never arrive at a barrier.
@@ -25,7 +26,7 @@ pub fn exited_early(pids: &[libc::pid_t]) -> Option<(usize, libc::pid_t)> {
 
 /// Waits for a child with wait4 and returns its usage; an error when it was
 /// killed by a signal or exited with a non-zero status.
-pub fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
+pub fn reap(pid: libc::pid_t) -> Result<clock::Usage> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -36,14 +37,23 @@ pub fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
             break;
         }
         if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!("wait4 for pid {pid}: {}", super::errno_text()));
+            return Err(Error::Failed(format!(
+                "wait4 for pid {pid}: {}",
+                super::errno_text()
+            )));
         }
     }
     if libc::WIFSIGNALED(status) {
-        return Err(format!("killed by signal {}", libc::WTERMSIG(status)));
+        return Err(Error::Failed(format!(
+            "killed by signal {}",
+            libc::WTERMSIG(status)
+        )));
     }
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("exited with status {}", libc::WEXITSTATUS(status)));
+        return Err(Error::Failed(format!(
+            "exited with status {}",
+            libc::WEXITSTATUS(status)
+        )));
     }
     Ok(clock::from_rusage(&ru))
 }
@@ -79,7 +89,7 @@ mod tests {
         let ok = fork_exit(0);
         let bad = fork_exit(3);
         assert!(reap(ok).is_ok());
-        assert_eq!(reap(bad).unwrap_err(), "exited with status 3");
+        assert_eq!(reap(bad).unwrap_err().to_string(), "exited with status 3");
     }
 
     #[test]

@@ -420,7 +420,7 @@ impl Workload for Numa {
         let ready: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
         if let Err(e) = exec::first_error_as(&ready, "process") {
             children::kill_all(&pids);
-            return Err(e);
+            return Err(e.into());
         }
         let bases: Vec<u64> = ready.iter().map(|r| r.values[V_BASE] as u64).collect();
         // Where the first touch put the pages: every process's own region.
