@@ -1,8 +1,93 @@
-//! Forked children: noticing one that exited too early, reaping with its
-//! usage, and killing the rest after a failure.
+//! Forked children: forking N workers that die with vmscale, noticing one
+//! that exited too early, reaping them with their usage, and killing the
+//! rest after a failure (also when the owner is dropped on an early return).
 
 use super::clock;
 use crate::error::{Error, Result};
+
+/// Worker processes forked by [`Forked::spawn`]; every one still running
+/// is killed and reaped when this is dropped, so no early return leaves
+/// a worker behind.
+pub struct Forked {
+    pids: Vec<libc::pid_t>,
+    /// "task" or "process": how errors name a worker.
+    what: &'static str,
+}
+
+impl Forked {
+    /// Forks `n` children; child `i` runs `body(i)` and exits with status 0
+    /// (a failure is reported through shared memory, not the status). Each
+    /// child dies with vmscale (`group::die_with_parent`).
+    ///
+    /// The caller must make sure the children may run Rust code: tasks of
+    /// earlier samples joined, and the only other threads vmscale's
+    /// monitors (--profile's drain thread, the numa_maps and lock
+    /// readers), which hold no lock a child takes except the allocator's;
+    /// glibc's malloc is made safe across fork by its own fork handlers.
+    pub fn spawn(n: usize, what: &'static str, body: impl Fn(usize)) -> Result<Forked> {
+        let mut forked = Forked {
+            pids: Vec::with_capacity(n),
+            what,
+        };
+        let parent = std::process::id() as libc::pid_t;
+        for i in 0..n {
+            // SAFETY: see the contract above: the child may run Rust code.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                super::group::die_with_parent(parent);
+                body(i);
+                // SAFETY: leave the child without running the parent's destructors.
+                unsafe { libc::_exit(0) };
+            }
+            if pid < 0 {
+                // Drop kills and reaps the children forked so far.
+                return Err(Error::Failed(format!(
+                    "fork of {what} {i} failed: {}",
+                    super::errno_text()
+                )));
+            }
+            forked.pids.push(pid);
+        }
+        Ok(forked)
+    }
+
+    pub fn pids(&self) -> &[libc::pid_t] {
+        &self.pids
+    }
+
+    /// An error naming the first child that already exited (it can never
+    /// arrive at a barrier), without reaping it.
+    pub fn exited_early(&self, before: &str) -> Option<String> {
+        exited_early(&self.pids)
+            .map(|(i, pid)| format!("{} {i} (pid {pid}) exited {before}", self.what))
+    }
+
+    /// Waits for every child and returns their usage summed; the first
+    /// failure (killed, non-zero status) after all are reaped, so none is
+    /// left a zombie.
+    pub fn reap(mut self) -> Result<clock::Usage> {
+        let mut total = clock::Usage::default();
+        let mut failure = None;
+        for (i, pid) in std::mem::take(&mut self.pids).into_iter().enumerate() {
+            match reap(pid) {
+                Ok(u) => {
+                    total.user_ns += u.user_ns;
+                    total.sys_ns += u.sys_ns;
+                }
+                Err(e) => {
+                    failure = failure.or(Some(e.context(format!("{} {i} (pid {pid})", self.what))))
+                }
+            }
+        }
+        failure.map_or(Ok(total), Err)
+    }
+}
+
+impl Drop for Forked {
+    fn drop(&mut self) {
+        kill_all(&self.pids);
+    }
+}
 
 /// The first child (index, pid) that has already exited, without reaping
 /// it: such a child can never arrive at a barrier.
@@ -82,6 +167,41 @@ mod tests {
         }
         assert!(pid > 0);
         pid
+    }
+
+    /// Whether `pid` is still a child of ours to wait for (or a zombie).
+    fn is_child(pid: libc::pid_t) -> bool {
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn forked_children_run_their_index_and_are_reaped_with_usage() {
+        let f = Forked::spawn(3, "task", |i| {
+            // SAFETY: ends this forked child with its index as status.
+            unsafe { libc::_exit(i as i32) }
+        })
+        .unwrap();
+        let pids = f.pids().to_vec();
+        let e = f.reap().unwrap_err().to_string();
+        // Child 0 exited 0; the first failure is child 1's status 1.
+        assert!(e.starts_with("task 1 (pid "), "{e}");
+        assert!(e.ends_with("exited with status 1"), "{e}");
+        assert!(pids.iter().all(|&p| !is_child(p)), "left unreaped");
+    }
+
+    #[test]
+    fn dropping_forked_children_kills_and_reaps_them() {
+        let f = Forked::spawn(2, "process", |_| {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+        })
+        .unwrap();
+        let pids = f.pids().to_vec();
+        assert_eq!(f.exited_early("before the start"), None);
+        drop(f);
+        assert!(pids.iter().all(|&p| !is_child(p)), "left running");
     }
 
     #[test]

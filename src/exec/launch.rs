@@ -109,46 +109,16 @@ where
             Ok::<(), Error>(())
         })?,
         Mode::Process => {
-            let mut pids = Vec::with_capacity(n);
-            let parent = std::process::id() as libc::pid_t;
-            for (i, &cpu) in cpus.iter().enumerate() {
-                // SAFETY: tasks of earlier samples were joined; the only other
-                // threads that may exist are vmscale's monitors (--profile's
-                // drain thread, the numa_maps and lock readers), which hold no
-                // lock the child takes except the allocator's, and glibc's
-                // malloc is made safe across fork by its own fork handlers. So
-                // the child may run Rust code.
-                let pid = unsafe { libc::fork() };
-                if pid == 0 {
-                    super::group::die_with_parent(parent);
-                }
-                if pid < 0 {
-                    let err = super::errno_text();
-                    children::kill_all(&pids);
-                    return Err(Error::Failed(format!("fork for task {i} failed: {err}")));
-                }
-                if pid == 0 {
-                    run_one(i, mode, cpu, &block, &body);
-                    // SAFETY: leave the child without running the parent's destructors.
-                    unsafe { libc::_exit(0) };
-                }
-                pids.push(pid);
-            }
-            let waited = wait_all_arrived(&block, n, || check_children(&pids));
-            if let Err(e) = waited {
-                children::kill_all(&pids);
-                return Err(e);
-            }
+            let forked =
+                children::Forked::spawn(n, "task", |i| run_one(i, mode, cpus[i], &block, &body))?;
+            // An early return drops `forked`, which kills and reaps them.
+            wait_all_arrived(&block, n, || {
+                forked
+                    .exited_early("before the start barrier")
+                    .map_or(Ok(()), |m| Err(Error::Failed(m)))
+            })?;
             block.release();
-            // Reap every child before reporting a failure, so none is left
-            // behind as a zombie.
-            let mut failure = Ok(());
-            for (i, &pid) in pids.iter().enumerate() {
-                if let Err(e) = reap(i, pid) {
-                    failure = failure.and(Err(e));
-                }
-            }
-            failure?;
+            forked.reap()?;
         }
     }
     Ok(TaskOutcome {
@@ -170,22 +140,6 @@ fn wait_all_arrived(
         }
     }
     Ok(())
-}
-
-/// Fails if any child has already exited (it would never arrive).
-fn check_children(pids: &[libc::pid_t]) -> Result<()> {
-    match children::exited_early(pids) {
-        Some((i, pid)) => Err(Error::Failed(format!(
-            "task {i} (pid {pid}) exited before the start barrier"
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn reap(i: usize, pid: libc::pid_t) -> Result<()> {
-    children::reap(pid)
-        .map(|_| ())
-        .map_err(|e| Error::Failed(format!("task {i} (pid {pid}): {e}")))
 }
 
 #[cfg(test)]
