@@ -196,29 +196,22 @@ mod tests {
         let s = d.join("a/state");
         ensure_dir(&s).unwrap();
         assert_eq!(std::fs::metadata(&s).unwrap().mode() & 0o777, 0o700);
+        // Each unsafe directory is a refusal (exit 2) saying what is wrong.
+        let refused = |dir: &Path, says: &str| match check_dir(dir) {
+            Err(Error::Refused(m)) => assert!(m.contains(says), "{m}"),
+            other => panic!("{} not refused: {other:?}", dir.display()),
+        };
         std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(
-            check_dir(&s)
-                .unwrap_err()
-                .to_string()
-                .contains("writable by other users")
-        );
+        refused(&s, "writable by other users");
         std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700)).unwrap();
         let link = d.join("link");
         std::os::unix::fs::symlink(&s, &link).unwrap();
-        assert!(
-            check_dir(&link)
-                .unwrap_err()
-                .to_string()
-                .contains("symbolic link")
-        );
+        refused(&link, "symbolic link");
         std::fs::set_permissions(d.join("a"), std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(
-            check_dir(&s)
-                .unwrap_err()
-                .to_string()
-                .contains("other users can change")
-        );
+        refused(&s, "other users can change");
+        // A directory that is not there is an I/O error naming it.
+        let gone = d.join("gone");
+        assert!(matches!(check_dir(&gone), Err(Error::Io { ref path, .. }) if *path == gone));
         let _ = std::fs::remove_dir_all(&d);
     }
 
