@@ -1,6 +1,8 @@
 //! The data model every layer shares: cases, figures, samples and stored
 //! runs. It imports nothing of vmscale, so store, stats, report and
-//! workloads can all speak it.
+//! workloads can all speak it. `build` makes them for tests.
+
+pub mod build;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

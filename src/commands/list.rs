@@ -46,6 +46,8 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
     let report = Report {
         text: Some(text(&rows)),
         blocks: vec![Block::Table(Table {
+            title: String::new(),
+            layout: None,
             header: vec![columns.iter().map(|c| c.to_string()).collect()],
             align: vec![
                 Align::Right,

@@ -3,66 +3,75 @@
 //! report::profile and report::html::flame.
 
 use super::Result;
+use crate::locks::LockRow;
 use crate::model::Run;
 use crate::profile::CaseProfile;
 use crate::profile::folded::kernel_shares;
-use crate::report::export::{Align, Block, Report, Table};
+use crate::report::export::{self, Block, Report};
 use crate::report::html::flame;
 use crate::report::profile as tables;
 use crate::store::Store;
 
 /// The profile and lock tables of a run ("" when it recorded neither).
 pub fn text(store: &Store, run_id: i64) -> Result<String> {
-    let mut out = String::new();
-    for (key, p) in store.load_profiles(run_id)? {
-        out.push('\n');
-        out.push_str(&tables::top_table(&key, &p, tables::TOP));
+    let profiles = store.load_profiles(run_id)?;
+    let locks = store.load_locks(run_id)?;
+    Ok(export::text::blocks(&blocks(&profiles, &locks)))
+}
+
+/// The profile and lock tables as blocks, each after a blank line.
+pub fn blocks(
+    profiles: &[(String, CaseProfile)],
+    locks: &[(String, u64, Vec<LockRow>)],
+) -> Vec<Block> {
+    let mut out = Vec::new();
+    for (key, p) in profiles {
+        out.push(Block::Blank);
+        out.extend(tables::top_blocks(key, p, tables::TOP));
     }
-    for (key, n, rows) in store.load_locks(run_id)? {
-        out.push('\n');
-        out.push_str(&tables::locks_table(&key, n, &rows));
+    for (key, n, rows) in locks {
+        out.push(Block::Blank);
+        out.extend(tables::locks_blocks(key, *n, rows));
     }
-    Ok(out)
+    out
 }
 
 /// Adds what `--profile` and `--lock-stats` stored to a run's report, for
 /// the formats that do not print the text: Markdown gets the tables as
-/// blocks, JSON gets `profiles` (top kernel functions and the folded
-/// stacks) and `locks`. Nothing is added for a run that recorded neither.
+/// blocks, CSV one record per kernel function and lock figure, JSON
+/// `profiles` (top kernel functions and the folded stacks) and `locks`.
+/// Nothing is added for a run that recorded neither.
 pub fn attach(store: &Store, run_id: i64, report: &mut Report) -> Result<()> {
     let profiles = store.load_profiles(run_id)?;
     let locks = store.load_locks(run_id)?;
+    add(run_id, &profiles, &locks, report);
+    Ok(())
+}
+
+/// [`attach`] for profiles and locks already loaded.
+pub fn add(
+    run_id: i64,
+    profiles: &[(String, CaseProfile)],
+    locks: &[(String, u64, Vec<LockRow>)],
+    report: &mut Report,
+) {
     if profiles.is_empty() && locks.is_empty() {
-        return Ok(());
+        return;
     }
+    report.blocks.extend(blocks(profiles, locks));
     let mut profile_data = Vec::new();
-    for (key, p) in &profiles {
+    for (key, p) in profiles {
         let (total, shares) = kernel_shares(&p.folded);
-        report.blocks.push(Block::Title(format!(
-            "Kernel profile, case {key}: {} at {} Hz, {total} samples ({} lost)",
-            p.event, p.hz, p.lost
-        )));
-        report.blocks.push(Block::Table(Table {
-            header: vec![vec![
-                "Children".into(),
-                "Self".into(),
-                "Samples".into(),
-                "Symbol".into(),
-            ]],
-            align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
-            rows: shares
-                .iter()
-                .take(tables::TOP)
-                .map(|f| {
-                    vec![
-                        format!("{:.2}%", tables::pct(f.total_samples, total)),
-                        format!("{:.2}%", tables::pct(f.self_samples, total)),
-                        f.self_samples.to_string(),
-                        f.name.clone(),
-                    ]
-                })
-                .collect(),
-        }));
+        for f in shares.iter().take(JSON_FUNCTIONS) {
+            for (what, n) in [("self", f.self_samples), ("children", f.total_samples)] {
+                report.records.rows.push(record(
+                    run_id,
+                    key,
+                    format!("profile/{what}/{}", f.name),
+                    n,
+                ));
+            }
+        }
         profile_data.push(serde_json::json!({
             "case": key,
             "event": p.event,
@@ -78,49 +87,52 @@ pub fn attach(store: &Store, run_id: i64, report: &mut Report) -> Result<()> {
         }));
     }
     let mut lock_data = Vec::new();
-    for (key, n, rows) in &locks {
-        report.blocks.push(Block::Title(format!(
-            "Locks, case {key}, summed over {n} samples"
-        )));
-        report.blocks.push(Block::Table(Table {
-            header: vec![
-                [
-                    "source",
-                    "acquired",
-                    "contended",
-                    "wait ms",
-                    "max wait us",
-                    "name",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ],
-            align: [Align::Left]
-                .into_iter()
-                .chain([Align::Right; 4])
-                .chain([Align::Left])
-                .collect(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.source.clone(),
-                        r.acquisitions.to_string(),
-                        r.contended.to_string(),
-                        format!("{:.3}", r.wait_ns as f64 / 1e6),
-                        format!("{:.1}", r.max_wait_ns as f64 / 1e3),
-                        r.name.clone(),
-                    ]
-                })
-                .collect(),
-        }));
+    for (key, n, rows) in locks {
+        for r in rows {
+            for (what, v) in [
+                ("acquired", r.acquisitions),
+                ("contended", r.contended),
+                ("wait_ns", r.wait_ns),
+                ("max_wait_ns", r.max_wait_ns),
+            ] {
+                report.records.rows.push(record(
+                    run_id,
+                    key,
+                    format!("lock/{}/{what}/{}", r.source, r.name),
+                    v,
+                ));
+            }
+        }
         lock_data.push(serde_json::json!({"case": key, "samples": n, "rows": rows}));
     }
     if let Some(obj) = report.data.as_object_mut() {
         obj.insert("profiles".into(), profile_data.into());
         obj.insert("locks".into(), lock_data.into());
     }
-    Ok(())
+}
+
+/// A CSV record of `show`'s columns (run, case, variant, tasks, knobs,
+/// seq, warmup, flagged, figure, value) for a figure summed over the
+/// case's samples: no sample number, warm-up or flag.
+fn record(run_id: i64, key: &str, figure: String, value: u64) -> Vec<String> {
+    let mut parts = key.splitn(3, '/');
+    let (variant, tasks, knobs) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+    vec![
+        run_id.to_string(),
+        key.to_string(),
+        variant.to_string(),
+        tasks.to_string(),
+        knobs.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        figure,
+        value.to_string(),
+    ]
 }
 
 /// Kernel functions per case in `--json` (the text shows tables::TOP).

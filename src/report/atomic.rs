@@ -3,6 +3,7 @@
 //! hand-off cost the shared counter implies, and the count check.
 
 use super::cells;
+use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
 
 const ORDER: &[(&str, &str)] = &[
@@ -19,7 +20,7 @@ fn case<'a>(run: &'a Run, variant: &str, tasks: usize) -> Option<&'a CaseSamples
         .find(|c| c.case.variant == variant && c.case.tasks == tasks)
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let variants: Vec<&str> = ORDER
         .iter()
         .map(|v| v.0)
@@ -39,27 +40,42 @@ pub fn text(run: &Run) -> String {
     for (v, what) in ORDER.iter().filter(|v| variants.contains(&v.0)) {
         out.push_str(&format!("  {v:<7} {what}\n"));
     }
+    let mut out = vec![Block::Paragraph(out)];
     let table = |title: &str, figure: &str, scale: f64, prec: usize| {
-        let mut s = format!("\n{title}\n Thr");
-        for v in &variants {
-            s.push_str(&format!("{v:>10}"));
-        }
-        s.push('\n');
-        for &t in &tasks {
-            s.push_str(&format!("{t:>4}"));
-            for v in &variants {
-                let cell = case(run, v, t)
-                    .and_then(|c| cells::median(c, figure))
-                    .map(|x| format!("{:.prec$}", x / scale))
-                    .unwrap_or_else(|| "-".into());
-                s.push_str(&format!("{cell:>10}"));
-            }
-            s.push('\n');
-        }
-        s
+        let mut header = vec!["Thr".to_string()];
+        header.extend(variants.iter().map(|v| v.to_string()));
+        let rows = tasks
+            .iter()
+            .map(|&t| {
+                let mut row = vec![t.to_string()];
+                row.extend(variants.iter().map(|v| {
+                    case(run, v, t)
+                        .and_then(|c| cells::median(c, figure))
+                        .map(|x| format!("{:.prec$}", x / scale))
+                        .unwrap_or_else(|| "-".into())
+                }));
+                row
+            })
+            .collect();
+        Block::Table(Table {
+            title: title.into(),
+            header: vec![header],
+            align: vec![Align::Right; variants.len() + 1],
+            rows,
+            layout: Some(Layout {
+                columns: [("", 4)]
+                    .into_iter()
+                    .chain(variants.iter().map(|_| ("", 10)))
+                    .collect(),
+                text_header: None,
+                text_title: true,
+            }),
+        })
     };
-    out.push_str(&table("ns per increment, per task:", "ns/op", 1.0, 2));
-    out.push_str(&table(
+    out.push(Block::Blank);
+    out.push(table("ns per increment, per task:", "ns/op", 1.0, 2));
+    out.push(Block::Blank);
+    out.push(table(
         "million increments per second, all tasks:",
         "ops/s",
         1e6,
@@ -68,21 +84,23 @@ pub fn text(run: &Run) -> String {
     if let (Some(&first), Some(&last)) = (tasks.first(), tasks.last())
         && last > first
     {
-        out.push_str(&format!(
-            "\nscaling, ops/s at {last} tasks / ops/s at {first}:\n "
-        ));
+        let mut s = format!("\nscaling, ops/s at {last} tasks / ops/s at {first}:\n ");
         for v in &variants {
             let r = |t| case(run, v, t).and_then(|c| cells::median(c, "ops/s"));
             if let (Some(a), Some(b)) = (r(first), r(last))
                 && a > 0.0
             {
-                out.push_str(&format!(" {v} {:.2}x", b / a));
+                s.push_str(&format!(" {v} {:.2}x", b / a));
             }
         }
-        out.push('\n');
+        s.push('\n');
+        out.push(Block::Paragraph(s));
     }
-    out.push_str(&handoff(run, &tasks));
-    out.push_str(&count_check(run));
+    let h = handoff(run, &tasks);
+    if !h.is_empty() {
+        out.push(Block::Paragraph(h));
+    }
+    out.push(Block::Paragraph(count_check(run)));
     out
 }
 

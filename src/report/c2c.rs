@@ -4,6 +4,8 @@
 //! resolution and read cost.
 
 use super::cells;
+use super::export::{Align, Block, Layout, Table};
+use super::generic::cells as names;
 use crate::model::{CaseSamples, Run};
 use crate::workload::c2c::{Pair, pair_figure};
 
@@ -16,11 +18,8 @@ fn describe(variant: &str) -> &'static str {
     }
 }
 
-pub fn text(run: &Run) -> String {
-    text_with(run, cells::colour_stdout())
-}
-
-pub fn text_with(run: &Run, colour: bool) -> String {
+/// The report's blocks; `colour` shades the matrix cells for a terminal.
+pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
     let pairs: Vec<Pair> = run
         .meta
         .config
@@ -34,7 +33,7 @@ pub fn text_with(run: &Run, colour: bool) -> String {
         .and_then(|p| serde_json::from_value(p.clone()).ok())
         .unwrap_or_default();
     let fresh = run.meta.config.get("fresh_line").and_then(|v| v.as_bool()) == Some(true);
-    let mut out = format!(
+    let mut out = vec![Block::Paragraph(format!(
         "c2c: cache-line hand-off latency, one way (round trip / 2), ns;\n\
          {} CPUs, {} pair(s), {};\n{} round trips x {} batches per pair\n",
         cpus.len(),
@@ -46,10 +45,10 @@ pub fn text_with(run: &Run, colour: bool) -> String {
         },
         cells::cfg(run, "rounds"),
         cells::cfg(run, "batches"),
-    );
+    ))];
     for c in &run.cases {
-        out.push('\n');
-        out.push_str(&variant_section(c, &pairs, &cpus, colour));
+        out.push(Block::Blank);
+        out.extend(variant_section(c, &pairs, &cpus, colour));
     }
     let (res, read) = run
         .cases
@@ -65,23 +64,20 @@ pub fn text_with(run: &Run, colour: bool) -> String {
         v.map(|v| format!("{v:.1} ns"))
             .unwrap_or_else(|| "?".into())
     };
-    out.push_str(&format!(
-        "\nclock: CLOCK_MONOTONIC resolution {} (clock_getres),\n\
+    out.push(Block::Blank);
+    out.push(Block::Paragraph(format!(
+        "clock: CLOCK_MONOTONIC resolution {} (clock_getres),\n\
          one read {} (back-to-back); each batch is timed by one pair of reads\n\
          around all its round trips\n",
         f(res),
         f(read)
-    ));
+    )));
     out
 }
 
-fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool) -> String {
+fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool) -> Vec<Block> {
     let n = c.measured().count();
-    let mut out = format!(
-        "{} ({}), median of {n} samples:\n",
-        c.case.variant,
-        describe(&c.case.variant)
-    );
+    let mut out = Vec::new();
     let values: Vec<(usize, usize, f64)> = pairs
         .iter()
         .filter_map(|p| Some((p.a, p.b, cells::median(c, &pair_figure(p.a, p.b))?)))
@@ -92,18 +88,24 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
     // Lower triangle: row CPU b, column CPU a < b; ten columns fit 80
     // columns, more CPUs are split into blocks of ten.
     let columns = &cpus[..cpus.len().saturating_sub(1)];
+    let about = format!(
+        "{} ({}), median of {n} samples:",
+        c.case.variant,
+        describe(&c.case.variant)
+    );
+    if columns.is_empty() {
+        out.push(Block::Paragraph(about.clone()));
+    }
     for (block, chunk) in columns.chunks(10).enumerate() {
         if block > 0 {
-            out.push('\n');
+            out.push(Block::Blank);
         }
-        out.push_str(&format!("{:>5}", ""));
-        for &a in chunk {
-            out.push_str(&format!("{a:>width$}"));
-        }
-        out.push('\n');
+        let mut header = vec![String::new()];
+        header.extend(chunk.iter().map(|a| a.to_string()));
+        let mut rows = Vec::new();
         let first = block * 10;
         for (row, &b) in cpus.iter().enumerate().skip(first + 1) {
-            let mut line = format!("{b:>5}");
+            let mut line = vec![b.to_string()];
             for (col, &a) in chunk.iter().enumerate() {
                 if first + col >= row {
                     break;
@@ -119,18 +121,38 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
                             text
                         }
                     }
-                    None => format!("{:>width$}", "-"),
+                    None => "-".into(),
                 };
-                line.push_str(&cell);
+                line.push(cell);
             }
-            out.push_str(&line);
-            out.push('\n');
+            rows.push(line);
         }
+        let layout = Layout {
+            columns: [("", 5)]
+                .into_iter()
+                .chain(chunk.iter().map(|_| ("", width)))
+                .collect(),
+            text_header: None,
+            text_title: block == 0,
+        };
+        out.push(Block::Table(Table {
+            title: if block == 0 {
+                about.clone()
+            } else {
+                format!("{}: from CPU {}", c.case.variant, chunk[0])
+            },
+            header: vec![header],
+            align: vec![Align::Right; chunk.len() + 1],
+            rows,
+            layout: Some(layout),
+        }));
     }
     if pairs.iter().any(|p| p.smt || p.cross_node) {
-        out.push_str("  s = SMT siblings, x = across NUMA nodes\n");
+        out.push(Block::Paragraph(
+            "  s = SMT siblings, x = across NUMA nodes\n".into(),
+        ));
     }
-    out.push_str("\n pair        median    ci95 +/-       min       max   n  topology\n");
+    let mut rows = Vec::new();
     for p in pairs {
         let s = cells::summary(c, &pair_figure(p.a, p.b), false);
         let topo = match (p.smt, p.cross_node) {
@@ -138,23 +160,39 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
             (_, true) => "cross-node",
             _ => "same node",
         };
-        match s {
-            Some(s) => out.push_str(&format!(
-                " {:<9} {:>9.1} {:>11.1} {:>9.1} {:>9.1} {:>3}  {topo}\n",
-                format!("{}-{}", p.a, p.b),
-                s.median,
-                s.ci95,
-                s.min,
-                s.max,
-                s.n
-            )),
-            None => out.push_str(&format!(
-                " {:<9} {:>9}  (no samples)  {topo}\n",
-                format!("{}-{}", p.a, p.b),
-                "-"
-            )),
-        }
+        let name = format!("{}-{}", p.a, p.b);
+        rows.push(match s {
+            Some(s) => vec![
+                name,
+                format!("{:.1}", s.median),
+                format!("{:.1}", s.ci95),
+                format!("{:.1}", s.min),
+                format!("{:.1}", s.max),
+                s.n.to_string(),
+                topo.to_string(),
+            ],
+            None => vec![name, "-".into(), format!(" (no samples)  {topo}")],
+        });
     }
+    out.push(Block::Blank);
+    out.push(Block::Table(Table {
+        title: format!("{}: one-way latency per pair, ns", c.case.variant),
+        header: vec![names(&[
+            "pair", "median", "ci95 +/-", "min", "max", "n", "topology",
+        ])],
+        align: [Align::Left]
+            .into_iter()
+            .chain([Align::Right; 5])
+            .chain([Align::Left])
+            .collect(),
+        rows,
+        layout: Some(
+            Layout::spaced(&[9, 9, 11, 9, 9, 3, 0])
+                .sep(0, " ")
+                .sep(6, "  ")
+                .with_header(" pair        median    ci95 +/-       min       max   n  topology\n"),
+        ),
+    }));
     out
 }
 
@@ -171,7 +209,7 @@ fn mark(p: &Pair) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, RunMeta, Sample, SampleData};
+    use crate::model::build::{case, run, sample};
 
     /// 24 CPUs: the matrix is split into blocks of ten columns, every pair
     /// is shown once, and no line passes 80 columns.
@@ -189,34 +227,15 @@ mod tests {
                 });
             }
         }
-        let figures = pairs
-            .iter()
-            .map(|p| (pair_figure(p.a, p.b), (100 + p.a + p.b) as f64))
-            .collect();
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: String::new(),
-            data: SampleData {
-                figures,
-                tasks: Vec::new(),
-            },
-            vmstat: Default::default(),
-            noise: Default::default(),
-            flagged: false,
-        };
-        let run = Run {
-            meta: RunMeta::bare(
-                1,
-                "c2c",
-                serde_json::json!({ "pairs": pairs, "cpus": cpus }),
-            ),
-            cases: vec![CaseSamples {
-                case: Case::new(2, "cas"),
-                samples: vec![sample],
-            }],
-        };
-        let out = text_with(&run, false);
+        let mut one = sample();
+        for p in &pairs {
+            one = one.figure(&pair_figure(p.a, p.b), (100 + p.a + p.b) as f64);
+        }
+        let run = run("c2c")
+            .config(serde_json::json!({ "pairs": pairs, "cpus": cpus }))
+            .case(case(2, "cas").sample(one))
+            .build();
+        let out = crate::report::export::text::blocks(&blocks(&run, false));
         assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
         // Pair 22-23 (value 145) sits in the third block's last row.
         let last_block = out.split("\n\n").find(|b| b.contains("     20")).unwrap();

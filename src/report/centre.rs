@@ -3,6 +3,7 @@
 //! statistic 95 % interval, the mean beside it), and the cases whose
 //! samples fall into two groups, with what else differed between them.
 
+use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
 use crate::stats::case_groups::{self, CaseMixture};
 use crate::stats::levels::{self, Levels};
@@ -80,13 +81,12 @@ fn by_invocation(case: &CaseSamples, figure: &str) -> Vec<Vec<f64>> {
 }
 
 /// One row of the invocation table and the plan for 1 %.
-fn levels_row(key: &str, l: &Levels) -> String {
+fn levels_row(key: &str, l: &Levels) -> Vec<String> {
     let (k, r) = l.plan(0.01, 1.0);
-    format!(
-        "{:<16} {:>3} {:>5} {:>8} {:>8} {:>10} {:>8}  {}\n",
+    vec![
         clip(key, 16),
-        l.invocations,
-        l.per_invocation,
+        l.invocations.to_string(),
+        l.per_invocation.to_string(),
         pct(l.within),
         pct(l.between),
         short(l.centre),
@@ -96,7 +96,11 @@ fn levels_row(key: &str, l: &Levels) -> String {
         } else {
             format!("{k} x {r}")
         },
-    )
+    ]
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
 }
 
 /// The mixture's lines, indented under a title naming the case.
@@ -158,12 +162,13 @@ pub fn mixture_lines(what: &str, m: &CaseMixture) -> String {
     out
 }
 
-/// The section printed under a run's table; empty for a run without
-/// measured samples.
-pub fn section(run: &Run) -> String {
-    let mut rows = String::new();
+/// The section printed under a run's table: the centre table, the
+/// invocation table and the mixtures; nothing for a run without measured
+/// samples.
+pub fn blocks(run: &Run) -> Vec<Block> {
+    let mut rows = Vec::new();
     let mut mixtures = String::new();
-    let mut invocations = String::new();
+    let mut invocations = Vec::new();
     let mut widened = false;
     let mut names: Vec<&str> = Vec::new();
     for c in &run.cases {
@@ -179,7 +184,7 @@ pub fn section(run: &Run) -> String {
         };
         let lv = levels::analyse(&by_invocation(c, &f.name));
         if let Some(l) = &lv {
-            invocations.push_str(&levels_row(&c.case.key(), l));
+            invocations.push(levels_row(&c.case.key(), l));
         }
         let (ci, pm) = match (median_ci(&v), &lv) {
             // The invocation level dominates: its interval is the honest one.
@@ -196,47 +201,64 @@ pub fn section(run: &Run) -> String {
             ),
             (None, _) => ("n<5".to_string(), "-".to_string()),
         };
-        rows.push_str(&format!(
-            "{:<16} {:>4} {:>10} {:>25} {:>8} {:>10} {}\n",
+        rows.push(vec![
             clip(&c.case.key(), 16),
-            s.n,
+            s.n.to_string(),
             short(s.median),
             ci,
             pm,
             short(s.mean),
-            if s.harmonic { "H" } else { "A" }
-        ));
+            if s.harmonic { "H" } else { "A" }.to_string(),
+        ]);
         if let Some(m) = case_groups::find(c, &f.name, 4) {
             mixtures.push_str(&mixture_lines(&format!("mixture, {}", c.case.key()), &m));
         }
     }
     if rows.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    let mut out = format!(
-        "\nCentre of {} per case: median, 95% CI by order statistics:\n\
-         {:<16} {:>4} {:>10} {:>25} {:>8} {:>10}\n{rows}",
-        names.join(", "),
-        "case",
-        "n",
-        "median",
-        "95% CI",
-        "±",
-        "mean",
-    );
+    let right = |n| [Align::Left].into_iter().chain(vec![Align::Right; n]);
+    let mut out = vec![
+        Block::Blank,
+        Block::Table(Table {
+            title: format!(
+                "Centre of {} per case: median, 95% CI by order statistics:",
+                names.join(", ")
+            ),
+            header: vec![strings(&["case", "n", "median", "95% CI", "±", "mean"])],
+            align: right(5).chain([Align::Left]).collect(),
+            rows,
+            layout: Some(Layout::spaced(&[16, 4, 10, 25, 8, 10, 0])),
+        }),
+    ];
     if widened {
-        out.push_str(
+        out.push(Block::Paragraph(
             "  * varies more between invocations than within: the interval is the\n    \
-             invocations' (geometric mean of their means, t on invocations - 1 df)\n",
-        );
-    }
-    if !invocations.is_empty() {
-        out.push_str(&format!(
-            "\nBetween invocations (relative sd; interval from the invocation means):\n\
-             {:<16} {:>3} {:>5} {:>8} {:>8} {:>10} {:>8}  {}\n{invocations}",
-            "case", "inv", "n/inv", "within", "between", "centre", "±", "±1%: k x n"
+             invocations' (geometric mean of their means, t on invocations - 1 df)\n"
+                .into(),
         ));
     }
-    out.push_str(&mixtures);
+    if !invocations.is_empty() {
+        out.push(Block::Blank);
+        out.push(Block::Table(Table {
+            title: "Between invocations (relative sd; interval from the invocation means):".into(),
+            header: vec![strings(&[
+                "case",
+                "inv",
+                "n/inv",
+                "within",
+                "between",
+                "centre",
+                "±",
+                "±1%: k x n",
+            ])],
+            align: right(6).chain([Align::Left]).collect(),
+            rows: invocations,
+            layout: Some(Layout::spaced(&[16, 3, 5, 8, 8, 10, 8, 0]).sep(7, "  ")),
+        }));
+    }
+    if !mixtures.is_empty() {
+        out.push(Block::Paragraph(mixtures));
+    }
     out
 }

@@ -1,6 +1,8 @@
 //! The cmd report: wall/user/system and faults of the command tree, the
 //! main vmstat deltas, and seed 001's iostat-like disk figures.
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::cells;
 use crate::model::{Run, Sample};
 use crate::stats::summary::summarise;
 
@@ -16,27 +18,18 @@ fn vm(s: &Sample, k: &str) -> i64 {
     s.vmstat.get(k).copied().unwrap_or(0)
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let c = &run.meta.config;
     let argv: Vec<&str> = c
         .get("argv")
         .and_then(|v| v.as_array())
         .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
         .unwrap_or_default();
-    let mut out = format!("cmd: {}\n", crate::parse::shell_words(&argv));
-    out.push_str(&format!(
-        "{:<10} {:>3} {:>12} {:>12} {:>12} {:>12} {:>8}\n",
-        "", "n", "min", "median", "mean", "max", "cv%"
-    ));
-    let row = |out: &mut String, label: &str, k: &str, rate: bool| {
-        if let Some(s) = summarise(&values(run, k), rate) {
-            out.push_str(&format!(
-                "{label:<10} {:>3} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {:>8.2}\n",
-                s.n, s.min, s.median, s.mean, s.max, s.coeff_var
-            ));
-        }
-    };
-    out.push_str(&warm_up_check(run));
+    let mut out = vec![Block::Paragraph(format!(
+        "cmd: {}\n",
+        crate::parse::shell_words(&argv)
+    ))];
+    let mut rows = Vec::new();
     for (l, k) in [
         ("wall", "wall"),
         ("user", "user"),
@@ -44,8 +37,41 @@ pub fn text(run: &Run) -> String {
         ("minflt", "minflt"),
         ("majflt", "majflt"),
     ] {
-        row(&mut out, l, k, false);
+        if let Some(s) = summarise(&values(run, k), false) {
+            rows.push(vec![
+                l.to_string(),
+                s.n.to_string(),
+                format!("{:.3}", s.min),
+                format!("{:.3}", s.median),
+                format!("{:.3}", s.mean),
+                format!("{:.3}", s.max),
+                format!("{:.2}", s.coeff_var),
+            ]);
+        }
     }
+    let header = cells(&["", "n", "min", "median", "mean", "max", "cv%"]);
+    let layout = Layout::spaced(&[10, 3, 12, 12, 12, 12, 8]).untitled();
+    // The warning sat between the header and the rows: the header is the
+    // text heading then.
+    let warning = warm_up_check(run);
+    let layout = if warning.is_empty() {
+        layout
+    } else {
+        let head = crate::report::export::text::table(&Table {
+            header: vec![header.clone()],
+            align: vec![Align::Right; 7],
+            layout: Some(layout.clone()),
+            ..Table::default()
+        });
+        layout.with_header(head + &warning)
+    };
+    out.push(Block::Table(Table {
+        title: "Times and faults of the command tree".into(),
+        header: vec![header],
+        align: [Align::Left].into_iter().chain([Align::Right; 6]).collect(),
+        rows,
+        layout: Some(layout),
+    }));
     let Some((s, _)) = run
         .cases
         .first()
@@ -53,33 +79,48 @@ pub fn text(run: &Run) -> String {
     else {
         return out;
     };
-    out.push_str("\nvmstat deltas (median sample):\n");
+    let mut vmstat = String::new();
     for keys in [
         &["pgfault", "pgmajfault", "pgpgin", "pgpgout"][..],
         &["pswpin", "pswpout", "numa_pages_migrated"][..],
     ] {
         for k in keys {
-            out.push_str(&format!("  {k} {}", vm(s, k)));
+            vmstat.push_str(&format!("  {k} {}", vm(s, k)));
         }
-        out.push('\n');
+        vmstat.push('\n');
     }
+    out.push(Block::Blank);
+    out.push(Block::Paragraph(format!(
+        "vmstat deltas (median sample):\n{vmstat}"
+    )));
     if let Some(dev) = c.get("device").and_then(|v| v.as_str()) {
-        out.push_str(&format!(
-            "\n{dev}: {:<10} {:>10} {:>10}\n",
-            "", "Mean", "Max"
+        let rows = crate::monitor::diskstats::SHOWN
+            .iter()
+            .map(|k| {
+                let mean = s.data.figures.get(&format!("disk/{k}"));
+                let max = s.data.figures.get(&format!("disk_max/{k}"));
+                vec![
+                    format!("{dev}-{}", k.replace('-', "")),
+                    mean.map(|v| format!("{v:.2}"))
+                        .unwrap_or_else(|| "-".into()),
+                    max.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        out.push(Block::Blank);
+        out.push(Block::Table(Table {
+            title: format!("{dev}: disk figures"),
+            header: vec![cells(&["", "Mean", "Max"])],
+            align: vec![Align::Left, Align::Right, Align::Right],
+            rows,
+            layout: Some(
+                Layout::spaced(&[16, 10, 10])
+                    .with_header(format!("{dev}: {:<10} {:>10} {:>10}\n", "", "Mean", "Max")),
+            ),
+        }));
+        out.push(Block::Paragraph(
+            "(Mean over the whole sample; Max of the per-interval values)\n".into(),
         ));
-        for k in crate::monitor::diskstats::SHOWN {
-            let mean = s.data.figures.get(&format!("disk/{k}"));
-            let max = s.data.figures.get(&format!("disk_max/{k}"));
-            out.push_str(&format!(
-                "{:<16} {:>10} {:>10}\n",
-                format!("{dev}-{}", k.replace('-', "")),
-                mean.map(|v| format!("{v:.2}"))
-                    .unwrap_or_else(|| "-".into()),
-                max.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
-            ));
-        }
-        out.push_str("(Mean over the whole sample; Max of the per-interval values)\n");
     }
     out
 }

@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::cells;
 use crate::model::{CaseSamples, Run, Sample};
 use crate::parse::format_size;
 
@@ -47,7 +49,7 @@ pub fn uniform_baseline(pages: f64, colours: f64) -> f64 {
     (-(colours - 1.0) / (2.0 * pages)).exp()
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let page = cfg(run, "page_size")
         .and_then(|v| v.as_u64())
         .unwrap_or(4096);
@@ -74,86 +76,86 @@ pub fn text(run: &Run) -> String {
         cfg_text(run, "colours_from"),
         l2.map(|c| format!(", L2 {c}")).unwrap_or_default()
     ));
+    let mut blocks = vec![Block::Paragraph(out)];
     for c in &run.cases {
-        out.push('\n');
-        out.push_str(&case_block(c, colours, l2, page));
+        blocks.push(Block::Blank);
+        blocks.extend(case_block(c, colours, l2, page));
     }
-    out.push_str(&knob_ab(run, colours));
-    out
+    blocks.extend(knob_ab(run, colours));
+    blocks
 }
 
-fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> String {
+fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Vec<Block> {
     let knobs = if c.case.knobs.is_empty() {
         String::new()
     } else {
         format!(", {}", c.case.knobs_label())
     };
     let Some((s, n)) = crate::report::median_sample(c, HEADLINE) else {
-        return format!(
+        return vec![Block::Paragraph(format!(
             "case {}, {} tasks{knobs}: no samples\n",
             c.case.variant, c.case.tasks
-        );
+        ))];
     };
-    let mut out = format!(
-        "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)\n",
-        c.case.variant,
-        c.case.tasks,
-        if n == 1 { "" } else { "s" }
-    );
-    out.push_str(&format!(
-        "{:>4} {:>4} {:>7} {:>6} {:>4} {:>4} {:>6} {:>9} {:>8} {:>6} {:>5} {:>6}\n",
-        "task",
-        "cpu",
-        "pages",
-        "thp",
-        "min",
-        "max",
-        "CoV%",
-        "chi2",
-        "p-value",
-        "eff",
-        "frac",
-        "L2frac"
-    ));
-    for (i, t) in s.data.tasks.iter().enumerate() {
-        let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
-        out.push_str(&format!(
-            "{:>4} {:>4} {:>7} {:>6} {:>4} {:>4} {:>6.1} {:>9.1} {:>8} {:>6.1} {:>5.2} {:>6}\n",
-            i,
-            if g("cpu") >= 0.0 {
-                format!("{}", g("cpu"))
-            } else {
-                "-".into()
-            },
-            g("pages"),
-            g("thp_pages"),
-            g("min"),
-            g("max"),
-            g("cov"),
-            g("chi2"),
-            pval(g("p")),
-            g("eff"),
-            g("eff_fraction"),
-            t.get("l2_eff_fraction")
-                .map(|v| format!("{v:.2}"))
-                .unwrap_or_else(|| "-".into()),
-        ));
-    }
+    let rows = s
+        .data
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
+            vec![
+                i.to_string(),
+                if g("cpu") >= 0.0 {
+                    format!("{}", g("cpu"))
+                } else {
+                    "-".into()
+                },
+                format!("{}", g("pages")),
+                format!("{}", g("thp_pages")),
+                format!("{}", g("min")),
+                format!("{}", g("max")),
+                format!("{:.1}", g("cov")),
+                format!("{:.1}", g("chi2")),
+                pval(g("p")),
+                format!("{:.1}", g("eff")),
+                format!("{:.2}", g("eff_fraction")),
+                t.get("l2_eff_fraction")
+                    .map(|v| format!("{v:.2}"))
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let mut out = vec![Block::Table(Table {
+        title: format!(
+            "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)",
+            c.case.variant,
+            c.case.tasks,
+            if n == 1 { "" } else { "s" }
+        ),
+        header: vec![cells(&[
+            "task", "cpu", "pages", "thp", "min", "max", "CoV%", "chi2", "p-value", "eff", "frac",
+            "L2frac",
+        ])],
+        align: vec![Align::Right; 12],
+        rows,
+        layout: Some(Layout::spaced(&[4, 4, 7, 6, 4, 4, 6, 9, 8, 6, 5, 6])),
+    })];
     if let Some(t) = s.data.tasks.first() {
         let base = t.get("base_pages").copied().unwrap_or(0.0);
-        out.push_str(&format!(
+        out.push(Block::Paragraph(format!(
             "uniform-random baseline: {:.0} pages over {colours} colours give frac ~{:.2}\n",
             base,
             uniform_baseline(base, colours as f64)
-        ));
+        )));
     }
     for (name, prefix, k) in [("LLC", "llc", Some(colours)), ("L2", "l2", l2)] {
         if let Some(k) = k.filter(|&k| k <= 32) {
-            out.push_str(&steiner_table(s, name, prefix, k));
+            out.extend(steiner_table(s, name, prefix, k));
         }
     }
-    out.push_str(&runs_table(s));
-    out.push_str(&footer(s, page));
+    out.push(runs_table(s));
+    out.push(Block::Paragraph(footer(s, page)));
     out
 }
 
@@ -168,23 +170,41 @@ fn pval(p: f64) -> String {
 }
 
 /// Seed 003's table: one row per task, one column per colour, 16 a line.
-fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> String {
-    let mut out = String::new();
+fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> Vec<Block> {
+    let mut out = Vec::new();
     for lo in (0..colours).step_by(16) {
         let hi = (lo + 16).min(colours);
-        out.push_str(&format!("{name} colour  "));
-        for c in lo..hi {
-            out.push_str(&format!("{c:>4}"));
-        }
-        out.push('\n');
-        for (i, t) in s.data.tasks.iter().enumerate() {
-            let h = series(t, prefix);
-            out.push_str(&format!("task {i:>4}:  "));
-            for c in lo..hi {
-                out.push_str(&format!("{:>4}", h.get(&c).copied().unwrap_or(0.0)));
-            }
-            out.push('\n');
-        }
+        let mut header = vec![format!("{name} colour  ")];
+        header.extend((lo..hi).map(|c| c.to_string()));
+        let rows = s
+            .data
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let h = series(t, prefix);
+                let mut row = vec![format!("task {i:>4}:  ")];
+                row.extend((lo..hi).map(|c| format!("{}", h.get(&c).copied().unwrap_or(0.0))));
+                row
+            })
+            .collect();
+        out.push(Block::Table(Table {
+            title: format!("{name} colour counts per task, colours {lo}..{}", hi - 1),
+            align: [Align::Left]
+                .into_iter()
+                .chain((lo..hi).map(|_| Align::Right))
+                .collect(),
+            header: vec![header],
+            rows,
+            layout: Some(Layout {
+                columns: [("", 0)]
+                    .into_iter()
+                    .chain((lo..hi).map(|_| ("", 4)))
+                    .collect(),
+                text_header: None,
+                text_title: false,
+            }),
+        }));
     }
     out
 }
@@ -200,30 +220,47 @@ const BUCKETS: [(u64, u64, &str); 7] = [
 ];
 
 /// Share of pages in runs of physically consecutive frames, by run length.
-fn runs_table(s: &Sample) -> String {
-    let mut out = String::from("% of pages in runs of consecutive frames (virtual order)\n");
-    out.push_str("task");
-    for (_, _, l) in BUCKETS {
-        out.push_str(&format!("{l:>8}"));
-    }
-    out.push_str("   typical\n");
-    for (i, t) in s.data.tasks.iter().enumerate() {
-        let h = series(t, "run");
-        let pages: f64 = h.iter().map(|(len, n)| *len as f64 * n).sum();
-        out.push_str(&format!("{i:>4}"));
-        for (lo, hi, _) in BUCKETS {
-            let p: f64 = h.range(lo..=hi).map(|(len, n)| *len as f64 * n).sum();
-            // + 0.0: an empty f64 sum is -0.0.
-            out.push_str(&format!("{:>8.1}", 100.0 * p / pages.max(1.0) + 0.0));
-        }
-        out.push_str(&format!(
-            "{:>10}\n",
-            t.get("typical_run")
-                .map(|v| format!("{v}"))
-                .unwrap_or_else(|| "-".into())
-        ));
-    }
-    out
+fn runs_table(s: &Sample) -> Block {
+    let mut header = vec!["task".to_string()];
+    header.extend(BUCKETS.iter().map(|b| b.2.to_string()));
+    header.push("typical".into());
+    let rows = s
+        .data
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let h = series(t, "run");
+            let pages: f64 = h.iter().map(|(len, n)| *len as f64 * n).sum();
+            let mut row = vec![i.to_string()];
+            for (lo, hi, _) in BUCKETS {
+                let p: f64 = h.range(lo..=hi).map(|(len, n)| *len as f64 * n).sum();
+                // + 0.0: an empty f64 sum is -0.0.
+                row.push(format!("{:.1}", 100.0 * p / pages.max(1.0) + 0.0));
+            }
+            row.push(
+                t.get("typical_run")
+                    .map(|v| format!("{v}"))
+                    .unwrap_or_else(|| "-".into()),
+            );
+            row
+        })
+        .collect();
+    Block::Table(Table {
+        title: "% of pages in runs of consecutive frames (virtual order)".into(),
+        header: vec![header],
+        align: vec![Align::Right; BUCKETS.len() + 2],
+        rows,
+        layout: Some(Layout {
+            columns: [("", 4)]
+                .into_iter()
+                .chain(BUCKETS.iter().map(|_| ("", 8)))
+                .chain([("", 10)])
+                .collect(),
+            text_header: None,
+            text_title: true,
+        }),
+    })
 }
 
 fn footer(s: &Sample, page: u64) -> String {
@@ -285,7 +322,7 @@ fn footer(s: &Sample, page: u64) -> String {
 }
 
 /// Side-by-side skew and effective colours per knob combination.
-fn knob_ab(run: &Run, colours: u64) -> String {
+fn knob_ab(run: &Run, colours: u64) -> Vec<Block> {
     let mut combos: Vec<String> = Vec::new();
     for c in &run.cases {
         let l = c.case.knobs_label();
@@ -294,7 +331,7 @@ fn knob_ab(run: &Run, colours: u64) -> String {
         }
     }
     if combos.len() < 2 {
-        return String::new();
+        return Vec::new();
     }
     let mut rows: Vec<(String, usize)> = Vec::new();
     for c in &run.cases {
@@ -313,7 +350,10 @@ fn knob_ab(run: &Run, colours: u64) -> String {
             .and_then(|(s, _)| fig(s, figure))
     };
     let width = combos.iter().map(|c| c.len()).max().unwrap_or(0).max(9);
-    let mut out = format!("\nknob A/B, median samples; change against {}\n", combos[0]);
+    let mut out = vec![Block::Paragraph(format!(
+        "\nknob A/B, median samples; change against {}\n",
+        combos[0]
+    ))];
     for (title, figure, better_higher) in [
         (
             format!("effective colours of the worst task (of {colours})"),
@@ -326,31 +366,43 @@ fn knob_ab(run: &Run, colours: u64) -> String {
             false,
         ),
     ] {
-        out.push_str(&format!("{title}\n{:<12} {:>5}", "case", "tasks"));
-        for c in &combos {
-            out.push_str(&format!(" {c:>width$}"));
-        }
-        for c in &combos[1..] {
-            out.push_str(&format!(" {:>16}", format!("change {}", short(c))));
-        }
-        out.push('\n');
-        for (variant, tasks) in &rows {
-            out.push_str(&format!("{variant:<12} {tasks:>5}"));
-            let vals: Vec<Option<f64>> = combos
-                .iter()
-                .map(|c| value(variant, *tasks, c, figure))
-                .collect();
-            for v in &vals {
-                match v {
-                    Some(v) => out.push_str(&format!(" {v:>width$.1}")),
-                    None => out.push_str(&format!(" {:>width$}", "-")),
-                }
-            }
-            for v in &vals[1..] {
-                out.push_str(&format!(" {:>16}", change(vals[0], *v, better_higher)));
-            }
-            out.push('\n');
-        }
+        let mut header = cells(&["case", "tasks"]);
+        header.extend(combos.iter().cloned());
+        header.extend(combos[1..].iter().map(|c| format!("change {}", short(c))));
+        let table_rows = rows
+            .iter()
+            .map(|(variant, tasks)| {
+                let vals: Vec<Option<f64>> = combos
+                    .iter()
+                    .map(|c| value(variant, *tasks, c, figure))
+                    .collect();
+                let mut row = vec![variant.clone(), tasks.to_string()];
+                row.extend(vals.iter().map(|v| match v {
+                    Some(v) => format!("{v:.1}"),
+                    None => "-".into(),
+                }));
+                row.extend(vals[1..].iter().map(|v| change(vals[0], *v, better_higher)));
+                row
+            })
+            .collect();
+        out.push(Block::Table(Table {
+            title,
+            align: [Align::Left]
+                .into_iter()
+                .chain(vec![Align::Right; header.len() - 1])
+                .collect(),
+            header: vec![header],
+            rows: table_rows,
+            layout: Some(Layout {
+                columns: [("", 12), (" ", 5)]
+                    .into_iter()
+                    .chain(combos.iter().map(|_| (" ", width)))
+                    .chain(combos[1..].iter().map(|_| (" ", 16)))
+                    .collect(),
+                text_header: None,
+                text_title: true,
+            }),
+        }));
     }
     out
 }

@@ -162,6 +162,8 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
     let mut align = vec![Align::Left, Align::Left];
     align.extend(std::iter::repeat_n(Align::Right, g.rows[0].cells.len()));
     Table {
+        title: String::new(),
+        layout: None,
         header: header(c),
         align,
         rows,
@@ -290,6 +292,8 @@ fn vmstat_table(c: &Comparison, v: &super::compare::VmstatCase) -> Table {
     let mut align = vec![Align::Left];
     align.extend(std::iter::repeat_n(Align::Right, c.sides.len()));
     Table {
+        title: String::new(),
+        layout: None,
         header: h,
         align,
         rows,
@@ -321,6 +325,8 @@ fn ratio_block(c: &Comparison) -> Option<Table> {
         ]);
     }
     Some(Table {
+        title: String::new(),
+        layout: None,
         header: vec![vec![
             "TESTCASE".into(),
             format!("A: {}", a.label),
@@ -395,6 +401,8 @@ fn blocks(c: &Comparison) -> Vec<Block> {
         let mut h = vec!["what".to_string()];
         h.extend(c.sides.iter().map(|s| s.name.clone()));
         b.push(Block::Table(Table {
+            title: String::new(),
+            layout: None,
             header: vec![h],
             align: vec![Align::Left; c.sides.len() + 1],
             rows: c

@@ -76,6 +76,8 @@ fn parameter_cells(name: &str, e: &Estimate) -> Vec<String> {
 
 fn parameters(f: &Fit) -> Table {
     Table {
+        title: String::new(),
+        layout: None,
         header: vec![parameter_row(
             "parameter",
             "estimate",
@@ -113,6 +115,8 @@ fn extrapolation(ps: &[Prediction]) -> Table {
         })
         .collect();
     Table {
+        title: String::new(),
+        layout: None,
         header: vec![prediction_row("N", "X(N)", "95 % CI of the curve", "")],
         align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
         rows,

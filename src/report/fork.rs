@@ -1,13 +1,15 @@
 //! The fork report (seed 002): forks/s and system time per fork and per
 //! page by task count, with fork() and teardown timed apart.
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::cells;
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, k: &str) -> f64 {
     s.data.figures.get(k).copied().unwrap_or(f64::NAN)
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let c = &run.meta.config;
     let backing = match c.get("backing") {
         Some(serde_json::Value::String(s)) => s.clone(),
@@ -19,7 +21,7 @@ pub fn text(run: &Run) -> String {
         _ => "?".into(),
     };
     let size = c.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
-    let mut out = format!(
+    let out = format!(
         "fork: {} mapping of {} per task, {} forks per task,\n\
          children write {} pages, {} mode\n",
         backing,
@@ -28,33 +30,55 @@ pub fn text(run: &Run) -> String {
         c.get("touch").and_then(|v| v.as_u64()).unwrap_or(0),
         c.get("mode").and_then(|v| v.as_str()).unwrap_or("?"),
     );
-    out.push_str(
-        " Thr Rep   forks    forks/s  sys/fork  sys/page      fork  teardown  child_flt\n",
-    );
-    out.push_str(
-        "                                    us        ns        us        us   per fork\n",
-    );
+    let mut rows = Vec::new();
     for cs in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(cs, "forks/s") else {
             continue;
         };
         let forks = fig(s, "forks");
-        out.push_str(&format!(
-            "{:>4} {:>3} {:>7.0} {:>10.1} {:>9.1} {:>9.2} {:>9.1} {:>9.1} {:>10.1}\n",
-            cs.case.tasks,
-            reps,
-            forks,
-            fig(s, "forks/s"),
-            fig(s, "sys/fork"),
-            fig(s, "sys/page"),
-            fig(s, "fork"),
-            fig(s, "teardown"),
-            fig(s, "child_minflt") / forks,
-        ));
+        rows.push(vec![
+            cs.case.tasks.to_string(),
+            reps.to_string(),
+            format!("{forks:.0}"),
+            format!("{:.1}", fig(s, "forks/s")),
+            format!("{:.1}", fig(s, "sys/fork")),
+            format!("{:.2}", fig(s, "sys/page")),
+            format!("{:.1}", fig(s, "fork")),
+            format!("{:.1}", fig(s, "teardown")),
+            format!("{:.1}", fig(s, "child_minflt") / forks),
+        ]);
     }
-    out.push_str(
-        "sys = parent + children system time (wait4);\n\
-         per page of the parent's populated mapping\n",
-    );
-    out
+    vec![
+        Block::Paragraph(out),
+        Block::Table(Table {
+            title: "Forks by task count (median sample by forks/s)".into(),
+            header: vec![
+                cells(&[
+                    "Thr",
+                    "Rep",
+                    "forks",
+                    "forks/s",
+                    "sys/fork",
+                    "sys/page",
+                    "fork",
+                    "teardown",
+                    "child_flt",
+                ]),
+                cells(&["", "", "", "", "us", "ns", "us", "us", "per fork"]),
+            ],
+            align: vec![Align::Right; 9],
+            rows,
+            layout: Some(
+                Layout::spaced(&[4, 3, 7, 10, 9, 9, 9, 9, 10]).with_header(
+                    " Thr Rep   forks    forks/s  sys/fork  sys/page      fork  teardown  child_flt\n\
+                     \x20                                   us        ns        us        us   per fork\n",
+                ),
+            ),
+        }),
+        Block::Paragraph(
+            "sys = parent + children system time (wait4);\n\
+             per page of the parent's populated mapping\n"
+                .into(),
+        ),
+    ]
 }

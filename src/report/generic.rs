@@ -1,15 +1,35 @@
 //! A plain table for any workload: per case, the median and spread of each
 //! declared figure.
 
+use super::export::{Align, Block, Layout, Table};
 use crate::model::Run;
 use crate::stats::summary::summarise;
 
-pub fn text(run: &Run) -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
-        "{:<18} {:>5} {:<14} {:>3} {:>14} {:>8}\n",
-        "case", "tasks", "figure", "n", "median", "cv%"
-    ));
+/// The note under a table whose rows carry " *".
+pub const FLAGGED_CASE: &str = "  * a sample of this case was flagged as noisy\n";
+pub const FLAGGED_ROW: &str = "  * a sample of this row was flagged as noisy\n";
+
+/// " *" for a case with a sample flagged as noisy, else "".
+pub fn flag(c: &crate::model::CaseSamples) -> String {
+    if c.measured().any(|s| s.flagged) {
+        " *".into()
+    } else {
+        String::new()
+    }
+}
+
+/// Whether any measured sample of the run was flagged as noisy.
+pub fn any_flagged(run: &Run) -> bool {
+    run.cases.iter().any(|c| c.measured().any(|s| s.flagged))
+}
+
+/// Pre-formatted header cells.
+pub fn cells(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn blocks(run: &Run) -> Vec<Block> {
+    let mut rows = Vec::new();
     for c in &run.cases {
         for f in &run.meta.figures {
             let values: Vec<f64> = c
@@ -17,25 +37,32 @@ pub fn text(run: &Run) -> String {
                 .filter_map(|s| s.data.figures.get(&f.name).copied())
                 .collect();
             if let Some(s) = summarise(&values, f.rate) {
-                out.push_str(&format!(
-                    "{:<18} {:>5} {:<14} {:>3} {:>14.3} {:>8.2}{}\n",
-                    c.case.variant,
-                    c.case.tasks,
-                    f.name,
-                    s.n,
-                    s.median,
-                    s.coeff_var,
-                    if c.measured().any(|s| s.flagged) {
-                        " *"
-                    } else {
-                        ""
-                    }
-                ));
+                rows.push(vec![
+                    c.case.variant.clone(),
+                    c.case.tasks.to_string(),
+                    f.name.clone(),
+                    s.n.to_string(),
+                    format!("{:.3}", s.median),
+                    format!("{:.2}", s.coeff_var),
+                    flag(c),
+                ]);
             }
         }
     }
-    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
-        out.push_str("  * a sample of this case was flagged as noisy\n");
+    use Align::{Left as L, Right as R};
+    let mut out = vec![Block::Table(Table {
+        title: "Median and spread per case and figure".into(),
+        header: vec![cells(&["case", "tasks", "figure", "n", "median", "cv%"])],
+        align: vec![L, R, L, R, R, R, L],
+        rows,
+        layout: Some(
+            Layout::spaced(&[18, 5, 14, 3, 14, 8, 0])
+                .sep(6, "")
+                .untitled(),
+        ),
+    })];
+    if any_flagged(run) {
+        out.push(Block::Paragraph(FLAGGED_CASE.into()));
     }
     out
 }

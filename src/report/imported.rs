@@ -1,6 +1,7 @@
 //! Imported runs reprinted in the layout they came in: pft tables with their
 //! own Rep column, will-it-scale as its runtest CSV columns.
 
+use super::export::{Align, Block, Layout, Table};
 use crate::model::Run;
 
 /// True for runs this renderer prints.
@@ -15,16 +16,17 @@ fn fig(run: &Run, i: usize, name: &str) -> Vec<f64> {
         .collect()
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let spec = crate::workload::find(&run.meta.workload);
     match spec.map(|s| s.report) {
         Some(crate::workload::Report::Pft) => pft(run),
-        _ => crate::report::generic::text(run),
+        _ => crate::report::generic::blocks(run),
     }
 }
 
-/// The old layout, for runs imported before the header's columns were kept.
-const LAMETER: [&str; 9] = [
+/// Lameter's columns: the pft table's header, and the layout of runs
+/// imported before the header's columns were kept.
+pub const LAMETER: [&str; 9] = [
     "Gb",
     "Rep",
     "Thr",
@@ -67,10 +69,10 @@ fn exact(v: f64, min: usize) -> String {
 
 /// The table in the columns it was imported with, each value as precise as
 /// it was printed.
-fn pft(run: &Run) -> String {
-    let mut out = String::new();
+fn pft(run: &Run) -> Vec<Block> {
+    let mut out = Vec::new();
     if let Some(c) = run.meta.config.get("caption").and_then(|c| c.as_str()) {
-        out.push_str(&format!("(after: \"{c}\")\n"));
+        out.push(Block::Paragraph(format!("(after: \"{c}\")\n")));
     }
     let names: Vec<String> = run
         .meta
@@ -78,37 +80,49 @@ fn pft(run: &Run) -> String {
         .get("columns")
         .and_then(|c| serde_json::from_value(c.clone()).ok())
         .unwrap_or_else(|| LAMETER.iter().map(|s| s.to_string()).collect());
-    let cells: Vec<String> = names
+    let columns = names
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(i, n)| {
             let (_, width, _, s) = column(n);
-            format!("{n:>w$}", w = width + s as usize)
+            (
+                if i == 0 { "" } else { " " },
+                (width + s as usize).max(n.len()),
+            )
         })
         .collect();
-    out.push_str(&cells.join(" "));
-    out.push('\n');
+    let mut rows = Vec::new();
     for (i, c) in run.cases.iter().enumerate() {
         for k in 0..c.measured().count() {
-            let cells: Vec<String> = names
-                .iter()
-                .map(|n| {
-                    let (figure, width, min, s) = column(n);
-                    let text = if figure.is_empty() {
-                        c.case.tasks.to_string()
-                    } else {
-                        fig(run, i, figure)
-                            .get(k)
-                            .map_or("-".into(), |v| exact(*v, min))
-                    };
-                    let suffix = if s { "s" } else { "" };
-                    let w = (width + s as usize).max(n.len());
-                    format!("{:>w$}", format!("{text}{suffix}"))
-                })
-                .collect();
-            out.push_str(&cells.join(" "));
-            out.push('\n');
+            rows.push(
+                names
+                    .iter()
+                    .map(|n| {
+                        let (figure, _, min, s) = column(n);
+                        let text = if figure.is_empty() {
+                            c.case.tasks.to_string()
+                        } else {
+                            fig(run, i, figure)
+                                .get(k)
+                                .map_or("-".into(), |v| exact(*v, min))
+                        };
+                        format!("{text}{}", if s { "s" } else { "" })
+                    })
+                    .collect(),
+            );
         }
     }
+    out.push(Block::Table(Table {
+        title: "Imported pft table, every row as it was printed".into(),
+        align: vec![Align::Right; names.len()],
+        header: vec![names],
+        rows,
+        layout: Some(Layout {
+            columns,
+            text_header: None,
+            text_title: false,
+        }),
+    }));
     out
 }
 

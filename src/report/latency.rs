@@ -4,6 +4,8 @@
 //! (and where they and sysfs disagree), and the plateaus.
 
 use super::cells;
+use super::export::{Align, Block, Layout, Table};
+use super::generic::cells as names;
 use crate::machine::Snapshot;
 use crate::model::Run;
 use crate::parse::format_size;
@@ -30,20 +32,20 @@ fn curve(run: &Run, pages: &str) -> Vec<(u64, f64, Option<f64>)> {
     v
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let base = curve(run, "base");
     let thp = curve(run, "thp");
-    let mut out = format!(
+    let out = format!(
         "latency: dependent loads over one random cycle of {}-byte nodes,\n\
          at least {} loads per sample; ns per load, {}\n",
         cells::cfg(run, "line_size"),
         cells::cfg(run, "loads"),
         cells::medians_of(run),
     );
-    out.push_str("\n  working set    base ns     thp ns  base/thp  thp huge%\n");
     let mut sizes: Vec<u64> = base.iter().chain(&thp).map(|x| x.0).collect();
     sizes.sort_unstable();
     sizes.dedup();
+    let mut rows = Vec::new();
     for s in &sizes {
         let b = base.iter().find(|x| x.0 == *s);
         let t = thp.iter().find(|x| x.0 == *s);
@@ -52,20 +54,45 @@ pub fn text(run: &Run) -> String {
             (Some(b), Some(t)) if t.1 > 0.0 => Some(b.1 / t.1),
             _ => None,
         };
-        out.push_str(&format!(
-            "{:>13} {:>10} {:>10} {:>9} {:>10}\n",
+        rows.push(vec![
             format_size(*s),
             f(b.map(|x| x.1), 2),
             f(t.map(|x| x.1), 2),
             f(ratio, 2),
             f(t.and_then(|x| x.2), 0),
-        ));
+        ]);
     }
+    let mut out = vec![
+        Block::Paragraph(out),
+        Block::Blank,
+        Block::Table(Table {
+            title: "ns per load by working set, base pages and THP".into(),
+            header: vec![names(&[
+                "working set",
+                "base ns",
+                "thp ns",
+                "base/thp",
+                "thp huge%",
+            ])],
+            align: vec![Align::Right; 5],
+            rows,
+            layout: Some(
+                Layout::spaced(&[13, 10, 10, 9, 10])
+                    .with_header("  working set    base ns     thp ns  base/thp  thp huge%\n"),
+            ),
+        }),
+    ];
     let main = if base.is_empty() { &thp } else { &base };
     let machine: Option<Snapshot> = serde_json::from_value(run.meta.machine.clone()).ok();
-    out.push_str(&caches_section(main, machine.as_ref()));
-    out.push_str(&steps_section(main, machine.as_ref()));
-    out.push_str(&plateaus_section(main));
+    for section in [
+        caches_section(main, machine.as_ref()),
+        steps_section(main, machine.as_ref()),
+        plateaus_section(main),
+    ] {
+        if !section.is_empty() {
+            out.push(Block::Paragraph(section));
+        }
+    }
     out
 }
 

@@ -2,9 +2,11 @@
 //! address-space change rate of M other threads, and the fault rate as a
 //! share of the same N without changers.
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::Run;
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let c = &run.meta.config;
     let size = c
         .get("size")
@@ -17,17 +19,17 @@ pub fn text(run: &Run) -> String {
     } else {
         format!("{rate} cycles/s each")
     };
-    let mut out = format!(
+    let out = format!(
         "mmap-lock: N threads re-fault {size} each (write, MADV_DONTNEED);\n\
          M threads mmap/mprotect/munmap 64 KiB, {rate}\n"
     );
-    out.push_str("   N    M Rep      fault/s fault/s/task    changes/s  vs M=0\n");
     let median = |variant: &str, tasks: usize| {
         run.cases
             .iter()
             .find(|c| c.case.variant == variant && c.case.tasks == tasks)
             .and_then(|c| crate::report::median_sample(c, "fault/s"))
     };
+    let mut rows = Vec::new();
     for cs in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(cs, "fault/s") else {
             continue;
@@ -36,24 +38,41 @@ pub fn text(run: &Run) -> String {
         let base = median("m0", cs.case.tasks)
             .and_then(|(b, _)| b.data.figures.get("fault/s").copied())
             .filter(|b| *b > 0.0);
-        out.push_str(&format!(
-            "{:>4} {:>4} {:>3} {:>12.0} {:>12.0} {:>12.0} {:>7}{}\n",
-            cs.case.tasks,
-            cs.case.variant.trim_start_matches('m'),
-            reps,
-            f("fault/s"),
-            f("fault/s/task"),
-            f("changes/s"),
+        rows.push(vec![
+            cs.case.tasks.to_string(),
+            cs.case.variant.trim_start_matches('m').to_string(),
+            reps.to_string(),
+            format!("{:.0}", f("fault/s")),
+            format!("{:.0}", f("fault/s/task")),
+            format!("{:.0}", f("changes/s")),
             base.map_or("-".into(), |b| format!("{:.3}", f("fault/s") / b)),
-            if cs.measured().any(|s| s.flagged) {
-                " *"
-            } else {
-                ""
-            }
-        ));
+            flag(cs),
+        ]);
     }
-    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
-        out.push_str("  * a sample of this row was flagged as noisy\n");
+    let mut out = vec![
+        Block::Paragraph(out),
+        Block::Table(Table {
+            title: "Faults of N threads beside M changers (median sample)".into(),
+            header: vec![cells(&[
+                "N",
+                "M",
+                "Rep",
+                "fault/s",
+                "fault/s/task",
+                "changes/s",
+                "vs M=0",
+            ])],
+            align: [Align::Right; 7].into_iter().chain([Align::Left]).collect(),
+            rows,
+            layout: Some(
+                Layout::spaced(&[4, 4, 3, 12, 12, 12, 7, 0])
+                    .sep(7, "")
+                    .with_header("   N    M Rep      fault/s fault/s/task    changes/s  vs M=0\n"),
+            ),
+        }),
+    ];
+    if any_flagged(run) {
+        out.push(Block::Paragraph(FLAGGED_ROW.into()));
     }
     out
 }

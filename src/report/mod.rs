@@ -1,5 +1,6 @@
 //! Output: every table is rendered from a stored run, so `show` reprints
-//! exactly what `run` printed.
+//! exactly what `run` printed. Each report is a list of typed blocks
+//! (`export::Block`) that every output format renders.
 
 pub mod atomic;
 pub mod c2c;
@@ -33,51 +34,71 @@ pub mod wis;
 
 use crate::model::Run;
 use crate::workload::Report;
+use export::Block;
 
-/// The text report of a run, chosen by its workload's `Spec::report`.
+/// The text report of a run: its blocks as the text exporter lays them
+/// out, shaded when stdout is a colour terminal.
 pub fn text(run: &Run) -> String {
+    export::text::blocks(&blocks(run, cells::colour_stdout()))
+}
+
+/// The report of a run as blocks, chosen by its workload's `Spec::report`:
+/// the header, the workload's own tables (one set per knob combination,
+/// unless the report lays those side by side itself), and the centre
+/// section. `colour` shades the cells of tables that have a colour scale
+/// (for a terminal only).
+pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
     let spec = crate::workload::find(&run.meta.workload);
-    // Most reports print one block per knob combination; some (colour) set
-    // their combinations side by side themselves.
     let own_ab = spec.is_some_and(|s| s.report.owns_knob_blocks());
-    if let Some(blocks) = knobs::split(run).filter(|_| !own_ab) {
-        let mut out = header(run);
-        for (label, sub) in &blocks {
-            let t = text(sub);
-            out.push_str(&format!(
-                "\n[{label}]\n{}",
-                t.strip_prefix(&header(sub)).unwrap_or(&t)
-            ));
+    let mut out = header_blocks(run);
+    match knobs::split(run).filter(|_| !own_ab) {
+        Some(parts) => {
+            for (label, sub) in &parts {
+                out.push(Block::Title(format!("[{label}]")));
+                out.extend(body(sub, colour));
+                out.extend(centre::blocks(sub));
+            }
         }
-        return out;
+        None => {
+            out.extend(body(run, colour));
+            out.extend(centre::blocks(run));
+        }
     }
-    let body = if imported::handles(run) {
-        imported::text(run)
-    } else {
-        match spec.map(|s| s.report) {
-            Some(Report::Pft) => pft::text(run),
-            Some(Report::Numa) => numa::text(run),
-            Some(Report::Fork) => fork::text(run),
-            Some(Report::Churn) => churn::text(run),
-            Some(Report::Cmd) => cmd::text(run),
-            Some(Report::Colour) => colour::text(run),
-            Some(Report::C2c) => c2c::text(run),
-            Some(Report::Atomic) => atomic::text(run),
-            Some(Report::Lockfan) => lockfan::text(run),
-            Some(Report::Latency) => latency::text(run),
-            Some(Report::Wis) => wis::text(run),
-            Some(Report::MmapLock) => mmap_lock::text(run),
-            Some(Report::Generic) | None => generic::text(run),
-        }
-    };
-    format!("{}{}{}", header(run), body, centre::section(run))
+    out
+}
+
+/// The workload's own tables.
+fn body(run: &Run, colour: bool) -> Vec<Block> {
+    if imported::handles(run) {
+        return imported::blocks(run);
+    }
+    match crate::workload::find(&run.meta.workload).map(|s| s.report) {
+        Some(Report::Pft) => pft::blocks(run),
+        Some(Report::Numa) => numa::blocks(run),
+        Some(Report::Fork) => fork::blocks(run),
+        Some(Report::Churn) => churn::blocks(run),
+        Some(Report::Cmd) => cmd::blocks(run),
+        Some(Report::Colour) => colour::blocks(run),
+        Some(Report::C2c) => c2c::blocks(run, colour),
+        Some(Report::Atomic) => atomic::blocks(run),
+        Some(Report::Lockfan) => lockfan::blocks(run),
+        Some(Report::Latency) => latency::blocks(run),
+        Some(Report::Wis) => wis::blocks(run),
+        Some(Report::MmapLock) => mmap_lock::blocks(run),
+        Some(Report::Generic) | None => generic::blocks(run),
+    }
 }
 
 /// The run's identity line, printed above every report.
 pub fn header(run: &Run) -> String {
+    export::text::blocks(&header_blocks(run))
+}
+
+/// The identity line as a title, the origin and knobs under it.
+fn header_blocks(run: &Run) -> Vec<Block> {
     let m = &run.meta;
-    let mut s = format!(
-        "run {}{}: {} ({}{})\n",
+    let mut out = vec![Block::Title(format!(
+        "run {}{}: {} ({}{})",
         m.id,
         m.label
             .as_deref()
@@ -89,12 +110,16 @@ pub fn header(run: &Run) -> String {
             .as_deref()
             .map(|n| format!("; {n}"))
             .unwrap_or_default(),
-    );
+    ))];
+    let mut s = String::new();
     if m.origin != "measured" {
         s.push_str(&format!("origin: {}\n", m.origin));
     }
     s.push_str(&knobs::summary(run));
-    s
+    if !s.is_empty() {
+        out.push(Block::Paragraph(s));
+    }
+    out
 }
 
 /// Median-sample selection shared by the table renderers: the measured

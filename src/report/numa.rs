@@ -2,6 +2,8 @@
 //! NUMA vmstat table with the local percent and AutoNUMA cost, and page
 //! locality over time with the time to converge.
 
+use super::export::{Align, Block, KeyValue, Layout, Table};
+use super::generic::cells;
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, k: &str) -> f64 {
@@ -12,7 +14,7 @@ fn cfg<'a>(run: &'a Run, k: &str) -> Option<&'a serde_json::Value> {
     run.meta.config.get(k)
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let n = |k: &str| cfg(run, k).and_then(|v| v.as_u64()).unwrap_or(0);
     let mem_nodes = cfg(run, "nodes_with_memory")
         .and_then(|v| v.as_array())
@@ -51,15 +53,17 @@ pub fn text(run: &Run) -> String {
     {
         out.push_str(&format!("kernel.numa_balancing = {nb}\n"));
     }
+    let mut blocks = vec![Block::Paragraph(out)];
     for c in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(c, "elapsed") else {
-            out.push_str("  (no samples)\n");
+            blocks.push(Block::Paragraph("  (no samples)\n".into()));
             continue;
         };
+        let mut about = String::new();
         // The value in force while the sample ran (knob variants change it);
         // runs stored before it was measured show the planned one above.
         if let Some(nb) = s.data.figures.get("numa_balancing") {
-            out.push_str(&format!("kernel.numa_balancing = {nb} while measured\n"));
+            about.push_str(&format!("kernel.numa_balancing = {nb} while measured\n"));
         }
         if let Some(l) = s.data.figures.get("first_touch_local") {
             let end = s
@@ -69,25 +73,30 @@ pub fn text(run: &Run) -> String {
                 .map_or(String::new(), |e| {
                     format!(", {:.1} % at the end", e * 100.0)
                 });
-            out.push_str(&format!(
+            about.push_str(&format!(
                 "pages on node {}: {:.1} % after first touch{end}\n",
                 n("first_node"),
                 l * 100.0,
             ));
         }
-        out.push_str(&format!("median of {reps} samples by elapsed time:\n"));
+        if !about.is_empty() {
+            blocks.push(Block::Paragraph(about));
+        }
+        let mut pairs = Vec::new();
         for (label, k) in [
             ("Time Elapsed", "elapsed"),
             ("Time User", "user"),
             ("Time System", "system"),
         ] {
-            out.push_str(&format!("{label:<30} {:>14.2}\n", fig(s, k)));
+            pairs.push((label.to_string(), format!("{:.2}", fig(s, k))));
         }
-        out.push_str(&format!(
-            "{:<30} {:>14.0} (of {} expected)\n",
-            "Passes done",
-            fig(s, "passes"),
-            n("loops") * n("processes") * n("threads")
+        pairs.push((
+            "Passes done".to_string(),
+            format!(
+                "{:>14.0} (of {} expected)",
+                fig(s, "passes"),
+                n("loops") * n("processes") * n("threads")
+            ),
         ));
         for (label, k) in [
             ("NUMA hint faults", "numa_hint_faults"),
@@ -100,20 +109,23 @@ pub fn text(run: &Run) -> String {
             ("Page migrate failure", "pgmigrate_fail"),
         ] {
             // mmtests truncates the local percent (57.8 prints 57); counts are whole.
-            out.push_str(&format!("{label:<30} {:>14.0}\n", fig(s, k).trunc()));
+            pairs.push((label.to_string(), format!("{:.0}", fig(s, k).trunc())));
         }
-        out.push_str(&format!(
-            "{:<30} {:>14.2}\n",
-            "AutoNUMA cost",
-            fig(s, "autonuma_cost")
+        pairs.push((
+            "AutoNUMA cost".to_string(),
+            format!("{:.2}", fig(s, "autonuma_cost")),
         ));
-        out.push_str(&locality(s, threshold));
+        blocks.push(Block::KeyValue(KeyValue {
+            title: format!("median of {reps} samples by elapsed time:"),
+            pairs,
+            widths: Some((30, 14)),
+        }));
+        blocks.extend(locality(s, threshold));
     }
-    out
+    blocks
 }
 
-fn locality(s: &Sample, threshold: f64) -> String {
-    let mut out = String::new();
+fn locality(s: &Sample, threshold: f64) -> Vec<Block> {
     let pts: Vec<(f64, f64, Option<f64>)> = (0..)
         .map_while(|i| {
             let t = s.data.figures.get(&format!("series/{i:03}/t"))?;
@@ -123,24 +135,25 @@ fn locality(s: &Sample, threshold: f64) -> String {
         })
         .collect();
     if pts.is_empty() {
-        return "page locality: not sampled (no move_pages: kernel without NUMA?)\n".into();
+        return vec![Block::Paragraph(
+            "page locality: not sampled (no move_pages: kernel without NUMA?)\n".into(),
+        )];
     }
     // Runs stored before per-thread locality judged each process as a whole.
     let per_thread = s.data.figures.contains_key("locality_threads");
-    out.push_str(&if per_thread {
+    let title = if per_thread {
         format!(
             "page locality over time ({} samples): per thread, its sampled\n\
-             pages on the node of the CPU it ran on; worst and mean thread:\n",
+             pages on the node of the CPU it ran on; worst and mean thread:",
             fig(s, "locality_samples")
         )
     } else {
         format!(
             "page locality over time ({} samples): pages on the nodes the\n\
-             threads run on, worst process and mean of the processes:\n",
+             threads run on, worst process and mean of the processes:",
             fig(s, "locality_samples")
         )
-    });
-    out.push_str(&format!("{:>12} {:>9} {:>9}\n", "time", "worst", "mean"));
+    };
     let step = pts.len().div_ceil(8);
     let mut shown: Vec<_> = pts.iter().step_by(step).collect();
     if let Some(last) = pts.last()
@@ -148,28 +161,43 @@ fn locality(s: &Sample, threshold: f64) -> String {
     {
         shown.push(last);
     }
-    for (t, l, mean) in shown {
-        let mean = mean.map_or("-".to_string(), |m| format!("{:.1}%", m * 100.0));
-        out.push_str(&format!("{:>11.2}s {:>8.1}% {:>9}\n", t, l * 100.0, mean));
-    }
-    match s.data.figures.get("converged_s") {
-        Some(t) => out.push_str(&format!(
+    let rows = shown
+        .into_iter()
+        .map(|(t, l, mean)| {
+            vec![
+                format!("{t:.2}s"),
+                format!("{:.1}%", l * 100.0),
+                mean.map_or("-".to_string(), |m| format!("{:.1}%", m * 100.0)),
+            ]
+        })
+        .collect();
+    let end = match s.data.figures.get("converged_s") {
+        Some(t) => format!(
             "converged (locality >= {:.0} % from then to the end) after {t:.2} s\n",
             threshold * 100.0
-        )),
-        None => out.push_str(&format!(
+        ),
+        None => format!(
             "did not converge: locality not at or above {:.0} % to the end (final {:.1} %)\n",
             threshold * 100.0,
             fig(s, "locality_final") * 100.0
-        )),
-    }
-    out
+        ),
+    };
+    vec![
+        Block::Table(Table {
+            title,
+            header: vec![cells(&["time", "worst", "mean"])],
+            align: vec![Align::Right; 3],
+            rows,
+            layout: Some(Layout::spaced(&[12, 9, 9])),
+        }),
+        Block::Paragraph(end),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, SampleData};
+    use crate::model::build::{case, run, sample};
 
     /// Seed 001's first column: 381604 local of 659753 hint faults is
     /// 57.84 %, which mmtests prints as 57.
@@ -179,31 +207,12 @@ mod tests {
             ("numa_hint_faults".to_string(), 659753),
             ("numa_hint_faults_local".to_string(), 381604),
         ]));
-        let mut data = SampleData {
-            figures,
-            ..Default::default()
-        };
-        data.figures.insert("elapsed".into(), 1.0);
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: String::new(),
-            data,
-            vmstat: Default::default(),
-            noise: Default::default(),
-            flagged: false,
-        };
-        let run: Run = serde_json::from_value(serde_json::json!({
-            "meta": {
-                "id": 1, "label": null, "workload": "numa01", "command_line": "",
-                "version": "", "config": null, "figures": [], "machine": null,
-                "knobs": null, "started_at": "", "ended_at": null,
-                "status": "complete", "note": null, "origin": "measured",
-            },
-            "cases": [{"case": Case::new(1, "numa01"), "samples": [sample]}],
-        }))
-        .unwrap();
-        let out = text(&run);
+        let mut one = sample().figure("elapsed", 1.0);
+        for (k, v) in &figures {
+            one = one.figure(k, *v);
+        }
+        let run = run("numa01").case(case(1, "numa01").sample(one)).build();
+        let out = crate::report::export::text::blocks(&blocks(&run));
         let line = out
             .lines()
             .find(|l| l.starts_with("NUMA hint local percent"))

@@ -1,6 +1,8 @@
 //! Lameter's pft table (seed 000), the measured fault counts beside the
 //! pages touched, and the populate limit with the fidelity ratio.
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::{CaseSamples, Run, Sample};
 use crate::workload::pft::{FAULT, HEADLINE, POPULATE};
 
@@ -44,7 +46,7 @@ fn cases<'a>(run: &'a Run, variant: &'a str) -> impl Iterator<Item = &'a CaseSam
     run.cases.iter().filter(move |c| c.case.variant == variant)
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let page = run
         .meta
         .config
@@ -75,7 +77,7 @@ pub fn text(run: &Run) -> String {
     };
     let spec: crate::workload::fault_map::Spec =
         serde_json::from_value(run.meta.config.clone()).unwrap_or_default();
-    let mut out = if spec == crate::workload::fault_map::Spec::default() {
+    let out = if spec == crate::workload::fault_map::Spec::default() {
         format!(
             "pft: anonymous write faults, {} mode, {} KiB pages, THP {}, pin {}\n",
             cfg_str(run, "mode"),
@@ -91,80 +93,121 @@ pub fn text(run: &Run) -> String {
             pin
         )
     };
-    out.push_str("   Gb Rep  Thr CLine      User     System       Wall   flt/cpu/s  fault/wsec\n");
     let cline = cfg_str(run, "cline");
     let mut checks = Vec::new();
-    let mut counts = String::new();
-    let mut work = String::new();
+    let mut main = Vec::new();
+    let mut counts = Vec::new();
+    let mut work = Vec::new();
     for c in cases(run, FAULT) {
         let Some((s, reps)) = crate::report::median_sample(c, HEADLINE) else {
-            out.push_str(&format!(
-                "{:>5} {:>3} {:>4}   (no samples)\n",
-                "-", 0, c.case.tasks
-            ));
+            main.push(vec![
+                "-".into(),
+                "0".into(),
+                c.case.tasks.to_string(),
+                "  (no samples)".into(),
+            ]);
             continue;
         };
-        out.push_str(&format!(
-            "{:>5} {:>3} {:>4} {:>5} {:>9.3}s {:>9.3}s {:>9.3}s {:>11} {:>11}{}\n",
+        main.push(vec![
             gb(fig(s, "bytes")),
-            reps,
-            c.case.tasks,
-            cline,
-            fig(s, "user"),
-            fig(s, "system"),
-            fig(s, "wall"),
+            reps.to_string(),
+            c.case.tasks.to_string(),
+            cline.clone(),
+            format!("{:.3}s", fig(s, "user")),
+            format!("{:.3}s", fig(s, "system")),
+            format!("{:.3}s", fig(s, "wall")),
             rate(fig(s, "flt/cpu/s")),
             rate(fig(s, HEADLINE)),
-            if c.measured().any(|s| s.flagged) {
-                " *"
-            } else {
-                ""
-            },
-        ));
-        counts.push_str(&format!(
-            "{:>4} {:>11.0} {:>11.0} {:>11} {:>9} {:>9.4}s {:>9.4}s\n",
-            c.case.tasks,
-            fig(s, "pages"),
-            fig(s, "faults"),
-            vm(s, "pgfault"),
-            vm(s, "thp_fault_alloc"),
-            fig(s, "mmap"),
-            fig(s, "munmap"),
-        ));
-        work.push_str(&format!(
-            "{:>4} {:>10.1} {:>9.4}s {:>12.1} {:>12.0} {:>11.2} {:>11}\n",
-            c.case.tasks,
-            fig(s, "pages") * page as f64 / (1u64 << 20) as f64,
-            fig(s, "wall"),
-            fig(s, "bytes/wsec") / (1u64 << 20) as f64,
-            fig(s, HEADLINE),
-            fig(s, "pages/fault"),
+            flag(c),
+        ]);
+        counts.push(vec![
+            c.case.tasks.to_string(),
+            format!("{:.0}", fig(s, "pages")),
+            format!("{:.0}", fig(s, "faults")),
+            vm(s, "pgfault").to_string(),
+            vm(s, "thp_fault_alloc").to_string(),
+            format!("{:.4}s", fig(s, "mmap")),
+            format!("{:.4}s", fig(s, "munmap")),
+        ]);
+        work.push(vec![
+            c.case.tasks.to_string(),
+            format!("{:.1}", fig(s, "pages") * page as f64 / (1u64 << 20) as f64),
+            format!("{:.4}s", fig(s, "wall")),
+            format!("{:.1}", fig(s, "bytes/wsec") / (1u64 << 20) as f64),
+            format!("{:.0}", fig(s, HEADLINE)),
+            format!("{:.2}", fig(s, "pages/fault")),
             s.data
                 .figures
                 .get("kfaults")
                 .map_or("-".into(), |k| format!("{k:.0}")),
-        ));
+        ]);
         checks.extend(fault_checks(c.case.tasks, s, page, thp_size, &spec));
     }
-    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
-        out.push_str("  * a sample of this row was flagged as noisy\n");
+    let mut out = vec![
+        Block::Paragraph(out),
+        Block::Table(Table {
+            title: "Page faults by task count (Lameter's pft, median sample)".into(),
+            header: vec![cells(&super::imported::LAMETER)],
+            align: [Align::Right; 9].into_iter().chain([Align::Left]).collect(),
+            rows: main,
+            layout: Some(
+                Layout::spaced(&[5, 3, 4, 5, 10, 10, 10, 11, 11, 0])
+                    .sep(9, "")
+                    .with_header(
+                        "   Gb Rep  Thr CLine      User     System       Wall   flt/cpu/s  fault/wsec\n",
+                    ),
+            ),
+        }),
+    ];
+    if any_flagged(run) {
+        out.push(Block::Paragraph(FLAGGED_ROW.into()));
     }
-    out.push_str("\nMeasured faults (median sample; mmap and munmap timed apart, slowest task):\n");
-    out.push_str(" Thr     touched      faults     pgfault  thp_alloc      mmap     munmap\n");
-    out.push_str(&counts);
+    let title = "Measured faults (median sample; mmap and munmap timed apart, slowest task):";
+    out.push(Block::Blank);
+    out.push(Block::Table(Table {
+        title: title.into(),
+        header: vec![cells(&[
+            "Thr",
+            "touched",
+            "faults",
+            "pgfault",
+            "thp_alloc",
+            "mmap",
+            "munmap",
+        ])],
+        align: vec![Align::Right; 7],
+        rows: counts,
+        layout: Some(Layout::spaced(&[4, 11, 11, 11, 9, 10, 10]).with_header(format!(
+            "{title}\n Thr     touched      faults     pgfault  thp_alloc      mmap     munmap\n"
+        ))),
+    }));
     if !work.is_empty() {
-        out.push_str(
-            "\nWork done (median sample; ready = wall time until all of it is faulted in):\n",
-        );
-        out.push_str(
-            " Thr        MiB      ready     MiB/wsec   fault/wsec pages/fault perf faults\n",
-        );
-        out.push_str(&work);
+        let title = "Work done (median sample; ready = wall time until all of it is faulted in):";
+        out.push(Block::Blank);
+        out.push(Block::Table(Table {
+            title: title.into(),
+            header: vec![cells(&[
+                "Thr",
+                "MiB",
+                "ready",
+                "MiB/wsec",
+                "fault/wsec",
+                "pages/fault",
+                "perf faults",
+            ])],
+            align: vec![Align::Right; 7],
+            rows: work,
+            layout: Some(Layout::spaced(&[4, 10, 10, 12, 12, 11, 11]).with_header(format!(
+                "{title}\n Thr        MiB      ready     MiB/wsec   fault/wsec pages/fault perf faults\n"
+            ))),
+        }));
     }
-    for w in &checks {
-        out.push_str(&format!("warning: {w}\n"));
+    if !checks.is_empty() {
+        out.push(Block::Paragraph(
+            checks.iter().map(|w| format!("warning: {w}\n")).collect(),
+        ));
     }
-    out.push_str(&populate_section(run));
+    out.extend(populate_section(run));
     out
 }
 
@@ -240,8 +283,8 @@ fn fault_checks(
     w
 }
 
-fn populate_section(run: &Run) -> String {
-    let mut rows = String::new();
+fn populate_section(run: &Run) -> Vec<Block> {
+    let mut rows = Vec::new();
     for c in cases(run, POPULATE) {
         let Some((p, _)) = crate::report::median_sample(c, "pages/wsec") else {
             continue;
@@ -253,10 +296,9 @@ fn populate_section(run: &Run) -> String {
             .find(|f| f.case.variant == FAULT && f.case.tasks == c.case.tasks)
             .and_then(|f| crate::report::median_sample(f, HEADLINE))
             .map(|(s, _)| fig(s, HEADLINE));
-        rows.push_str(&format!(
-            "{:>4} {:>14.3} {:>14} {:>9}\n",
-            c.case.tasks,
-            limit,
+        rows.push(vec![
+            c.case.tasks.to_string(),
+            format!("{limit:.3}"),
             faulted
                 .map(|f| format!("{f:.3}"))
                 .unwrap_or_else(|| "-".into()),
@@ -264,14 +306,21 @@ fn populate_section(run: &Run) -> String {
                 .filter(|_| limit > 0.0)
                 .map(|f| format!("{:.3}", f / limit))
                 .unwrap_or_else(|| "-".into()),
-        ));
+        ]);
     }
     if rows.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    format!(
-        "\nPopulate limit (MADV_POPULATE_WRITE, same sizes;\n\
-         pages resident by mincore per wall-second):\n \
-         Thr     pages/wsec     fault/wsec  fidelity\n{rows}"
-    )
+    vec![
+        Block::Blank,
+        Block::Table(Table {
+            title: "Populate limit (MADV_POPULATE_WRITE, same sizes;\n\
+                    pages resident by mincore per wall-second):"
+                .into(),
+            header: vec![cells(&["Thr", "pages/wsec", "fault/wsec", "fidelity"])],
+            align: vec![Align::Right; 4],
+            rows,
+            layout: Some(Layout::spaced(&[4, 14, 14, 9])),
+        }),
+    ]
 }

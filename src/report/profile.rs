@@ -2,6 +2,8 @@
 //! shape of `perf report --stdio`, the functions whose share moved between
 //! two profiles (like `perf diff`), and a lockmeter-like lock table.
 
+use super::export::{Align, Block, Layout, Table, text};
+use super::generic::cells;
 use crate::locks::LockRow;
 use crate::profile::CaseProfile;
 use crate::profile::folded::{kernel_shares, shifts};
@@ -31,23 +33,42 @@ pub fn pct(n: u64, total: u64) -> f64 {
 
 /// Top kernel functions of one case, most self samples first.
 pub fn top_table(case: &str, p: &CaseProfile, rows: usize) -> String {
+    text::blocks(&top_blocks(case, p, rows))
+}
+
+/// The top-functions table as blocks (a note when there is no kernel sample).
+pub fn top_blocks(case: &str, p: &CaseProfile, rows: usize) -> Vec<Block> {
     let (total, shares) = kernel_shares(&p.folded);
-    let mut out = format!(
-        "# Kernel profile, case {case}: {} at {} Hz, {} samples ({} lost)\n",
+    let title = format!(
+        "Kernel profile, case {case}: {} at {} Hz, {} samples ({} lost)",
         p.event, p.hz, total, p.lost
     );
-    out.push_str("#  Children      Self   Samples  Symbol\n");
-    for s in shares.iter().take(rows) {
-        out.push_str(&format!(
-            "   {:>7.2}%  {:>7.2}%  {:>8}  {}\n",
-            pct(s.total_samples, total),
-            pct(s.self_samples, total),
-            s.self_samples,
-            fit(&s.name, WIDTH - 35)
-        ));
-    }
+    let mut out = vec![Block::Table(Table {
+        header: vec![cells(&["Children", "Self", "Samples", "Symbol"])],
+        align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
+        rows: shares
+            .iter()
+            .take(rows)
+            .map(|s| {
+                vec![
+                    format!("{:.2}%", pct(s.total_samples, total)),
+                    format!("{:.2}%", pct(s.self_samples, total)),
+                    s.self_samples.to_string(),
+                    fit(&s.name, WIDTH - 35),
+                ]
+            })
+            .collect(),
+        layout: Some(Layout {
+            columns: vec![("   ", 8), ("  ", 8), ("  ", 8), ("  ", 0)],
+            text_header: Some(format!(
+                "# {title}\n#  Children      Self   Samples  Symbol\n"
+            )),
+            text_title: false,
+        }),
+        title,
+    })];
     if shares.is_empty() {
-        out.push_str("   (no kernel samples)\n");
+        out.push(Block::Paragraph("   (no kernel samples)\n".into()));
     }
     out
 }
@@ -80,14 +101,19 @@ fn us(ns: f64) -> String {
 
 /// The lock table of one case: per source, heaviest total wait first.
 pub fn locks_table(case: &str, samples: u64, rows: &[LockRow]) -> String {
-    let mut out = format!("# Locks, case {case}, summed over {samples} samples\n");
-    out.push_str("#  CON%  MEAN-us   MAX-us  TOTAL-ms  ACQUIRED CONTEND  NAME\n");
+    text::blocks(&locks_blocks(case, samples, rows))
+}
+
+/// The lock table as blocks: a `[source]` line over each source's rows (a
+/// note when there is no lock event).
+pub fn locks_blocks(case: &str, samples: u64, rows: &[LockRow]) -> Vec<Block> {
+    let title = format!("Locks, case {case}, summed over {samples} samples");
+    let mut lines = Vec::new();
     let mut sources: Vec<&str> = rows.iter().map(|r| r.source.as_str()).collect();
-    sources.dedup();
     sources.sort_unstable();
     sources.dedup();
     for src in sources {
-        out.push_str(&format!("  [{src}]\n"));
+        lines.push(vec![format!("[{src}]")]);
         let mut these: Vec<&LockRow> = rows.iter().filter(|r| r.source == src).collect();
         these.sort_by(|a, b| {
             b.wait_ns
@@ -102,20 +128,42 @@ pub fn locks_table(case: &str, samples: u64, rows: &[LockRow]) -> String {
                 r.contended
             };
             let mean = r.wait_ns as f64 / waits.max(1) as f64;
-            out.push_str(&format!(
-                "  {:>5.1} {:>8} {:>8} {:>9} {:>9} {:>7}  {}\n",
-                pct(r.contended, r.acquisitions),
+            lines.push(vec![
+                format!("{:.1}", pct(r.contended, r.acquisitions)),
                 us(mean),
                 us(r.max_wait_ns as f64),
                 format!("{:.3}", r.wait_ns as f64 / 1e6),
-                r.acquisitions,
-                r.contended,
-                fit(&r.name, WIDTH - 55)
-            ));
+                r.acquisitions.to_string(),
+                r.contended.to_string(),
+                fit(&r.name, WIDTH - 55),
+            ]);
         }
     }
+    let mut out = vec![Block::Table(Table {
+        header: vec![cells(&[
+            "CON%", "MEAN-us", "MAX-us", "TOTAL-ms", "ACQUIRED", "CONTEND", "NAME",
+        ])],
+        align: [Align::Right; 6].into_iter().chain([Align::Left]).collect(),
+        rows: lines,
+        layout: Some(Layout {
+            columns: vec![
+                ("  ", 5),
+                (" ", 8),
+                (" ", 8),
+                (" ", 9),
+                (" ", 9),
+                (" ", 7),
+                ("  ", 0),
+            ],
+            text_header: Some(format!(
+                "# {title}\n#  CON%  MEAN-us   MAX-us  TOTAL-ms  ACQUIRED CONTEND  NAME\n"
+            )),
+            text_title: false,
+        }),
+        title,
+    })];
     if rows.is_empty() {
-        out.push_str("   (no lock events)\n");
+        out.push(Block::Paragraph("   (no lock events)\n".into()));
     }
     out
 }

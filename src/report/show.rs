@@ -1,8 +1,9 @@
-//! `show` as a report for every format: the historical text layout byte
-//! for byte, a summary table per case for Markdown, every sample as a CSV
-//! record, and the stored run as JSON.
+//! `show` as a report for every format: the run's blocks (text prints them
+//! in the historical layout byte for byte, Markdown as headings and pipe
+//! tables, with a summary table per case and figure added), every sample
+//! as a CSV record, and the stored run as JSON with the tables.
 
-use super::export::{Align, Block, Records, Report, Table};
+use super::export::{Align, Block, Records, Report, Table, text};
 use crate::model::Run;
 use crate::stats::summary::summarise;
 
@@ -44,6 +45,8 @@ pub fn summary_table(run: &Run) -> Table {
     let mut align = vec![Align::Left, Align::Left];
     align.extend([Align::Right; 8]);
     Table {
+        title: String::new(),
+        layout: None,
         header: vec![
             [
                 "case", "figure", "n", "Min", "Median", "Mean", "Stddev", "CoeffVar", "Max", "CI95",
@@ -90,65 +93,77 @@ pub fn records(run: &Run) -> Records {
     }
 }
 
+/// The run's report. Text is the blocks shaded for a colour terminal;
+/// the other formats get them unshaded.
 pub fn report(run: &Run) -> Report {
-    Report {
-        text: Some(super::text(run)),
-        blocks: {
-            let mut b = vec![
-                Block::Title(super::header(run).trim_end().to_string()),
-                Block::Table(summary_table(run)),
-            ];
-            // The robust centre, invocations and mixtures, as the text shows them.
-            let centre = super::centre::section(run);
-            if !centre.is_empty() {
-                b.push(Block::Paragraph(centre));
-            }
-            b
-        },
-        records: records(run),
-        data: serde_json::to_value(run).unwrap_or_default(),
+    let mut blocks = super::blocks(run, false);
+    let mut data = serde_json::to_value(run).unwrap_or_default();
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("tables".into(), tables_json(&blocks));
     }
+    blocks.push(Block::Table(Table {
+        title: "Summary per case and figure (warm-ups excluded)".into(),
+        ..summary_table(run)
+    }));
+    Report {
+        text: Some(text::blocks(&super::blocks(
+            run,
+            super::cells::colour_stdout(),
+        ))),
+        blocks,
+        records: records(run),
+        data,
+    }
+}
+
+/// The table blocks as JSON: title, header lines and rows of cells.
+pub fn tables_json(blocks: &[Block]) -> serde_json::Value {
+    Block::tables(blocks)
+        .map(|t| {
+            serde_json::json!({
+                "title": t.title,
+                "header": t.header,
+                "rows": t.rows.iter().map(|r| r.iter().map(|c| c.trim()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Better, Case, CaseSamples, Figure, RunMeta, Sample, SampleData};
+    use crate::model::Better;
     use crate::report::export::{Format, exporter};
 
     fn run() -> Run {
-        let samples = (0..3)
-            .map(|i| Sample {
-                seq: i,
-                warmup: i == 0,
-                taken_at: String::new(),
-                data: SampleData {
-                    figures: [("wall".to_string(), 1.0 + i as f64)].into(),
-                    tasks: Vec::new(),
-                },
-                vmstat: Default::default(),
-                noise: Default::default(),
-                flagged: false,
-            })
-            .collect();
-        Run {
-            meta: RunMeta {
-                label: Some("l".into()),
-                figures: vec![Figure::new("wall", "s", Better::Lower, false)],
-                ..RunMeta::bare(4, "other", serde_json::Value::Null)
-            },
-            cases: vec![CaseSamples {
-                case: Case::new(2, "x"),
-                samples,
-            }],
-        }
+        use crate::model::build::{case, run, sample};
+        run("other")
+            .id(4)
+            .label("l")
+            .figure("wall", "s", Better::Lower, false)
+            .case(case(2, "x").samples(3, |i| {
+                let s = sample().figure("wall", 1.0 + i as f64);
+                if i == 0 { s.warmup() } else { s }
+            }))
+            .build()
     }
 
+    /// The layout the report printed when it was a string, rebuilt with
+    /// its format strings.
     #[test]
     fn text_is_the_historical_layout_byte_for_byte() {
         let r = run();
         let out = exporter(Format::Text).export(&report(&r)).unwrap();
-        assert_eq!(out, crate::report::text(&r));
+        let table = format!(
+            "{:<18} {:>5} {:<14} {:>3} {:>14} {:>8}\n{:<18} {:>5} {:<14} {:>3} {:>14.3} {:>8.2}\n",
+            "case", "tasks", "figure", "n", "median", "cv%", "x", 2, "wall", 2, 2.5, 28.284271
+        );
+        let centre = format!(
+            "\nCentre of wall per case: median, 95% CI by order statistics:\n\
+             {:<16} {:>4} {:>10} {:>25} {:>8} {:>10}\n{:<16} {:>4} {:>10} {:>25} {:>8} {:>10} A\n",
+            "case", "n", "median", "95% CI", "±", "mean", "x/2", 2, "2.500", "n<5", "-", "2.500"
+        );
+        assert_eq!(out, format!("run 4 [l]: other (complete)\n{table}{centre}"));
     }
 
     #[test]

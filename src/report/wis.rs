@@ -3,6 +3,8 @@
 //! operation, and TLB shootdown interrupts per second (system-wide, from
 //! /proc/interrupts), with the vmstat TLB counters where the kernel has them.
 
+use super::export::{Align, Block, Layout, Table};
+use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, name: &str) -> String {
@@ -12,7 +14,7 @@ fn fig(s: &Sample, name: &str) -> String {
     }
 }
 
-pub fn text(run: &Run) -> String {
+pub fn blocks(run: &Run) -> Vec<Block> {
     let c = &run.meta.config;
     let test = c.get("test").and_then(|v| v.as_str()).unwrap_or("?");
     let about = crate::workload::wis::TESTS
@@ -25,8 +27,10 @@ pub fn text(run: &Run) -> String {
         .map(crate::parse::format_size)
         .unwrap_or_else(|| "?".into());
     let secs = c.get("secs").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-    let mut out = format!("wis {test}: {about}\n{size} per loop, {secs} s per sample\n");
-    out.push_str(" mode     Thr Rep        ops/s   ops/s/task     faults/s faults/op shootdn/s\n");
+    let mut out = vec![Block::Paragraph(format!(
+        "wis {test}: {about}\n{size} per loop, {secs} s per sample\n"
+    ))];
+    let mut rows = Vec::new();
     let mut tlb = String::new();
     for cs in &run.cases {
         let Some((s, reps)) = crate::report::median_sample(cs, "ops/s") else {
@@ -37,22 +41,17 @@ pub fn text(run: &Run) -> String {
             .figures
             .get("faults/op")
             .map_or("-".into(), |v| format!("{v:.3}"));
-        out.push_str(&format!(
-            " {:<8} {:>3} {:>3} {:>12} {:>12} {:>12} {:>9} {:>9}{}\n",
-            cs.case.variant,
-            cs.case.tasks,
-            reps,
+        rows.push(vec![
+            cs.case.variant.clone(),
+            cs.case.tasks.to_string(),
+            reps.to_string(),
             fig(s, "ops/s"),
             fig(s, "ops/s/task"),
             fig(s, "faults/s"),
             per_op,
             fig(s, "shootdowns/s"),
-            if cs.measured().any(|s| s.flagged) {
-                " *"
-            } else {
-                ""
-            }
-        ));
+            flag(cs),
+        ]);
         let counters: Vec<String> = s
             .vmstat
             .iter()
@@ -68,13 +67,43 @@ pub fn text(run: &Run) -> String {
             ));
         }
     }
-    if run.cases.iter().any(|c| c.measured().any(|s| s.flagged)) {
-        out.push_str("  * a sample of this row was flagged as noisy\n");
+    let mut align = vec![Align::Left];
+    align.extend([Align::Right; 7]);
+    align.push(Align::Left);
+    out.push(Block::Table(Table {
+        title: format!("{test}: operations and faults per second by mode and task count"),
+        header: vec![cells(&[
+            "mode",
+            "Thr",
+            "Rep",
+            "ops/s",
+            "ops/s/task",
+            "faults/s",
+            "faults/op",
+            "shootdn/s",
+        ])],
+        align,
+        rows,
+        layout: Some(
+            Layout::spaced(&[8, 3, 3, 12, 12, 12, 9, 9, 0])
+                .sep(0, " ")
+                .sep(8, "")
+                .with_header(
+                    " mode     Thr Rep        ops/s   ops/s/task     faults/s faults/op shootdn/s\n",
+                ),
+        ),
+    }));
+    let mut notes = String::new();
+    if any_flagged(run) {
+        notes.push_str(FLAGGED_ROW);
     }
-    out.push_str("shootdn/s: TLB shootdown interrupts of all CPUs (/proc/interrupts) per second\n");
+    notes.push_str(
+        "shootdn/s: TLB shootdown interrupts of all CPUs (/proc/interrupts) per second\n",
+    );
     if !tlb.is_empty() {
-        out.push_str("vmstat TLB counters (median sample):\n");
-        out.push_str(&tlb);
+        notes.push_str("vmstat TLB counters (median sample):\n");
+        notes.push_str(&tlb);
     }
+    out.push(Block::Paragraph(notes));
     out
 }

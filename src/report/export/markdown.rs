@@ -1,7 +1,7 @@
 //! Markdown: titles as headings, tables as pipe tables, paragraphs kept
 //! verbatim in code fences (they are column-aligned text).
 
-use super::{Align, Block, Exporter, Report, Table};
+use super::{Align, Block, Exporter, KeyValue, Report, Table};
 
 pub struct Markdown;
 
@@ -9,11 +9,20 @@ fn cell(s: &str) -> String {
     s.trim().replace('|', "\\|")
 }
 
+/// A pipe table. Columns with no text at all (a text layout's spacer or
+/// an unused flag column) are left out.
 pub fn table(t: &Table) -> String {
-    let ncol = t.columns();
+    let filled = |i: usize| {
+        t.header
+            .iter()
+            .chain(&t.rows)
+            .any(|r| r.get(i).is_some_and(|c| !c.trim().is_empty()))
+    };
+    let keep: Vec<usize> = (0..t.columns()).filter(|&i| filled(i)).collect();
     // Markdown has one header line: join multi-line headers per column.
-    let head: Vec<String> = (0..ncol)
-        .map(|i| {
+    let head: Vec<String> = keep
+        .iter()
+        .map(|&i| {
             t.header
                 .iter()
                 .filter_map(|h| h.get(i))
@@ -27,36 +36,65 @@ pub fn table(t: &Table) -> String {
         "| {} |\n",
         head.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
     );
-    let rule: Vec<&str> = (0..ncol)
-        .map(|i| match t.align.get(i) {
+    let rule: Vec<&str> = keep
+        .iter()
+        .map(|&i| match t.align.get(i) {
             Some(Align::Right) => "---:",
             _ => "---",
         })
         .collect();
     out.push_str(&format!("| {} |\n", rule.join(" | ")));
     for r in &t.rows {
-        let cells: Vec<String> = (0..ncol)
-            .map(|i| cell(r.get(i).map(String::as_str).unwrap_or("")))
+        let cells: Vec<String> = keep
+            .iter()
+            .map(|&i| cell(r.get(i).map(String::as_str).unwrap_or("")))
             .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
 }
 
+fn heading(title: &str) -> String {
+    if title.is_empty() {
+        String::new()
+    } else {
+        // A heading is one line: a title wrapped for the terminal is joined.
+        let one: Vec<&str> = title.split_whitespace().collect();
+        format!("### {}\n\n", one.join(" "))
+    }
+}
+
+/// Named values as a list under their title.
+pub fn key_value(kv: &KeyValue) -> String {
+    let mut out = heading(&kv.title);
+    for (k, v) in &kv.pairs {
+        out.push_str(&format!("- {}: {}\n", k.trim(), v.trim()));
+    }
+    out
+}
+
+/// The blocks of a document, a blank line apart.
+pub fn blocks(blocks: &[Block]) -> String {
+    let mut parts = Vec::new();
+    for b in blocks {
+        parts.push(match b {
+            Block::Title(t) => format!("### {t}\n"),
+            // Blank lines that space the text layout mean nothing in a fence.
+            Block::Paragraph(p) if p.trim().is_empty() => continue,
+            Block::Paragraph(p) => {
+                format!("```\n{}\n```\n", p.trim_start_matches('\n').trim_end())
+            }
+            Block::Table(t) => heading(&t.title) + &table(t),
+            Block::KeyValue(kv) => key_value(kv),
+            Block::Blank => continue,
+        });
+    }
+    parts.join("\n")
+}
+
 impl Exporter for Markdown {
     fn export(&self, report: &Report) -> Result<String, String> {
-        let mut parts = Vec::new();
-        for b in &report.blocks {
-            parts.push(match b {
-                Block::Title(t) => format!("### {t}\n"),
-                // Blank lines that space the text layout mean nothing in a fence.
-                Block::Paragraph(p) => {
-                    format!("```\n{}\n```\n", p.trim_start_matches('\n').trim_end())
-                }
-                Block::Table(t) => table(t),
-            });
-        }
-        Ok(parts.join("\n"))
+        Ok(blocks(&report.blocks))
     }
 }
 
@@ -73,6 +111,7 @@ mod tests {
             ],
             align: vec![Align::Left, Align::Right],
             rows: vec![vec!["Amean".into(), "1|2".into()]],
+            ..Table::default()
         };
         assert_eq!(
             table(&t),

@@ -4,9 +4,14 @@
 //!
 //! A [`Report`] carries what each format needs, so no command writes a
 //! format by hand:
-//! - `blocks`: titles, paragraphs and tables, for text and Markdown;
-//! - `text`: an exact text rendering, when the command has its own
-//!   (`show` keeps its historical layout byte for byte);
+//! - `blocks`: the document as typed [`Block`]s (titles, paragraphs,
+//!   tables, named values), for text and Markdown. A table may carry a
+//!   fixed text [`Layout`], so the text exporter reprints a historical
+//!   report byte for byte while Markdown gets the same cells as a pipe
+//!   table under the table's title;
+//! - `text`: a text rendering that replaces the blocks in text only, when
+//!   the command's text differs from its blocks (`show` shades cells for a
+//!   terminal and leaves a Markdown-only summary out);
 //! - `records`: one flat table (a header and rows), for CSV;
 //! - `data`: the structured result, for JSON.
 //!
@@ -16,7 +21,8 @@
 //! let report = Report {
 //!     text: None,
 //!     blocks: vec![Block::Title("USL fit, run 7: fault/wsec".into()),
-//!                  Block::Table(coefficients_table), Block::Paragraph(warnings)],
+//!                  Block::Table(Table { title: "Coefficients".into(), ..coefficients }),
+//!                  Block::Paragraph(warnings)],
 //!     records: Records { columns: vec!["parameter".into(), "value".into(), "stderr".into()],
 //!                        rows: /* one row per coefficient */ },
 //!     data: serde_json::to_value(&fit)?,
@@ -27,8 +33,8 @@
 
 mod csv;
 mod json;
-mod markdown;
-mod text;
+pub mod markdown;
+pub mod text;
 
 use serde::Serialize;
 
@@ -74,9 +80,15 @@ pub enum Align {
 /// mmtests prints a kernel line over a label line).
 #[derive(Debug, Clone, Default)]
 pub struct Table {
+    /// What the table shows: the line over it in text (when not empty),
+    /// its heading in Markdown, its name in JSON.
+    pub title: String,
     pub header: Vec<Vec<String>>,
     pub align: Vec<Align>,
     pub rows: Vec<Vec<String>>,
+    /// The fixed text layout of a historical report; None: columns as
+    /// wide as their widest cell, two spaces apart.
+    pub layout: Option<Layout>,
 }
 
 impl Table {
@@ -91,14 +103,94 @@ impl Table {
     }
 }
 
-/// A piece of a document.
+/// How a table is laid out in text when its columns are fixed (the
+/// reports users know, printed byte for byte as they always were).
+///
+/// Each cell is printed after its column's separator, padded to the
+/// column's width; a row stops at its last cell (no trailing blanks), and
+/// a row of one cell in a wider table spans it: printed unpadded after the
+/// first separator (a group line such as lockmeter's `[source]`, or a
+/// warning under the row it concerns).
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// Per column: the text before it and its least width.
+    pub columns: Vec<(&'static str, usize)>,
+    /// The text printed above the rows instead of the title and `header`,
+    /// when the historical heading does not follow the columns.
+    pub text_header: Option<String>,
+    /// Whether text prints the title over the table (historical tables
+    /// without one are still named in Markdown and JSON).
+    pub text_title: bool,
+}
+
+impl Layout {
+    /// Columns one space apart, of these widths.
+    pub fn spaced(widths: &[usize]) -> Layout {
+        Layout {
+            columns: widths
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (if i == 0 { "" } else { " " }, *w))
+                .collect(),
+            text_header: None,
+            text_title: true,
+        }
+    }
+
+    /// The same columns without a title line in text.
+    pub fn untitled(mut self) -> Layout {
+        self.text_title = false;
+        self
+    }
+
+    /// The same columns with `sep` before column `i`.
+    pub fn sep(mut self, i: usize, sep: &'static str) -> Layout {
+        self.columns[i].0 = sep;
+        self
+    }
+
+    /// The same columns with a verbatim text heading.
+    pub fn with_header(mut self, text: impl Into<String>) -> Layout {
+        self.text_header = Some(text.into());
+        self
+    }
+}
+
+/// Named values under an optional title: "Time Elapsed  12.3" lines in
+/// text, a list in Markdown.
+#[derive(Debug, Clone, Default)]
+pub struct KeyValue {
+    pub title: String,
+    pub pairs: Vec<(String, String)>,
+    /// Text widths of the key (left-aligned) and the value (right-aligned),
+    /// one space apart; None: "key: value".
+    pub widths: Option<(usize, usize)>,
+}
+
+/// A piece of a document. Text prints the blocks one after another; the
+/// other formats keep their content and drop the spacing.
 #[derive(Debug, Clone)]
 pub enum Block {
-    /// A section title.
+    /// A section title (text puts a blank line before every title but
+    /// the first block).
     Title(String),
-    /// Free text (may hold several lines).
+    /// Free text, verbatim in text (may hold several lines): notes,
+    /// warnings, descriptions.
     Paragraph(String),
     Table(Table),
+    KeyValue(KeyValue),
+    /// A blank line in text; nothing in the other formats.
+    Blank,
+}
+
+impl Block {
+    /// The table blocks of a document.
+    pub fn tables(blocks: &[Block]) -> impl Iterator<Item = &Table> {
+        blocks.iter().filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+    }
 }
 
 /// One flat table for CSV: every row has one cell per column.
@@ -131,3 +223,6 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(Json),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -94,7 +94,9 @@ fn run_section(run: &Run, figure: Option<&str>) -> String {
     ));
     out.push_str(&format!(
         "<h3>Table</h3>\n<pre>{}</pre>\n",
-        escape(&crate::report::text(run))
+        escape(&crate::report::export::text::blocks(
+            &crate::report::blocks(run, false)
+        ))
     ));
     let plots = plots_for(run, figure);
     if plots.is_empty() {
