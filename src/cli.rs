@@ -1,12 +1,12 @@
 //! Command-line definitions only (clap derive); no behaviour here. The
-//! `run` subcommands take their names and descriptions from the workload
-//! registry (`workload::Spec`).
+//! `run` subcommands are generated from the workload registry: each
+//! `workload::Spec` gives its name, description, examples and options, and
+//! every one gets the options all runs share (`Harness`).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
-use crate::workload::{atomic, c2c, churn, cmd, colour, fork, latency, lockfan, mmap_lock, numa};
-use crate::workload::{pft, wis};
+use crate::workload::{REGISTRY, Spec};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -174,108 +174,75 @@ pub struct CompletionsArgs {
 #[derive(Args, Debug)]
 pub struct ManArgs {}
 
-#[derive(Args, Debug)]
+/// `vmscale run`: the quick suite or one registered workload, whose
+/// subcommands are generated from `workload::REGISTRY`: each has the
+/// workload's own options (`Spec::args`), then the harness options.
+#[derive(Debug)]
 pub struct RunArgs {
-    #[command(subcommand)]
-    pub what: RunWhat,
+    /// The subcommand: [`QUICK`] or a registered workload's name.
+    pub name: String,
+    /// Its parsed options, for the workload's `Spec::build`.
+    pub matches: ArgMatches,
+    /// The options every run shares.
+    pub harness: Harness,
 }
 
-#[derive(Subcommand, Debug)]
-pub enum RunWhat {
-    /// The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn,
-    /// cmd, colour, c2c, atomic, lockfan, latency, wis (page_fault1, tlb_flush2), mmap-lock
-    #[command(
-        after_help = "Examples:\n  vmscale run quick\n  vmscale run quick --reps 3 --label before\n  \
-vmscale run quick --json > quick.json"
-    )]
-    Quick(QuickArgs),
-    #[command(
-        name = pft::SPEC.name,
-        about = pft::SPEC.about,
-        after_help = "Examples:\n  vmscale run pft --tasks auto --size 512M\n  \
-vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
-vmscale run pft --tasks 1-2 --size 256M --thp always --populate"
-    )]
-    Pft(PftArgs),
-    #[command(name = numa::SPEC_NUMA01.name, about = numa::SPEC_NUMA01.about, after_help = NUMA_EXAMPLES)]
-    Numa01(NumaArgs),
-    #[command(name = numa::SPEC_NUMA01_THREADLOCAL.name, about = numa::SPEC_NUMA01_THREADLOCAL.about, after_help = NUMA_EXAMPLES)]
-    Numa01Threadlocal(NumaArgs),
-    #[command(name = numa::SPEC_NUMA02.name, about = numa::SPEC_NUMA02.about, after_help = NUMA_EXAMPLES)]
-    Numa02(NumaArgs),
-    #[command(name = numa::SPEC_NUMA02_SMT.name, about = numa::SPEC_NUMA02_SMT.about, after_help = NUMA_EXAMPLES)]
-    Numa02Smt(NumaArgs),
-    #[command(
-        name = fork::SPEC.name,
-        about = fork::SPEC.about,
-        after_help = "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
-vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
-    )]
-    Fork(ForkArgs),
-    #[command(
-        name = churn::SPEC.name,
-        about = churn::SPEC.about,
-        after_help = "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
-vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3"
-    )]
-    Churn(ChurnArgs),
-    #[command(
-        name = cmd::SPEC.name,
-        about = cmd::SPEC.about,
-        after_help = "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
-vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
-vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
-Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
-failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126."
-    )]
-    Cmd(CmdArgs),
-    #[command(
-        name = colour::SPEC.name,
-        about = colour::SPEC.about,
-        after_help = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
-vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
-vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
-Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap."
-    )]
-    Colour(ColourArgs),
-    #[command(name = c2c::SPEC.name, about = c2c::SPEC.about, after_help = "Examples:\n  vmscale run c2c\n  \
-vmscale run c2c --cpus 0-3 --variant cas\n  \
-vmscale run c2c --fresh-line --rounds 2000 --batches 100")]
-    C2c(C2cArgs),
-    #[command(name = atomic::SPEC.name, about = atomic::SPEC.about, after_help = "Examples:\n  vmscale run atomic --tasks auto\n  \
-vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
-vmscale run atomic --tasks 1,2 --mode process")]
-    Atomic(AtomicArgs),
-    #[command(name = lockfan::SPEC.name, about = lockfan::SPEC.about, after_help = "Examples:\n  vmscale run lockfan --tasks auto\n  \
-vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
-vmscale run lockfan --tasks 2 --lines 4 --ops 200000")]
-    Lockfan(LockfanArgs),
-    #[command(name = latency::SPEC.name, about = latency::SPEC.about, after_help = "Examples:\n  vmscale run latency\n  \
-vmscale run latency --max 256M --pages base,thp\n  \
-vmscale run latency --min 16K --max 4M --pages base --pin 1")]
-    Latency(LatencyArgs),
-    #[command(
-        name = wis::SPEC.name,
-        about = wis::SPEC.about,
-        after_help = "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
-vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
-vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
-Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
-tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md)."
-    )]
-    Wis(WisArgs),
-    #[command(
-        name = mmap_lock::SPEC.name,
-        about = mmap_lock::SPEC.about,
-        after_help = "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
-vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2"
-    )]
-    MmapLock(MmapLockArgs),
+/// The `run` subcommand that runs the short suite.
+pub const QUICK: &str = "quick";
+
+/// The short suite's subcommand.
+fn quick_command() -> clap::Command {
+    Harness::augment_args(clap::Command::new(QUICK))
+        .about(
+            "The short suite: sysinfo, pft (thread, process), numa01..numa02-smt, fork, churn, \
+             cmd, colour, c2c, atomic, lockfan, latency, wis (page_fault1, tlb_flush2), mmap-lock",
+        )
+        .after_help(
+            "Examples:\n  vmscale run quick\n  vmscale run quick --reps 3 --label before\n  \
+vmscale run quick --json > quick.json",
+        )
 }
 
-const NUMA_EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
-vmscale run numa02 --reps 3\n  \
-vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
+/// A registered workload's subcommand: its options, then the harness's.
+fn workload_command(spec: &Spec) -> clap::Command {
+    Harness::augment_args((spec.args)(clap::Command::new(spec.name)))
+        .about(spec.about)
+        .after_help(spec.examples)
+}
+
+impl Args for RunArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd
+            .subcommand_required(true)
+            .arg_required_else_help(true)
+            .subcommand(quick_command());
+        REGISTRY
+            .iter()
+            .fold(cmd, |cmd, spec| cmd.subcommand(workload_command(spec)))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for RunArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = m.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        Ok(RunArgs {
+            name: name.to_string(),
+            harness: Harness::from_arg_matches(sub)?,
+            matches: sub.clone(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
 
 /// Options every run shares.
 #[derive(Args, Debug, Clone)]
@@ -345,182 +312,6 @@ pub struct Harness {
     /// With --knob: refuse (exit 2) instead of waiting when another run holds the knob lock
     #[arg(long)]
     pub no_wait: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct QuickArgs {
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug)]
-pub struct PftArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
-    /// Total memory, split evenly among the tasks (e.g. 256M, 4G)
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Memory per task instead of a total
-    #[arg(long, value_name = "SIZE")]
-    pub size_per_task: Option<String>,
-    /// Cache lines written per page, 1 .. page size / line size
-    #[arg(long, default_value_t = 1)]
-    pub cline: u64,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    /// Transparent huge pages for the mapping (madvise): never or always
-    #[arg(long, default_value = "never")]
-    pub thp: String,
-    /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
-    #[arg(long)]
-    pub populate: bool,
-    /// What backs the memory: anon, memfd, shm (shared anonymous) or file (needs --path)
-    #[arg(long, default_value = "anon")]
-    pub backing: String,
-    /// The file for --backing file: created new (never an existing path), removed after
-    #[arg(long, value_name = "PATH")]
-    pub path: Option<PathBuf>,
-    /// A shared mapping instead of a private one (private file mappings take COW faults)
-    #[arg(long)]
-    pub shared: bool,
-    /// The fault taken: write, or read (zero page on anon; page cache and fault-around on files)
-    #[arg(long, default_value = "write")]
-    pub access: String,
-    /// Pages per mapping: base, thp (madvise) or hugetlb (reserved huge pages) [default:
-    /// base, or thp with --thp always]
-    #[arg(long)]
-    pub pages: Option<String>,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct NumaArgs {
-    /// Region size (default: autonumabench's, capped to half the first node's memory)
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Passes over the region (default: autonumabench's 50 and 800; 250 for
-    /// numa01-threadlocal, a quarter of its 1000)
-    #[arg(long)]
-    pub loops: Option<u64>,
-    /// Per-thread page locality sampling interval, e.g. 1s, 200ms
-    #[arg(long, default_value = "1s")]
-    pub interval: String,
-    /// Locality fraction that counts as converged
-    #[arg(long, default_value_t = 0.9)]
-    pub threshold: f64,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct ForkArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// process or thread (forking tasks)
-    #[arg(long, default_value = "process")]
-    pub mode: String,
-    /// The mapping each task populates before forking
-    #[arg(long, default_value = "64M")]
-    pub size: String,
-    /// Forks per task per sample
-    #[arg(long, default_value_t = 200)]
-    pub forks: u64,
-    /// Pages each child writes before exiting
-    #[arg(long, default_value_t = 16)]
-    pub touch: u64,
-    /// Map a shared file instead of anonymous private memory
-    #[arg(long)]
-    pub shared_file: bool,
-    /// Directory for the shared file (default: the temp directory)
-    #[arg(long, value_name = "DIR")]
-    pub file_dir: Option<PathBuf>,
-    /// Placement: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct ChurnArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "process")]
-    pub mode: String,
-    /// Bytes mapped, touched and unmapped per loop
-    #[arg(long, default_value = "1M")]
-    pub chunk: String,
-    /// Seconds per sample
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// Seconds between each task's fault-count readings
-    #[arg(long, default_value_t = 0.25)]
-    pub every: f64,
-    /// Placement: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct CmdArgs {
-    /// A block device from /proc/diskstats to report (e.g. vda, sdb)
-    #[arg(long)]
-    pub device: Option<String>,
-    /// Shell command run before each sample (not timed)
-    #[arg(long)]
-    pub setup: Option<String>,
-    /// Shell command run after each sample (not timed), even after a failure
-    #[arg(long)]
-    pub cleanup: Option<String>,
-    /// Seconds between diskstats readings (for the Max figures)
-    #[arg(long, default_value_t = 1.0)]
-    pub interval: f64,
-    #[command(flatten)]
-    pub harness: Harness,
-    /// The command and its arguments, after --
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct ColourArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
-    #[arg(long, default_value = "2")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
-    /// Memory each task allocates and touches (e.g. 10M, 1G) [default: 64M]
-    #[arg(long, value_name = "SIZE", conflicts_with = "size")]
-    pub size_per_task: Option<String>,
-    /// Total memory instead of --size-per-task: each task gets SIZE / the largest task count
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
-    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
-    pub interleave: Option<u64>,
-    /// Colours to analyse instead of the LLC's size / (ways x page size)
-    #[arg(long, value_name = "N")]
-    pub colours: Option<u64>,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    /// Transparent huge pages for the mapping (madvise): never or always
-    #[arg(long, default_value = "never")]
-    pub thp: String,
-    #[command(flatten)]
-    pub harness: Harness,
 }
 
 #[derive(Args, Debug)]
@@ -708,155 +499,6 @@ pub struct ImportArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct C2cArgs {
-    /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Ping-pong kinds: cas (PAUSE between retries), cas-nopause (as core-to-core-latency),
-    /// storeload, or a list
-    #[arg(long, default_value = "cas,cas-nopause,storeload")]
-    pub variant: String,
-    /// A new cache line per pair, first touched by the pair's first CPU
-    #[arg(long)]
-    pub fresh_line: bool,
-    /// Round trips per timed batch
-    #[arg(long, default_value_t = 1000)]
-    pub rounds: u64,
-    /// Timed batches per pair; a pair's figure is their median
-    #[arg(long, default_value_t = 50)]
-    pub batches: u64,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct AtomicArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
-    /// Counters: shared, folded, packed, locked, plain (comma-separated)
-    #[arg(long, default_value = "shared,folded,packed,locked,plain")]
-    pub variant: String,
-    /// Increments per task
-    #[arg(long, default_value_t = 2_000_000)]
-    pub ops: u64,
-    /// Folded counters: increments between folds into the global
-    #[arg(long, default_value_t = 64, value_name = "K")]
-    pub fold: u64,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct LockfanArgs {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
-    /// Lock counts K: a list, a range, or auto (1, 2, 4, ... 256)
-    #[arg(long, default_value = "auto")]
-    pub locks: String,
-    /// Lock kinds: spin, mutex, or both
-    #[arg(long, default_value = "spin,mutex")]
-    pub kind: String,
-    /// Critical sections per task
-    #[arg(long, default_value_t = 1_000_000)]
-    pub ops: u64,
-    /// Cache lines of data each lock protects, all written per operation
-    #[arg(long, default_value_t = 2)]
-    pub lines: usize,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct LatencyArgs {
-    /// Smallest working set
-    #[arg(long, default_value = "4K", value_name = "SIZE")]
-    pub min: String,
-    /// Largest working set (default: 2 x the last-level cache)
-    #[arg(long, value_name = "SIZE")]
-    pub max: Option<String>,
-    /// Page kinds: base, thp, or both
-    #[arg(long, default_value = "base,thp")]
-    pub pages: String,
-    /// Least timed loads per sample (at least two laps of the chain are timed)
-    #[arg(long, default_value_t = 2_000_000)]
-    pub loads: u64,
-    /// Placement of the one task: compact, spread, none, or a CPU
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct WisArgs {
-    /// The will-it-scale test: page_fault1, page_fault2, page_fault3, mmap1, mmap2, brk1,
-    /// malloc1, malloc2, tlb_flush1, tlb_flush2, tlb_flush3
-    #[arg(long)]
-    pub test: String,
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread, process, or both as will-it-scale runs them: thread,process
-    #[arg(long, default_value = "process,thread")]
-    pub mode: String,
-    /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Seconds per sample
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// Seconds between each task's operation-count readings
-    #[arg(long, default_value_t = 0.25)]
-    pub every: f64,
-    /// Directory for the file tests' unnamed files (default: the temp directory)
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Placement: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct MmapLockArgs {
-    /// Faulting thread counts (N): a list (1,2), a range or auto
-    #[arg(long, default_value = "1")]
-    pub tasks: String,
-    /// Address-space-changing thread counts (M), e.g. 0,1,2
-    #[arg(long, default_value = "0,1")]
-    pub changers: String,
-    /// Region each faulting thread faults in, again and again
-    #[arg(long, default_value = "16M")]
-    pub size: String,
-    /// mmap+mprotect+munmap cycles per second per changing thread (0: unthrottled)
-    #[arg(long, default_value_t = 1000.0)]
-    pub rate: f64,
-    /// Seconds the faulting threads run per sample
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// Placement of the faulting threads: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
-    #[command(flatten)]
-    pub harness: Harness,
 }
 
 #[derive(Args, Debug)]

@@ -8,10 +8,10 @@ use std::path::Path;
 use clap::Parser;
 
 use super::run::{
-    QUICK_MAX_REPS, build, check_memory, emit, harness_mut, input, options, plan_with, run_workload,
+    QUICK_MAX_REPS, build, check_memory, emit, input, options, plan_with, run_workload,
 };
 use super::{Error, Result};
-use crate::cli::{Cli, Command, Harness, QuickArgs, RunWhat};
+use crate::cli::{Cli, Command, Harness, RunArgs};
 use crate::machine::Snapshot;
 use crate::model::{Run, Status};
 use crate::runner::Plan;
@@ -20,8 +20,7 @@ use crate::workload::{REGISTRY, Spec, Workload};
 
 /// Runs the suite. Entries that may be skipped (`Spec::quick_may_skip`)
 /// run last, so a skip leaves the rest of the suite as it always is.
-pub fn run(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
-    let h = &a.harness;
+pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
     let plan = plan_with(h, QUICK_MAX_REPS)?;
     let mut suite: Vec<Box<dyn Workload>> = Vec::new();
     for spec in REGISTRY.iter().filter(|s| !s.quick_may_skip) {
@@ -75,14 +74,14 @@ pub fn run(db: &Path, a: &QuickArgs, m: &Snapshot) -> Result<()> {
 /// One entry of `spec`'s quick list, parsed and built with the suite's
 /// harness options in place of the defaults.
 fn entry(spec: &Spec, args: &[String], h: &Harness, m: &Snapshot) -> Result<Box<dyn Workload>> {
-    let mut what = parse(spec, args)?;
-    *harness_mut(&mut what) = h.clone();
-    build(&what, m)
+    let mut run = parse(spec, args)?;
+    run.harness = h.clone();
+    build(&run, m)
 }
 
 /// `vmscale run NAME ARGS` as the command line parses it. A refusal is a
 /// bug in the entry, not the user's input.
-pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunWhat> {
+pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunArgs> {
     let argv = ["vmscale", "run", spec.name]
         .into_iter()
         .map(str::to_string)
@@ -91,7 +90,7 @@ pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunWhat> {
         Ok(Cli {
             command: Command::Run(r),
             ..
-        }) => Ok(r.what),
+        }) => Ok(r),
         Ok(_) => Err(Error::Failed(format!("quick: {} is not a run", spec.name))),
         Err(e) => Err(Error::Failed(format!(
             "quick: the entry `{} {}` does not parse: {e}",
@@ -215,8 +214,7 @@ mod tests {
     #[test]
     fn built_entries_report_the_registered_headline_first() {
         let m = crate::machine::live();
-        let mut defaults = parse(&crate::workload::pft::SPEC, &[]).unwrap();
-        let h = harness_mut(&mut defaults).clone();
+        let h = parse(&crate::workload::pft::SPEC, &[]).unwrap().harness;
         for spec in REGISTRY {
             for args in (spec.quick)(&m) {
                 let w = match entry(spec, &args, &h, &m) {

@@ -1,87 +1,53 @@
 //! `vmscale run`: validates a workload's options, refuses what cannot be
 //! run safely, then runs it into the store and prints the stored result.
-//! `build` is the one place a `run` subcommand becomes a workload (`run
-//! quick` builds its entries through it too, in quick.rs).
+//! `build` is the one place a `run` subcommand becomes a workload, through
+//! its registered `Spec::build` (`run quick` builds its entries through it
+//! too, in quick.rs).
 
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{ColourArgs, Harness, PftArgs, RunArgs, RunWhat};
-use crate::exec::{Mode, pin::Pin, signals};
+use crate::cli::{Harness, QUICK, RunArgs};
+use crate::exec::signals;
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
 use crate::runner::{self, Plan, Reps};
 use crate::store::{NewRun, Store};
-use crate::workload::{Workload, colour, numa, pft};
-
-use super::run_procs;
+use crate::workload::{Env, Workload};
 
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
-    match args.what {
-        RunWhat::Quick(a) => super::quick::run(db, &a, &machine),
-        RunWhat::Cmd(a) => run_procs::run_cmd(db, &a, &machine),
-        mut what => {
-            let h = harness_mut(&mut what).clone();
-            let w = build(&what, &machine)?;
-            run_one(db, w.as_ref(), &h, &machine)
-        }
+    if args.name == QUICK {
+        return super::quick::run(db, &args.harness, &machine);
     }
+    let w = build(&args, &machine)?;
+    run_one(db, w.as_ref(), &args.harness, &machine)
 }
 
-/// The workload a `run` subcommand names, its options validated (input
-/// errors exit 2 before anything is stored). `run quick` is a suite, not
-/// a workload: refused here.
-pub(crate) fn build(what: &RunWhat, m: &Snapshot) -> Result<Box<dyn Workload>> {
-    Ok(match what {
-        RunWhat::Quick(_) => {
-            return Err(Error::Failed("run quick is a suite, not a workload".into()));
-        }
-        RunWhat::Pft(a) => Box::new(pft_from_args(a, m)?),
-        RunWhat::Numa01(a) => numa(numa::Pattern::Numa01, a, m)?,
-        RunWhat::Numa01Threadlocal(a) => numa(numa::Pattern::Numa01Threadlocal, a, m)?,
-        RunWhat::Numa02(a) => numa(numa::Pattern::Numa02, a, m)?,
-        RunWhat::Numa02Smt(a) => numa(numa::Pattern::Numa02Smt, a, m)?,
-        RunWhat::Fork(a) => Box::new(run_procs::fork_from_args(a, m)?),
-        RunWhat::Churn(a) => Box::new(run_procs::churn_from_args(a, m)?),
-        RunWhat::Cmd(a) => Box::new(run_procs::cmd_from_args(a)?),
-        RunWhat::Colour(a) => Box::new(colour_from_args(a, m)?),
-        RunWhat::C2c(a) => Box::new(super::micro::c2c_from_args(a, m)?),
-        RunWhat::Atomic(a) => Box::new(super::micro::atomic_from_args(a, m)?),
-        RunWhat::Lockfan(a) => Box::new(super::micro::lockfan_from_args(a, m)?),
-        RunWhat::Latency(a) => Box::new(super::micro::latency_from_args(a, m)?),
-        RunWhat::Wis(a) => Box::new(super::run_faults::wis_from_args(a, m)?),
-        RunWhat::MmapLock(a) => Box::new(super::run_faults::mmap_lock_from_args(a, m)?),
-    })
+/// The workload a `run` subcommand names, its options validated by its
+/// `Spec::build` (input errors exit 2 before anything is stored).
+pub(crate) fn build(args: &RunArgs, m: &Snapshot) -> Result<Box<dyn Workload>> {
+    let spec = crate::workload::find(&args.name)
+        .ok_or_else(|| Error::Failed(format!("{} is not a registered workload", args.name)))?;
+    let env = Env {
+        machine: m,
+        knobs: &args.harness.knob,
+    };
+    (spec.build)(&args.matches, &env)
 }
 
-/// The harness options of a `run` subcommand, to read or to replace (the
-/// quick suite puts its own in place of the defaults its entries parse to).
-pub(crate) fn harness_mut(what: &mut RunWhat) -> &mut Harness {
-    match what {
-        RunWhat::Quick(a) => &mut a.harness,
-        RunWhat::Pft(a) => &mut a.harness,
-        RunWhat::Numa01(a)
-        | RunWhat::Numa01Threadlocal(a)
-        | RunWhat::Numa02(a)
-        | RunWhat::Numa02Smt(a) => &mut a.harness,
-        RunWhat::Fork(a) => &mut a.harness,
-        RunWhat::Churn(a) => &mut a.harness,
-        RunWhat::Cmd(a) => &mut a.harness,
-        RunWhat::Colour(a) => &mut a.harness,
-        RunWhat::C2c(a) => &mut a.harness,
-        RunWhat::Atomic(a) => &mut a.harness,
-        RunWhat::Lockfan(a) => &mut a.harness,
-        RunWhat::Latency(a) => &mut a.harness,
-        RunWhat::Wis(a) => &mut a.harness,
-        RunWhat::MmapLock(a) => &mut a.harness,
-    }
-}
-
-/// Runs one workload into the store and prints it.
+/// Runs one workload into the store and prints it. A failed run of a
+/// workload that runs a user's command exits with the command's code.
 fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
-    let run = run_workload(db, w, &plan(h)?, h, m)?;
+    let run = match run_workload(db, w, &plan(h)?, h, m) {
+        Ok(run) => run,
+        Err(Error::Failed(msg)) => match w.exit_code() {
+            Some(code) => return Err(Error::Exit(code, msg)),
+            None => return Err(Error::Failed(msg)),
+        },
+        Err(e) => return Err(e),
+    };
     print_run(db, &run, h)?;
     print_probes(db, &run, h)?;
     super::rerun_note::print(db, &run, h)
@@ -93,10 +59,6 @@ pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
         super::probes_out::print(db, run.meta.id)?;
     }
     Ok(())
-}
-
-fn numa(p: numa::Pattern, a: &crate::cli::NumaArgs, m: &Snapshot) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(run_procs::numa_from_args(p, a, m)?))
 }
 
 pub(crate) use crate::error::input;
@@ -159,96 +121,6 @@ fn probes(h: &Harness) -> crate::probes::Request {
     crate::probes::Request {
         hz: h.profile,
         locks: h.lock_stats,
-    }
-}
-
-fn page_size(m: &Snapshot) -> u64 {
-    m.page_size.unwrap_or(4096)
-}
-
-/// The coherency line size of the first-level data cache (64 if unknown).
-pub(crate) fn line_size(m: &Snapshot) -> u64 {
-    m.caches
-        .iter()
-        .filter(|c| c.level == 1 && c.kind != "Instruction")
-        .find_map(|c| c.line_size)
-        .unwrap_or(64)
-}
-
-pub fn pft_from_args(a: &PftArgs, m: &Snapshot) -> Result<pft::Pft> {
-    let online = m.cpus.len().max(1);
-    let size =
-        |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
-    let cfg = pft::Config {
-        tasks: input(parse::tasks(&a.tasks, online))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        size_total: input(size("--size", &a.size))?,
-        size_per_task: input(size("--size-per-task", &a.size_per_task))?,
-        cline: a.cline,
-        pin: input(a.pin.parse::<Pin>())?,
-        thp: input(a.thp.parse())?,
-        populate: a.populate,
-        page_size: page_size(m),
-        line_size: line_size(m),
-        map: Default::default(),
-        huge_size: 0,
-    };
-    super::run_faults::pft_with_mapping(cfg, a, m)
-}
-
-pub fn colour_from_args(a: &ColourArgs, m: &Snapshot) -> Result<colour::Colour> {
-    let (colours, colours_from) = match a.colours {
-        Some(n) => (n, "--colours".to_string()),
-        None => {
-            let n = m.llc_colours().ok_or_else(|| {
-                Error::Input(
-                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
-                     page colours are unknown: give --colours N"
-                        .into(),
-                )
-            })?;
-            let from = m
-                .llc()
-                .map(|c| {
-                    format!(
-                        "L{} {} {}-way",
-                        c.level,
-                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
-                        c.ways.unwrap_or(0)
-                    )
-                })
-                .unwrap_or_default();
-            (n, from)
-        }
-    };
-    let cfg = colour::Config {
-        tasks: input(parse::tasks(&a.tasks, m.cpus.len().max(1)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        size_per_task: colour_size_per_task(a, m.cpus.len().max(1))?,
-        pin: input(a.pin.parse::<Pin>())?,
-        interleave: a.interleave,
-        colours,
-        colours_from,
-        l2_colours: m.l2_colours().filter(|&c| c >= 2),
-        thp: input(a.thp.parse())?,
-        page_size: page_size(m),
-    };
-    input(colour::Colour::new(cfg, m.clone()))
-}
-
-/// Colour's memory per task: `--size-per-task`, or `--size` split evenly
-/// among the largest task count (so every case's tasks touch the same
-/// amount each), 64 MiB by default.
-fn colour_size_per_task(a: &ColourArgs, online: usize) -> Result<u64> {
-    match (&a.size, &a.size_per_task) {
-        (Some(total), _) => {
-            let total = input(parse::size_arg("--size", total))?;
-            let tasks = input(parse::tasks(&a.tasks, online))?;
-            let most = tasks.iter().copied().max().unwrap_or(1).max(1) as u64;
-            Ok(total / most)
-        }
-        (None, Some(per)) => input(parse::size_arg("--size-per-task", per)),
-        (None, None) => input(parse::size_arg("--size-per-task", "64M")),
     }
 }
 

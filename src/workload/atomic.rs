@@ -16,6 +16,12 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, list, online};
+use super::spec::{Env, options};
+use crate::error::Result;
+use crate::parse;
+use clap::ArgMatches;
+
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
 
 /// Counters meant to be apart sit 128 bytes apart: adjacent-line
@@ -92,9 +98,54 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// atomic in the registry (`workload::REGISTRY`).
+// `vmscale run atomic`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Counters: shared, folded, packed, locked, plain (comma-separated)
+    #[arg(long, default_value = "shared,folded,packed,locked,plain")]
+    pub variant: String,
+    /// Increments per task
+    #[arg(long, default_value_t = 2_000_000)]
+    pub ops: u64,
+    /// Folded counters: increments between folds into the global
+    #[arg(long, default_value_t = 64, value_name = "K")]
+    pub fold: u64,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Atomic> {
+    let cfg = Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        pin: input(a.pin.parse::<Pin>())?,
+        variants: list(&a.variant),
+        ops: a.ops,
+        fold: a.fold,
+    };
+    input(Atomic::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "atomic",
     about: "The cost of counting: shared, folded, packed, locked and plain counters",
+    examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
+vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
+vmscale run atomic --tasks 1,2 --mode process",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures: super::ops::figures,
     report: super::Report::Atomic,
     plots: super::Plots::Scaling,

@@ -16,6 +16,11 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
+use super::options::{input, list};
+use super::spec::{Env, options};
+use crate::error::Result;
+use clap::ArgMatches;
+
 pub const VARIANTS: &[&str] = &["cas", "cas-nopause", "storeload"];
 
 /// One CPU pair and what the topology says about it.
@@ -147,9 +152,58 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// c2c in the registry (`workload::REGISTRY`).
+// `vmscale run c2c`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Ping-pong kinds: cas (PAUSE between retries), cas-nopause (as core-to-core-latency),
+    /// storeload, or a list
+    #[arg(long, default_value = "cas,cas-nopause,storeload")]
+    pub variant: String,
+    /// A new cache line per pair, first touched by the pair's first CPU
+    #[arg(long)]
+    pub fresh_line: bool,
+    /// Round trips per timed batch
+    #[arg(long, default_value_t = 1000)]
+    pub rounds: u64,
+    /// Timed batches per pair; a pair's figure is their median
+    #[arg(long, default_value_t = 50)]
+    pub batches: u64,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
+    let cpus = a
+        .cpus
+        .as_deref()
+        .map(|t| {
+            cpulist::parse(t).map_err(|e| format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
+        })
+        .transpose();
+    input(C2c::new(
+        input(cpus)?,
+        list(&a.variant),
+        a.fresh_line,
+        a.rounds,
+        a.batches,
+        m,
+    ))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "c2c",
     about: "Cache-line hand-off latency between every pair of CPUs",
+    examples: "Examples:\n  vmscale run c2c\n  \
+vmscale run c2c --cpus 0-3 --variant cas\n  \
+vmscale run c2c --fresh-line --rounds 2000 --batches 100",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::C2c,
     plots: super::Plots::Heatmap,

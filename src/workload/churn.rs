@@ -10,6 +10,12 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, online, page_size};
+use super::spec::{Env, options};
+use crate::error::Result;
+use crate::parse;
+use clap::ArgMatches;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub tasks: Vec<usize>,
@@ -62,9 +68,54 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// churn in the registry (`workload::REGISTRY`).
+// `vmscale run churn`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// Bytes mapped, touched and unmapped per loop
+    #[arg(long, default_value = "1M")]
+    pub chunk: String,
+    /// Seconds per sample
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// Seconds between each task's fault-count readings
+    #[arg(long, default_value_t = 0.25)]
+    pub every: f64,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Churn> {
+    let cfg = Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        chunk: input(parse::size_arg("--chunk", &a.chunk))?,
+        secs: a.time,
+        every: a.every,
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: page_size(m),
+    };
+    input(Churn::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "churn",
     about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
+    examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
+vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::Churn,
     plots: super::Plots::Scaling,

@@ -16,6 +16,11 @@ use crate::exec::clock;
 use crate::machine::Snapshot;
 use crate::monitor::diskstats;
 
+use super::options::input;
+use super::spec::{Env, options};
+use crate::error::Result;
+use clap::ArgMatches;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub argv: Vec<String>,
@@ -50,11 +55,6 @@ impl Cmd {
             cfg,
             exit: Mutex::new(None),
         })
-    }
-
-    /// After a failed run: the exit code to propagate (see docs/cmd.md).
-    pub fn exit_code(&self) -> Option<i32> {
-        self.exit.lock().ok().and_then(|g| *g)
     }
 
     fn failed(&self, code: i32, msg: String) -> String {
@@ -176,9 +176,51 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// cmd in the registry (`workload::REGISTRY`).
+// `vmscale run cmd`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// A block device from /proc/diskstats to report (e.g. vda, sdb)
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Shell command run before each sample (not timed)
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// Shell command run after each sample (not timed), even after a failure
+    #[arg(long)]
+    pub cleanup: Option<String>,
+    /// Seconds between diskstats readings (for the Max figures)
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+    /// The command and its arguments, after --
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args) -> Result<Cmd> {
+    input(Cmd::new(Config {
+        argv: a.command.clone(),
+        setup: a.setup.clone(),
+        cleanup: a.cleanup.clone(),
+        device: a.device.clone(),
+        interval: a.interval,
+    }))
+}
+
+fn build(m: &ArgMatches, _: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "cmd",
     about: "Any external command under the harness: times, faults, vmstat and disk deltas",
+    examples: "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
+Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
+failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126.",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::Cmd,
     plots: super::Plots::Scaling,
@@ -192,6 +234,10 @@ pub const SPEC: super::Spec = super::Spec {
 impl Workload for Cmd {
     fn name(&self) -> &'static str {
         SPEC.name
+    }
+    /// After a failed run: the exit code to propagate (see docs/cmd.md).
+    fn exit_code(&self) -> Option<i32> {
+        self.exit.lock().ok().and_then(|g| *g)
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()

@@ -390,6 +390,9 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 pub const SPEC: super::Spec = super::Spec {
     name: "colour",
     about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
+    examples: super::colour_args::EXAMPLES,
+    args: <super::colour_args::Args as clap::Args>::augment_args,
+    build: super::colour_args::build,
     figures,
     report: super::Report::Colour,
     plots: super::Plots::Colour,

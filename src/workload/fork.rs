@@ -13,6 +13,12 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, online, page_size};
+use super::spec::{Env, options};
+use crate::error::{Error, Result};
+use crate::parse;
+use clap::ArgMatches;
+
 /// What the parent's mapping is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -101,9 +107,69 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// fork in the registry (`workload::REGISTRY`).
+// `vmscale run fork`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// process or thread (forking tasks)
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    /// The mapping each task populates before forking
+    #[arg(long, default_value = "64M")]
+    pub size: String,
+    /// Forks per task per sample
+    #[arg(long, default_value_t = 200)]
+    pub forks: u64,
+    /// Pages each child writes before exiting
+    #[arg(long, default_value_t = 16)]
+    pub touch: u64,
+    /// Map a shared file instead of anonymous private memory
+    #[arg(long)]
+    pub shared_file: bool,
+    /// Directory for the shared file (default: the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub file_dir: Option<PathBuf>,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
+    let cfg = Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size: input(parse::size_arg("--size", &a.size))?,
+        backing: if a.shared_file {
+            Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
+        } else if a.file_dir.is_some() {
+            return Err(Error::Input(
+                "--file-dir only applies with --shared-file".into(),
+            ));
+        } else {
+            Backing::Anon
+        },
+        forks: a.forks,
+        touch: a.touch,
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: page_size(m),
+    };
+    input(Fork::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "fork",
     about: "fork over a populated mapping: forks/s, system time per fork and per page",
+    examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
+vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::Fork,
     plots: super::Plots::Scaling,

@@ -11,6 +11,12 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, line_size, list};
+use super::spec::{Env, options};
+use crate::error::{Error, Result};
+use crate::parse;
+use clap::ArgMatches;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Working-set sizes in bytes, ascending.
@@ -115,9 +121,68 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// latency in the registry (`workload::REGISTRY`).
+// `vmscale run latency`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Smallest working set
+    #[arg(long, default_value = "4K", value_name = "SIZE")]
+    pub min: String,
+    /// Largest working set (default: 2 x the last-level cache)
+    #[arg(long, value_name = "SIZE")]
+    pub max: Option<String>,
+    /// Page kinds: base, thp, or both
+    #[arg(long, default_value = "base,thp")]
+    pub pages: String,
+    /// Least timed loads per sample (at least two laps of the chain are timed)
+    #[arg(long, default_value_t = 2_000_000)]
+    pub loads: u64,
+    /// Placement of the one task: compact, spread, none, or a CPU
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Latency> {
+    let min = input(parse::size_arg("--min", &a.min))?;
+    let max = match &a.max {
+        Some(t) => input(parse::size_arg("--max", t))?,
+        None => {
+            // Twice the LLC brackets its step and keeps a default run
+            // within a minute (the largest sizes cost most per sample).
+            let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
+            (2 * llc).next_power_of_two()
+        }
+    };
+    if max < min {
+        return Err(Error::Input(format!(
+            "--max {} is below --min {}: raise --max",
+            parse::format_size(max),
+            parse::format_size(min)
+        )));
+    }
+    let cfg = Config {
+        sizes: doubling_sizes(min, max),
+        pages: list(&a.pages),
+        loads: a.loads,
+        pin: input(a.pin.parse::<Pin>())?,
+        line_size: line_size(m),
+        thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
+    };
+    input(Latency::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "latency",
     about: "Dependent-load latency by working-set size, base pages and THP",
+    examples: "Examples:\n  vmscale run latency\n  \
+vmscale run latency --max 256M --pages base,thp\n  \
+vmscale run latency --min 16K --max 4M --pages base --pin 1",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::Latency,
     plots: super::Plots::Latency,

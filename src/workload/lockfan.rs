@@ -14,6 +14,12 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, list, online};
+use super::spec::{Env, options};
+use crate::error::Result;
+use crate::parse;
+use clap::ArgMatches;
+
 pub const KINDS: &[&str] = &["spin", "mutex"];
 
 const LINE: usize = 64;
@@ -90,9 +96,63 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// lockfan in the registry (`workload::REGISTRY`).
+// `vmscale run lockfan`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Lock counts K: a list, a range, or auto (1, 2, 4, ... 256)
+    #[arg(long, default_value = "auto")]
+    pub locks: String,
+    /// Lock kinds: spin, mutex, or both
+    #[arg(long, default_value = "spin,mutex")]
+    pub kind: String,
+    /// Critical sections per task
+    #[arg(long, default_value_t = 1_000_000)]
+    pub ops: u64,
+    /// Cache lines of data each lock protects, all written per operation
+    #[arg(long, default_value_t = 2)]
+    pub lines: usize,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
+    let locks = parse::tasks(&a.locks, 256).map_err(|e| {
+        e.to_string()
+            .replace("--tasks", "--locks")
+            .replace("tasks", "locks")
+    });
+    let cfg = Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        pin: input(a.pin.parse::<Pin>())?,
+        locks: input(locks)?,
+        kinds: list(&a.kind),
+        ops: a.ops,
+        lines: a.lines,
+    };
+    input(Lockfan::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "lockfan",
     about: "One lock against the same work hashed over K locks",
+    examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
+vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
+vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures: super::ops::figures,
     report: super::Report::Lockfan,
     plots: super::Plots::Scaling,

@@ -15,6 +15,12 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, online, page_size};
+use super::spec::{Env, options};
+use crate::error::{Error, Result};
+use crate::parse;
+use clap::ArgMatches;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Faulting thread counts (N).
@@ -73,9 +79,68 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// mmap-lock in the registry (`workload::REGISTRY`).
+// `vmscale run mmap-lock`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Faulting thread counts (N): a list (1,2), a range or auto
+    #[arg(long, default_value = "1")]
+    pub tasks: String,
+    /// Address-space-changing thread counts (M), e.g. 0,1,2
+    #[arg(long, default_value = "0,1")]
+    pub changers: String,
+    /// Region each faulting thread faults in, again and again
+    #[arg(long, default_value = "16M")]
+    pub size: String,
+    /// mmap+mprotect+munmap cycles per second per changing thread (0: unthrottled)
+    #[arg(long, default_value_t = 1000.0)]
+    pub rate: f64,
+    /// Seconds the faulting threads run per sample
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// Placement of the faulting threads: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<MmapLock> {
+    let changers = a
+        .changers
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            c.parse::<usize>().map_err(|_| {
+                Error::Input(format!(
+                    "--changers '{}': '{c}' is not a count; use e.g. 0,1,2",
+                    a.changers
+                ))
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let cfg = Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        changers,
+        size: input(parse::size_arg("--size", &a.size))?,
+        rate: a.rate,
+        secs: a.time,
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: page_size(m),
+    };
+    input(MmapLock::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "mmap-lock",
     about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
+    examples: "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
+vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::MmapLock,
     plots: super::Plots::Scaling,

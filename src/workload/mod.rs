@@ -6,6 +6,7 @@ pub mod c2c;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
+pub mod colour_args;
 mod colour_data;
 pub mod fault_map;
 pub mod fork;
@@ -13,14 +14,17 @@ pub mod latency;
 pub mod lockfan;
 pub mod mmap_lock;
 pub mod numa;
+pub mod numa_args;
 mod ops;
+pub mod options;
 pub mod pft;
+pub mod pft_args;
 pub mod region;
 pub mod spec;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
-pub use spec::{Plots, Report, Spec};
+pub use spec::{Env, Plots, Report, Spec};
 
 /// A workload ready to run: validated configuration, cases, and the sampler.
 pub trait Workload {
@@ -35,6 +39,11 @@ pub trait Workload {
     fn memory_need(&self) -> u64;
     /// Runs one sample of `case`.
     fn sample(&self, case: &Case) -> Result<SampleData, String>;
+    /// After a failed run of a workload that runs the user's command (cmd):
+    /// the code vmscale exits with, the command's own (docs/cmd.md).
+    fn exit_code(&self) -> Option<i32> {
+        None
+    }
 }
 
 /// The registry: every workload, in the order `run --help` and the quick

@@ -309,15 +309,20 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
-/// The four patterns in the registry (`workload::REGISTRY`).
+/// The four patterns in the registry (`workload::REGISTRY`); their options
+/// are in `numa_args`.
 const fn spec(
     name: &'static str,
     about: &'static str,
     quick: fn(&Snapshot) -> Vec<Vec<String>>,
+    build: super::spec::Build,
 ) -> super::Spec {
     super::Spec {
         name,
         about,
+        examples: super::numa_args::EXAMPLES,
+        args: <super::numa_args::Args as clap::Args>::augment_args,
+        build,
         quick,
         quick_may_skip: false,
         figures,
@@ -331,21 +336,28 @@ const fn spec(
 
 pub const SPEC_NUMA01: super::Spec = spec(
     "numa01",
-    "autonumabench numa01: 2 processes, each zeroing its own region first touched on one node",
+    "autonumabench numa01: 2 processes zero their own regions first touched on a node",
     |_| quick(10),
+    super::numa_args::build_numa01,
 );
 pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
     "numa01-threadlocal",
     "numa01 with each thread zeroing only its own slice",
     |_| quick(20),
+    super::numa_args::build_numa01_threadlocal,
 );
 pub const SPEC_NUMA02: super::Spec = spec(
     "numa02",
     "autonumabench numa02: one thread per CPU, each zeroing its slice",
     |_| quick(20),
+    super::numa_args::build_numa02,
 );
-pub const SPEC_NUMA02_SMT: super::Spec =
-    spec("numa02-smt", "numa02 with half the threads", |_| quick(20));
+pub const SPEC_NUMA02_SMT: super::Spec = spec(
+    "numa02-smt",
+    "numa02 with half the threads",
+    |_| quick(20),
+    super::numa_args::build_numa02_smt,
+);
 
 /// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
 fn quick(loops: u64) -> Vec<Vec<String>> {

@@ -209,6 +209,9 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 pub const SPEC: super::Spec = super::Spec {
     name: "pft",
     about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    examples: super::pft_args::EXAMPLES,
+    args: <super::pft_args::Args as clap::Args>::augment_args,
+    build: super::pft_args::build,
     figures,
     report: super::Report::Pft,
     plots: super::Plots::Scaling,

@@ -1,9 +1,15 @@
 //! What every workload declares about itself, in one place: its name, its
-//! one-line description, its figures, how its runs are reported, and what
-//! a "not enough memory" refusal tells the user to shrink. The table of
-//! these is `workload::REGISTRY`; code that used to match on a workload's
-//! name looks its `Spec` up there instead.
+//! one-line description, its options and how they become a workload, its
+//! figures, how its runs are reported, and what a "not enough memory"
+//! refusal tells the user to shrink. The table of these is
+//! `workload::REGISTRY`: `vmscale run`'s subcommands are generated from it,
+//! and code that used to match on a workload's name looks its `Spec` up
+//! there instead.
 
+use clap::{ArgMatches, FromArgMatches};
+
+use super::Workload;
+use crate::error::{Error, Result};
 use crate::machine::Snapshot;
 use crate::model::Figure;
 
@@ -56,6 +62,15 @@ pub struct Spec {
     pub name: &'static str,
     /// One line for `vmscale run --help`.
     pub about: &'static str,
+    /// The examples `vmscale run NAME --help` ends with.
+    pub examples: &'static str,
+    /// Adds the workload's own options to its `run` subcommand: its clap
+    /// `Args`, as `<XArgs as clap::Args>::augment_args`. The options every
+    /// run shares (`cli::Harness`) are added after them.
+    pub args: fn(clap::Command) -> clap::Command,
+    /// The workload the parsed options describe, validated: bad input is
+    /// `Error::Input` (exit 2), before anything is stored.
+    pub build: Build,
     /// The figures every run reports; the first is the headline (adaptive
     /// stopping, plots and `compare` default to it). A run may add more
     /// (c2c adds one per CPU pair).
@@ -87,6 +102,24 @@ impl Spec {
             .map(|f| f.name.clone())
             .unwrap_or_default()
     }
+}
+
+/// `Spec::build`: the parsed options to a validated workload.
+pub type Build = fn(&ArgMatches, &Env) -> Result<Box<dyn Workload>>;
+
+/// What building a workload may read besides its own options.
+pub struct Env<'a> {
+    /// The machine the run is for.
+    pub machine: &'a Snapshot,
+    /// The run's `--knob` options as given: a knob the run sets counts
+    /// instead of the machine's value now (pft's THP and hugetlb checks).
+    pub knobs: &'a [String],
+}
+
+/// A workload's options out of its subcommand's matches. clap has checked
+/// them already, so a failure here is a bug, not bad input.
+pub fn options<A: FromArgMatches>(m: &ArgMatches) -> Result<A> {
+    A::from_arg_matches(m).map_err(|e| Error::Failed(format!("options: {e}")))
 }
 
 /// A quick-suite command line split at spaces (for arguments that hold none).
@@ -145,6 +178,28 @@ mod tests {
             let about = sub.get_about().map(|a| a.to_string());
             assert_eq!(about.as_deref(), Some(s.about), "{}", s.name);
             assert!(!s.about.contains('\n') && s.about.len() <= 80, "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn every_subcommand_has_its_examples_and_the_harness_options() {
+        let run = run_command();
+        for s in REGISTRY {
+            let sub = run.find_subcommand(s.name).expect("registered");
+            let after = sub.get_after_help().map(|a| a.to_string());
+            assert_eq!(after.as_deref(), Some(s.examples), "{}", s.name);
+            assert!(
+                s.examples.starts_with("Examples:\n  vmscale run "),
+                "{}",
+                s.name
+            );
+            for flag in ["reps", "knob", "label", "json"] {
+                assert!(
+                    sub.get_arguments().any(|a| a.get_long() == Some(flag)),
+                    "{} has no --{flag}",
+                    s.name
+                );
+            }
         }
     }
 

@@ -14,6 +14,12 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
+use super::options::{input, online, page_size};
+use super::spec::{Env, options};
+use crate::error::Result;
+use crate::parse;
+use clap::ArgMatches;
+
 /// The tests, by will-it-scale's names.
 pub const TESTS: &[(&str, &str)] = &[
     (
@@ -143,9 +149,85 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// wis in the registry (`workload::REGISTRY`).
+// `vmscale run wis`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The will-it-scale test: page_fault1, page_fault2, page_fault3, mmap1, mmap2, brk1,
+    /// malloc1, malloc2, tlb_flush1, tlb_flush2, tlb_flush3
+    #[arg(long)]
+    pub test: String,
+    /// Task counts: a list (1,2,4), a range (1-8) or auto
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread, process, or both as will-it-scale runs them: thread,process
+    #[arg(long, default_value = "process,thread")]
+    pub mode: String,
+    /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Seconds per sample
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// Seconds between each task's operation-count readings
+    #[arg(long, default_value_t = 0.25)]
+    pub every: f64,
+    /// Directory for the file tests' unnamed files (default: the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+    /// Placement: compact, spread, none, or a CPU list
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+}
+
+/// `--mode thread,process` (either order, or one of them).
+fn modes(text: &str) -> Result<Vec<Mode>> {
+    let mut out = Vec::new();
+    for m in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        let m: Mode = input(m.parse())?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
+    let default = match a.test.as_str() {
+        "tlb_flush2" => "1M",
+        _ => "128M",
+    };
+    let cfg = Config {
+        test: a.test.clone(),
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        modes: modes(&a.mode)?,
+        size: input(parse::size_arg(
+            "--size",
+            a.size.as_deref().unwrap_or(default),
+        ))?,
+        secs: a.time,
+        every: a.every,
+        dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
+        pin: input(a.pin.parse::<Pin>())?,
+        page_size: page_size(m),
+    };
+    input(Wis::new(cfg, m.clone()))
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
 pub const SPEC: super::Spec = super::Spec {
     name: "wis",
     about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
+    examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
+vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
+vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
+Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
+tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
+    args: <Args as clap::Args>::augment_args,
+    build,
     figures,
     report: super::Report::Wis,
     plots: super::Plots::Scaling,

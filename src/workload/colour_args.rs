@@ -1,0 +1,111 @@
+//! `vmscale run colour`'s options and how they become a validated
+//! `Colour`: the colours from `--colours` or the LLC's geometry, the
+//! memory per task from `--size-per-task` or `--size`.
+
+use clap::ArgMatches;
+
+use super::Workload;
+use super::colour::{self, Colour};
+use super::options::{input, online, page_size};
+use super::spec::{Env, options};
+use crate::error::{Error, Result};
+use crate::exec::{Mode, pin::Pin};
+use crate::machine::Snapshot;
+use crate::parse;
+
+// `vmscale run colour`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "2")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Memory each task allocates and touches (e.g. 10M, 1G) [default: 64M]
+    #[arg(long, value_name = "SIZE", conflicts_with = "size")]
+    pub size_per_task: Option<String>,
+    /// Total memory instead of --size-per-task: each task gets SIZE / the largest task count
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Tasks take turns touching PAGES pages each (default 1), like an MPI start-up
+    #[arg(long, value_name = "PAGES", num_args = 0..=1, default_missing_value = "1")]
+    pub interleave: Option<u64>,
+    /// Colours to analyse instead of the LLC's size / (ways x page size)
+    #[arg(long, value_name = "N")]
+    pub colours: Option<u64>,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    /// Transparent huge pages for the mapping (madvise): never or always
+    #[arg(long, default_value = "never")]
+    pub thp: String,
+}
+
+/// `vmscale run colour --help`'s examples.
+pub const EXAMPLES: &str = "Examples:\n  vmscale run colour --tasks 2 --size-per-task 64M\n  \
+vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
+vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
+Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap.";
+
+/// colour's `Spec::build`.
+pub fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
+    let (colours, colours_from) = match a.colours {
+        Some(n) => (n, "--colours".to_string()),
+        None => {
+            let n = m.llc_colours().ok_or_else(|| {
+                Error::Input(
+                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
+                     page colours are unknown: give --colours N"
+                        .into(),
+                )
+            })?;
+            let from = m
+                .llc()
+                .map(|c| {
+                    format!(
+                        "L{} {} {}-way",
+                        c.level,
+                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                        c.ways.unwrap_or(0)
+                    )
+                })
+                .unwrap_or_default();
+            (n, from)
+        }
+    };
+    let cfg = colour::Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size_per_task: size_per_task(a, online(m))?,
+        pin: input(a.pin.parse::<Pin>())?,
+        interleave: a.interleave,
+        colours,
+        colours_from,
+        l2_colours: m.l2_colours().filter(|&c| c >= 2),
+        thp: input(a.thp.parse())?,
+        page_size: page_size(m),
+    };
+    input(Colour::new(cfg, m.clone()))
+}
+
+/// Memory per task: `--size-per-task`, or `--size` split evenly among the
+/// largest task count (so every case's tasks touch the same amount each),
+/// 64 MiB by default.
+fn size_per_task(a: &Args, online: usize) -> Result<u64> {
+    match (&a.size, &a.size_per_task) {
+        (Some(total), _) => {
+            let total = input(parse::size_arg("--size", total))?;
+            let tasks = input(parse::tasks(&a.tasks, online))?;
+            let most = tasks.iter().copied().max().unwrap_or(1).max(1) as u64;
+            Ok(total / most)
+        }
+        (None, Some(per)) => input(parse::size_arg("--size-per-task", per)),
+        (None, None) => input(parse::size_arg("--size-per-task", "64M")),
+    }
+}

@@ -1,0 +1,89 @@
+//! `vmscale run numa01` .. `numa02-smt`'s options (the four patterns share
+//! them) and how they become a validated `Numa`.
+
+use clap::ArgMatches;
+
+use super::Workload;
+use super::numa::{self, Numa, Pattern};
+use super::options::input;
+use super::spec::{Env, options};
+use crate::error::Result;
+use crate::machine::Snapshot;
+use crate::parse;
+
+// The NUMA patterns' options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Region size (default: autonumabench's, capped to half the first node's memory)
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Passes over the region (default: autonumabench's 50 and 800; 250 for
+    /// numa01-threadlocal, a quarter of its 1000)
+    #[arg(long)]
+    pub loops: Option<u64>,
+    /// Per-thread page locality sampling interval, e.g. 1s, 200ms
+    #[arg(long, default_value = "1s")]
+    pub interval: String,
+    /// Locality fraction that counts as converged
+    #[arg(long, default_value_t = 0.9)]
+    pub threshold: f64,
+}
+
+/// `vmscale run numa01 --help`'s examples (and the other patterns').
+pub const EXAMPLES: &str = "Examples:\n  vmscale run numa01 --size 1G --loops 10\n  \
+vmscale run numa02 --reps 3\n  \
+vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
+
+/// `--interval` ("1s", "200ms", "0.5") in whole milliseconds, at least 1.
+fn interval_ms(text: &str) -> std::result::Result<u64, String> {
+    let d = parse::duration(text).map_err(|e| format!("--interval: {e}"))?;
+    match u64::try_from(d.as_millis()) {
+        Ok(ms) if ms >= 1 => Ok(ms),
+        _ => Err(format!(
+            "--interval '{text}' is out of range: use 1ms or more, e.g. 1s or 200ms"
+        )),
+    }
+}
+
+/// The validated workload of pattern `p` that `args` describe.
+pub fn from_args(p: Pattern, a: &Args, m: &Snapshot) -> Result<Numa> {
+    let size = input(
+        a.size
+            .as_deref()
+            .map(|t| parse::size_arg("--size", t))
+            .transpose(),
+    )?;
+    let cfg = input(numa::plan(
+        p,
+        size,
+        a.loops,
+        input(interval_ms(&a.interval))?,
+        a.threshold,
+        m,
+    ))?;
+    Ok(Numa::new(cfg, m))
+}
+
+fn build(p: Pattern, m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(p, &options(m)?, env.machine)?))
+}
+
+/// numa01's `Spec::build`.
+pub fn build_numa01(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    build(Pattern::Numa01, m, env)
+}
+
+/// numa01-threadlocal's `Spec::build`.
+pub fn build_numa01_threadlocal(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    build(Pattern::Numa01Threadlocal, m, env)
+}
+
+/// numa02's `Spec::build`.
+pub fn build_numa02(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    build(Pattern::Numa02, m, env)
+}
+
+/// numa02-smt's `Spec::build`.
+pub fn build_numa02_smt(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    build(Pattern::Numa02Smt, m, env)
+}

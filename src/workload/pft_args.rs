@@ -1,0 +1,208 @@
+//! `vmscale run pft`'s options and how they become a validated `Pft`: the
+//! sizes and placement, then the backing, sharing, access and page options
+//! as a checked mapping (hugetlb refused with the numbers unless reserved
+//! with `--knob nr_hugepages=N`).
+
+use std::path::PathBuf;
+
+use clap::ArgMatches;
+
+use super::Workload;
+use super::fault_map::{self, PageKind};
+use super::options::{input, line_size, online, page_size};
+use super::pft::{self, Pft};
+use super::spec::{Env, options};
+use crate::error::{Error, Result};
+use crate::exec::{Mode, pin::Pin};
+use crate::machine::Snapshot;
+use crate::parse;
+
+// `vmscale run pft`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// thread or process
+    #[arg(long, default_value = "thread")]
+    pub mode: String,
+    /// Total memory, split evenly among the tasks (e.g. 256M, 4G)
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Memory per task instead of a total
+    #[arg(long, value_name = "SIZE")]
+    pub size_per_task: Option<String>,
+    /// Cache lines written per page, 1 .. page size / line size
+    #[arg(long, default_value_t = 1)]
+    pub cline: u64,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: String,
+    /// Transparent huge pages for the mapping (madvise): never or always
+    #[arg(long, default_value = "never")]
+    pub thp: String,
+    /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
+    #[arg(long)]
+    pub populate: bool,
+    /// What backs the memory: anon, memfd, shm (shared anonymous) or file (needs --path)
+    #[arg(long, default_value = "anon")]
+    pub backing: String,
+    /// The file for --backing file: created new (never an existing path), removed after
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// A shared mapping instead of a private one (private file mappings take COW faults)
+    #[arg(long)]
+    pub shared: bool,
+    /// The fault taken: write, or read (zero page on anon; page cache and fault-around on files)
+    #[arg(long, default_value = "write")]
+    pub access: String,
+    /// Pages per mapping: base, thp (madvise) or hugetlb (reserved huge pages) [default:
+    /// base, or thp with --thp always]
+    #[arg(long)]
+    pub pages: Option<String>,
+}
+
+/// `vmscale run pft --help`'s examples.
+pub const EXAMPLES: &str = "Examples:\n  vmscale run pft --tasks auto --size 512M\n  \
+vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
+vmscale run pft --tasks 1-2 --size 256M --thp always --populate";
+
+/// pft's `Spec::build`.
+pub fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env)?))
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
+    let m = env.machine;
+    let size =
+        |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
+    let cfg = pft::Config {
+        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        mode: input(a.mode.parse::<Mode>())?,
+        size_total: input(size("--size", &a.size))?,
+        size_per_task: input(size("--size-per-task", &a.size_per_task))?,
+        cline: a.cline,
+        pin: input(a.pin.parse::<Pin>())?,
+        thp: input(a.thp.parse())?,
+        populate: a.populate,
+        page_size: page_size(m),
+        line_size: line_size(m),
+        map: Default::default(),
+        huge_size: 0,
+    };
+    with_mapping(cfg, a, env)
+}
+
+/// Completes pft's configuration with the mapping options and checks it.
+fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
+    let m = env.machine;
+    let pages = match (&a.pages, cfg.thp) {
+        (None, pft::Thp::Always) => PageKind::Thp,
+        (None, pft::Thp::Never) => PageKind::Base,
+        (Some(p), thp) => {
+            let p: PageKind = input(p.parse())?;
+            if thp == pft::Thp::Always && p != PageKind::Thp {
+                return Err(Error::Input(
+                    "--thp always asks for THP: drop it, or use --pages thp alone".into(),
+                ));
+            }
+            p
+        }
+    };
+    cfg.map = fault_map::Spec {
+        backing: input(a.backing.parse())?,
+        path: a.path.clone(),
+        shared: a.shared,
+        access: input(a.access.parse())?,
+        pages,
+    };
+    // A knob the run sets counts instead of the machine's value now.
+    let plan = input(crate::knobs::Plan::parse(env.knobs))?;
+    let set = |name: &str| {
+        plan.knobs
+            .iter()
+            .find(|(k, _)| k.name == name)
+            .and_then(|(_, v)| v.first().cloned())
+    };
+    let thp = set("thp").or_else(|| m.thp_enabled.clone());
+    let shmem = set("thp_shmem").or_else(pft::read_shmem_enabled);
+    input(cfg.map.check(thp.as_deref(), shmem.as_deref()))?;
+    if let Some(path) = &cfg.map.path
+        && std::fs::symlink_metadata(path).is_ok()
+    {
+        return Err(Error::Input(format!(
+            "--path {} already exists: vmscale creates the file itself and never reuses one; \
+             remove it or name a new path",
+            path.display()
+        )));
+    }
+    let (free, hugetlb_size) = fault_map::hugetlb_free();
+    cfg.huge_size = match pages {
+        PageKind::Base => 0,
+        PageKind::Thp => m.thp_pmd_size.unwrap_or(2 << 20),
+        PageKind::Hugetlb => hugetlb_size,
+    };
+    if pages == PageKind::Thp
+        && cfg.thp == pft::Thp::Never
+        && cfg.map.backing == fault_map::Backing::Anon
+    {
+        cfg.thp = pft::Thp::Always;
+    }
+    let w = input(Pft::new(cfg, m.clone()))?;
+    check_hugetlb(&w, free, hugetlb_size, &plan, m)?;
+    Ok(w)
+}
+
+/// Hugetlb pages must be reserved: free ones now, or the smallest value a
+/// `--knob nr_hugepages=...` sets (which must fit in available memory).
+fn check_hugetlb(
+    w: &Pft,
+    free: u64,
+    size: u64,
+    plan: &crate::knobs::Plan,
+    m: &Snapshot,
+) -> Result<()> {
+    let need = w.hugetlb_pages_needed();
+    if need == 0 {
+        return Ok(());
+    }
+    let asked = plan
+        .knobs
+        .iter()
+        .find(|(k, _)| k.name == "nr_hugepages")
+        .map(|(_, v)| {
+            v.iter()
+                .filter_map(|x| x.parse::<u64>().ok())
+                .min()
+                .unwrap_or(0)
+        });
+    match asked {
+        None if free < need => Err(Error::Input(format!(
+            "--pages hugetlb needs {need} huge pages of {} but {free} are free \
+             (HugePages_Free in /proc/meminfo): reserve them for this run with \
+             --knob nr_hugepages={need}",
+            parse::format_size(size)
+        ))),
+        None => Ok(()),
+        Some(n) if n < need => Err(Error::Input(format!(
+            "--knob nr_hugepages={n} reserves fewer than the {need} huge pages of {} \
+             the largest case needs: use --knob nr_hugepages={need}",
+            parse::format_size(size)
+        ))),
+        Some(n) => {
+            let avail = m.mem_available_kib.unwrap_or(0) * 1024;
+            let total = m.mem_total_kib.unwrap_or(0) * 1024;
+            let usable = avail.saturating_sub((total / 16).max(256 << 20));
+            if n.saturating_mul(size) > usable {
+                return Err(Error::Input(format!(
+                    "--knob nr_hugepages={n} would reserve {} but only {} can be used safely: \
+                     reserve fewer",
+                    parse::format_size(n.saturating_mul(size)),
+                    parse::format_size(usable)
+                )));
+            }
+            Ok(())
+        }
+    }
+}
