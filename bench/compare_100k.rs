@@ -56,15 +56,15 @@ fn main() {
     let t = Instant::now();
     let sides: Vec<_> = runs
         .iter()
-        .map(vmscale::report::compare::Side::run)
+        .map(vmscale::stats::comparison::Side::run)
         .collect();
-    let opts = vmscale::report::compare::Options {
+    let opts = vmscale::stats::comparison::Options {
         alpha: 0.05,
         seed: 1,
         figures: Vec::new(),
-        ratio_of: vmscale::report::compare::RatioOf::B,
+        ratio_of: vmscale::stats::comparison::RatioOf::B,
     };
-    let c = vmscale::report::compare::compare(&sides, "runs", &opts);
+    let c = vmscale::stats::comparison::compare(&sides, "runs", &opts);
     let t_stats = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let report = vmscale::report::compare_layout::report(&c);

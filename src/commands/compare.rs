@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::samplefile;
 use super::{Error, Result};
 use crate::model::{Better, Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData};
-use crate::report::compare::{self, Options, RatioOf, Side};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
+use crate::stats::comparison::{self, Options, RatioOf, Side};
 use crate::store::Store;
 
 /// What `compare` was asked, already taken from the command line.
@@ -103,7 +103,7 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     } else {
         (loaded.iter().map(Side::run).collect(), "runs")
     };
-    emit(&compare::compare(&sides, kind, &opts), r.format)?;
+    emit(&comparison::compare(&sides, kind, &opts), r.format)?;
     if r.format == Format::Text {
         super::probes_out::emit(&super::probes_out::compare_text(&store, &ids)?)?;
     }
@@ -142,7 +142,7 @@ fn check_figures(meta: &RunMeta, opts: &Options) -> Result<()> {
     Ok(())
 }
 
-fn emit(c: &compare::Comparison, format: Format) -> Result<()> {
+fn emit(c: &comparison::Comparison, format: Format) -> Result<()> {
     let report = compare_layout::report(c);
     let out = export::exporter(format)
         .export(&report)
@@ -256,7 +256,7 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
         figures: Vec::new(),
         ratio_of: opts.ratio_of,
     };
-    emit(&compare::compare(&sides, "files", &opts), r.format)
+    emit(&comparison::compare(&sides, "files", &opts), r.format)
 }
 
 impl From<crate::cli::CompareArgs> for Request {

@@ -3,9 +3,9 @@
 //! 003, vmstat spread and the metadata differences; plus flat records for
 //! CSV and the data for JSON.
 
-use super::compare::{Cell, Comparison, Group, RatioOf};
 use super::export::{Align, Block, Records, Report, Table};
 use crate::model::Better;
+use crate::stats::comparison::{Cell, Comparison, Group, RatioOf, VmstatCase};
 
 /// Two decimals as mmtests prints, more for small magnitudes so that
 /// about four significant digits survive (0.01740, 0.001193), none from a
@@ -269,7 +269,7 @@ fn mixtures(c: &Comparison) -> String {
     out
 }
 
-fn vmstat_table(c: &Comparison, v: &super::compare::VmstatCase) -> Table {
+fn vmstat_table(c: &Comparison, v: &VmstatCase) -> Table {
     let mut h = header(c);
     for line in &mut h {
         line.remove(1);

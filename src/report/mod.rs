@@ -9,8 +9,6 @@ pub mod centre;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
-pub mod compare;
-pub mod compare_diff;
 pub mod compare_layout;
 pub mod export;
 pub mod fit;

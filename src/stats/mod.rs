@@ -1,17 +1,21 @@
 //! Statistics over samples: summaries and the robust centre, the stopping
 //! rule, mixtures and drifts, variance between invocations, the comparison
 //! tests and intervals (Welch, Benjamini-Hochberg, ratio intervals, paired
-//! A/B ratios) and the USL fit. Pure numbers, apart from `case_groups`,
-//! which reads stored samples.
+//! A/B ratios), the comparison of runs built on them (`comparison`, and
+//! `run_diff` for what else differs between the runs) and the USL fit.
+//! Pure numbers, apart from `case_groups`, `comparison` and `run_diff`,
+//! which read stored runs.
 
 pub mod case_groups;
 pub mod colour;
 pub mod compare;
+pub mod comparison;
 pub mod levels;
 pub mod mixture;
 pub mod paired;
 pub mod rerun;
 pub mod robust;
+pub mod run_diff;
 pub mod stopping;
 pub mod summary;
 pub mod usl;

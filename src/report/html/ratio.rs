@@ -8,8 +8,8 @@ use plotters::prelude::*;
 
 use super::svg::{self, colour, e};
 use crate::model::{Better, Run};
-use crate::report::compare::{self, Options, RatioOf, Side};
-use crate::report::compare_diff;
+use crate::stats::comparison::{self, Options, RatioOf, Side};
+use crate::stats::run_diff;
 
 /// Differences worth a legend: what the user chose (configuration, knobs,
 /// workload, kernel), before the rest of the machine snapshot.
@@ -27,7 +27,7 @@ fn rank(what: &str) -> u8 {
 /// to two of the settings in which the runs differ.
 pub fn side_labels(runs: &[Run]) -> Vec<String> {
     let sides: Vec<Side> = runs.iter().map(Side::run).collect();
-    let mut diffs = compare_diff::differences(&sides);
+    let mut diffs = run_diff::differences(&sides);
     diffs.sort_by_key(|d| rank(&d.what));
     let shown: Vec<_> = diffs.iter().filter(|d| rank(&d.what) < 2).take(2).collect();
     runs.iter()
@@ -59,7 +59,7 @@ pub fn side_labels(runs: &[Run]) -> Vec<String> {
 /// Everything that differs, for the text under the plots.
 pub fn differences_html(runs: &[Run]) -> String {
     let sides: Vec<Side> = runs.iter().map(Side::run).collect();
-    let diffs = compare_diff::differences(&sides);
+    let diffs = run_diff::differences(&sides);
     if diffs.is_empty() {
         return "<p class=\"note\">the runs differ in nothing recorded but their samples</p>\n"
             .into();
@@ -100,7 +100,7 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
         figures: vec![fig.name.clone()],
         ratio_of: RatioOf::B,
     };
-    let c = compare::compare(&sides, "runs", &opts);
+    let c = comparison::compare(&sides, "runs", &opts);
     let mut entries = Vec::new();
     for g in c.groups.iter().filter(|g| g.figure.name == fig.name) {
         for row in &g.rows {

@@ -1,20 +1,20 @@
 //! The comparison of runs, knob variants or sample files: cases matched
 //! across sides, summaries, Welch p-values with Benjamini-Hochberg across
 //! every row, bootstrap ratio intervals, vmstat spread, the ratio table of
-//! seed 003, and what else differs between the runs. Pure data here; the
-//! layout lives in `compare_layout`.
+//! seed 003, and what else differs between the runs. Analysis only: the
+//! layout lives in `report::compare_layout`.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::model::{Better, CaseSamples, Figure, Run, RunMeta};
-use crate::stats::case_groups::{self, CaseMixture};
-use crate::stats::compare::{
+use super::case_groups::{self, CaseMixture};
+use super::compare::{
     BOOTSTRAP_MAX_VALUES, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds, figure_p,
     log_t_ratio_ci, normal_ratio_ci, pct_better, row_seed,
 };
-use crate::stats::paired::{self, PairedRatio};
-use crate::stats::summary::{Summary, mean, stddev, summarise};
+use super::paired::{self, PairedRatio};
+use super::summary::{Summary, mean, stddev, summarise};
+use crate::model::{Better, CaseSamples, Figure, Run, RunMeta};
 
 /// One column of a comparison: a run, one knob variant of a run, or a file.
 pub struct Side<'a> {
@@ -246,6 +246,12 @@ pub fn interesting_counter(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
+/// Groups in baseline order: (group name, [(case key, tasks)]).
+type Order = Vec<(String, Vec<(String, usize)>)>;
+
+/// Each side's cases by key.
+type Lookup<'a> = [BTreeMap<&'a str, &'a CaseSamples>];
+
 /// Compares `sides`, the first being the baseline.
 pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
     let base = &sides[0];
@@ -260,86 +266,36 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         .iter()
         .map(|s| s.cases.iter().map(|(k, c)| (k.as_str(), *c)).collect())
         .collect();
-
-    // Groups in baseline order: (group name, [(key, tasks)]).
-    let mut order: Vec<(String, Vec<(String, usize)>)> = Vec::new();
-    for (key, c) in &base.cases {
-        let g = group_of(c, key);
-        match order.iter_mut().find(|(name, _)| *name == g) {
-            Some((_, rows)) => rows.push((key.clone(), c.case.tasks)),
-            None => order.push((g, vec![(key.clone(), c.case.tasks)])),
-        }
-    }
-
-    // One bootstrap budget for the whole comparison.
-    let per_round: usize = order
-        .iter()
-        .flat_map(|(_, keys)| keys)
-        .map(|(key, _)| {
-            let n = |l: &BTreeMap<&str, &CaseSamples>| {
-                l.get(key.as_str()).map_or(0, |c| c.measured().count())
-            };
-            (1..sides.len())
-                .map(|i| n(&lookup[0]) + n(&lookup[i]))
-                .sum::<usize>()
-        })
-        .sum::<usize>()
-        * figures.len();
-    let rounds = bootstrap_rounds(per_round);
+    let order = order(base);
+    let rounds = bootstrap_rounds(bootstrap_values(&order, &lookup) * figures.len());
 
     let mut groups = Vec::new();
     for (gname, keys) in &order {
         for f in &figures {
-            let mut rows = Vec::new();
-            for (key, tasks) in keys {
-                let base_vals = values(lookup[0][key.as_str()], &f.name);
-                let base_sum = summarise(&base_vals, f.rate);
-                let cells = lookup
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| {
-                        let Some(c) = l.get(key.as_str()) else {
-                            return empty_cell();
-                        };
-                        let vals = values(c, &f.name);
-                        let summary = summarise(&vals, f.rate);
-                        let mut cell = empty_cell();
-                        cell.mixture = case_groups::find(c, &f.name, 4);
-                        if let (Some(b), Some(s)) = (&base_sum, &summary) {
-                            cell.pct = Some(pcts(b, s, f.better));
-                            if b.mean != 0.0 {
-                                cell.ratio = Some(s.mean / b.mean);
-                            }
-                            if i > 0 {
-                                cell.p = figure_p(&base_vals, &vals, f.rate);
-                                let seed = row_seed(
-                                    opts.seed,
-                                    &format!("{key}\0{}\0{}", f.name, sides[i].name),
-                                );
-                                if let Some(ci) = log_t_ratio_ci(&base_vals, &vals, f.rate) {
-                                    cell.ratio_ci = Some(ci);
-                                    cell.ratio_ci_method = "welch-log".into();
-                                } else if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
-                                    cell.ratio_ci =
-                                        bootstrap_ratio_ci(&base_vals, &vals, f.rate, seed, rounds);
-                                    cell.ratio_ci_method = "bootstrap".into();
-                                } else {
-                                    cell.ratio_ci = normal_ratio_ci(&base_vals, &vals, f.rate);
-                                    cell.ratio_ci_normal = true;
-                                    cell.ratio_ci_method = "normal".into();
-                                }
-                            }
-                        }
-                        cell.summary = summary;
-                        cell
-                    })
-                    .collect();
-                rows.push(Row {
-                    key: key.clone(),
-                    tasks: *tasks,
-                    cells,
-                });
-            }
+            let rows = keys
+                .iter()
+                .map(|(key, tasks)| {
+                    let base_vals = values(lookup[0][key.as_str()], &f.name);
+                    let base = (base_vals.as_slice(), summarise(&base_vals, f.rate));
+                    let cells = lookup
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| {
+                            let seed = row_seed(
+                                opts.seed,
+                                &format!("{key}\0{}\0{}", f.name, sides[i].name),
+                            );
+                            l.get(key.as_str())
+                                .map_or_else(empty_cell, |c| cell(c, f, &base, i > 0, seed, rounds))
+                        })
+                        .collect();
+                    Row {
+                        key: key.clone(),
+                        tasks: *tasks,
+                        cells,
+                    }
+                })
+                .collect();
             groups.push(Group {
                 case: gname.clone(),
                 figure: f.clone(),
@@ -347,46 +303,15 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
             });
         }
     }
-
-    // Benjamini-Hochberg across every row of the comparison.
-    let mut ps = Vec::new();
-    for g in &groups {
-        for r in &g.rows {
-            for c in r.cells.iter().skip(1) {
-                ps.push(c.p);
-            }
-        }
-    }
-    let adjusted = benjamini_hochberg(&ps);
-    let tests = ps.iter().filter(|p| p.is_some()).count();
-    let mut it = adjusted.into_iter();
-    for g in &mut groups {
-        for r in &mut g.rows {
-            for c in r.cells.iter_mut().skip(1) {
-                c.p_adjusted = it.next().flatten();
-                c.significant = c.p_adjusted.is_some_and(|q| q < opts.alpha);
-            }
-        }
-    }
+    let tests = adjust(&mut groups, opts.alpha);
 
     let vmstat = base
         .cases
         .iter()
         .filter_map(|(key, _)| vmstat_case(key, &lookup))
         .collect();
-
-    let base_keys: BTreeSet<&str> = base.cases.iter().map(|(k, _)| k.as_str()).collect();
-    let mut unmatched: Vec<String> = Vec::new();
-    for s in &sides[1..] {
-        for (k, _) in &s.cases {
-            if !base_keys.contains(k.as_str()) && !unmatched.contains(k) {
-                unmatched.push(k.clone());
-            }
-        }
-    }
-
     let differences = if kind == "runs" {
-        super::compare_diff::differences(sides)
+        super::run_diff::differences(sides)
     } else {
         Vec::new()
     };
@@ -415,9 +340,116 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         groups,
         vmstat,
         differences,
-        unmatched,
+        unmatched: unmatched(sides),
         ratio,
     }
+}
+
+/// The baseline's cases grouped by case less task count, in run order.
+fn order(base: &Side) -> Order {
+    let mut order: Order = Vec::new();
+    for (key, c) in &base.cases {
+        let g = group_of(c, key);
+        match order.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, rows)) => rows.push((key.clone(), c.case.tasks)),
+            None => order.push((g, vec![(key.clone(), c.case.tasks)])),
+        }
+    }
+    order
+}
+
+/// The values one bootstrap round resamples for one figure over the whole
+/// comparison (each side's row with the baseline's): one budget for all.
+fn bootstrap_values(order: &Order, lookup: &Lookup) -> usize {
+    order
+        .iter()
+        .flat_map(|(_, keys)| keys)
+        .map(|(key, _)| {
+            let n = |l: &BTreeMap<&str, &CaseSamples>| {
+                l.get(key.as_str()).map_or(0, |c| c.measured().count())
+            };
+            (1..lookup.len())
+                .map(|i| n(&lookup[0]) + n(&lookup[i]))
+                .sum::<usize>()
+        })
+        .sum()
+}
+
+/// One side's cell of a row: its summary, the change against the
+/// baseline's values, and (`tested`: not the baseline itself) the Welch
+/// p-value and the ratio's interval.
+fn cell(
+    c: &CaseSamples,
+    f: &Figure,
+    (base_vals, base_sum): &(&[f64], Option<Summary>),
+    tested: bool,
+    seed: u64,
+    rounds: usize,
+) -> Cell {
+    let vals = values(c, &f.name);
+    let summary = summarise(&vals, f.rate);
+    let mut cell = empty_cell();
+    cell.mixture = case_groups::find(c, &f.name, 4);
+    if let (Some(b), Some(s)) = (base_sum, &summary) {
+        cell.pct = Some(pcts(b, s, f.better));
+        if b.mean != 0.0 {
+            cell.ratio = Some(s.mean / b.mean);
+        }
+        if tested {
+            cell.p = figure_p(base_vals, &vals, f.rate);
+            if let Some(ci) = log_t_ratio_ci(base_vals, &vals, f.rate) {
+                cell.ratio_ci = Some(ci);
+                cell.ratio_ci_method = "welch-log".into();
+            } else if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
+                cell.ratio_ci = bootstrap_ratio_ci(base_vals, &vals, f.rate, seed, rounds);
+                cell.ratio_ci_method = "bootstrap".into();
+            } else {
+                cell.ratio_ci = normal_ratio_ci(base_vals, &vals, f.rate);
+                cell.ratio_ci_normal = true;
+                cell.ratio_ci_method = "normal".into();
+            }
+        }
+    }
+    cell.summary = summary;
+    cell
+}
+
+/// Benjamini-Hochberg across every row of the comparison: sets each
+/// tested cell's adjusted p-value and significance; the number of tests.
+fn adjust(groups: &mut [Group], alpha: f64) -> usize {
+    let mut ps = Vec::new();
+    for g in groups.iter() {
+        for r in &g.rows {
+            for c in r.cells.iter().skip(1) {
+                ps.push(c.p);
+            }
+        }
+    }
+    let adjusted = benjamini_hochberg(&ps);
+    let mut it = adjusted.into_iter();
+    for g in groups.iter_mut() {
+        for r in &mut g.rows {
+            for c in r.cells.iter_mut().skip(1) {
+                c.p_adjusted = it.next().flatten();
+                c.significant = c.p_adjusted.is_some_and(|q| q < alpha);
+            }
+        }
+    }
+    ps.iter().filter(|p| p.is_some()).count()
+}
+
+/// Case keys some side has and the baseline lacks.
+fn unmatched(sides: &[Side]) -> Vec<String> {
+    let base_keys: BTreeSet<&str> = sides[0].cases.iter().map(|(k, _)| k.as_str()).collect();
+    let mut out: Vec<String> = Vec::new();
+    for s in &sides[1..] {
+        for (k, _) in &s.cases {
+            if !base_keys.contains(k.as_str()) && !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
 }
 
 fn empty_cell() -> Cell {
@@ -451,7 +483,7 @@ fn pcts(b: &Summary, s: &Summary, better: Better) -> [f64; 6] {
 /// A side's measured sample count and its per-sample counter deltas.
 type SideCounters<'a> = (usize, HashMap<&'a str, Vec<f64>>);
 
-fn vmstat_case(key: &str, lookup: &[BTreeMap<&str, &CaseSamples>]) -> Option<VmstatCase> {
+fn vmstat_case(key: &str, lookup: &Lookup) -> Option<VmstatCase> {
     // One pass over each side's samples: counter -> per-sample deltas.
     let mut per_side: Vec<Option<SideCounters>> = Vec::new();
     let mut names: BTreeSet<&str> = BTreeSet::new();
@@ -505,12 +537,7 @@ fn vmstat_case(key: &str, lookup: &[BTreeMap<&str, &CaseSamples>]) -> Option<Vms
     })
 }
 
-fn ratio_table(
-    f: &Figure,
-    order: &[(String, Vec<(String, usize)>)],
-    lookup: &[BTreeMap<&str, &CaseSamples>],
-    ratio_of: RatioOf,
-) -> RatioTable {
+fn ratio_table(f: &Figure, order: &Order, lookup: &Lookup, ratio_of: RatioOf) -> RatioTable {
     let mut rows = Vec::new();
     for (g, keys) in order {
         for (key, tasks) in keys {

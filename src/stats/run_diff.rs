@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::compare::{Difference, Side};
+use super::comparison::{Difference, Side};
 
 /// Snapshot fields that change from one moment to the next and say
 /// nothing about the machine's setup.
