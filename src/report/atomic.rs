@@ -62,14 +62,12 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             header: vec![header],
             align: vec![Align::Right; variants.len() + 1],
             rows,
-            layout: Some(Layout {
-                columns: [("", 4)]
+            layout: Some(Layout::columns(
+                [("", 4)]
                     .into_iter()
                     .chain(variants.iter().map(|_| ("", 10)))
                     .collect(),
-                text_header: None,
-                text_title: true,
-            }),
+            )),
         })
     };
     out.push(Block::Blank);

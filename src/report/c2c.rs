@@ -128,12 +128,13 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
             rows.push(line);
         }
         let layout = Layout {
-            columns: [("", 5)]
-                .into_iter()
-                .chain(chunk.iter().map(|_| ("", width)))
-                .collect(),
-            text_header: None,
             text_title: block == 0,
+            ..Layout::columns(
+                [("", 5)]
+                    .into_iter()
+                    .chain(chunk.iter().map(|_| ("", width)))
+                    .collect(),
+            )
         };
         out.push(Block::Table(Table {
             title: if block == 0 {

@@ -196,14 +196,15 @@ fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> Vec<Bloc
                 .collect(),
             header: vec![header],
             rows,
-            layout: Some(Layout {
-                columns: [("", 0)]
-                    .into_iter()
-                    .chain((lo..hi).map(|_| ("", 4)))
-                    .collect(),
-                text_header: None,
-                text_title: false,
-            }),
+            layout: Some(
+                Layout::columns(
+                    [("", 0)]
+                        .into_iter()
+                        .chain((lo..hi).map(|_| ("", 4)))
+                        .collect(),
+                )
+                .untitled(),
+            ),
         }));
     }
     out
@@ -251,15 +252,13 @@ fn runs_table(s: &Sample) -> Block {
         header: vec![header],
         align: vec![Align::Right; BUCKETS.len() + 2],
         rows,
-        layout: Some(Layout {
-            columns: [("", 4)]
+        layout: Some(Layout::columns(
+            [("", 4)]
                 .into_iter()
                 .chain(BUCKETS.iter().map(|_| ("", 8)))
                 .chain([("", 10)])
                 .collect(),
-            text_header: None,
-            text_title: true,
-        }),
+        )),
     })
 }
 
@@ -393,15 +392,13 @@ fn knob_ab(run: &Run, colours: u64) -> Vec<Block> {
                 .collect(),
             header: vec![header],
             rows: table_rows,
-            layout: Some(Layout {
-                columns: [("", 12), (" ", 5)]
+            layout: Some(Layout::columns(
+                [("", 12), (" ", 5)]
                     .into_iter()
                     .chain(combos.iter().map(|_| (" ", width)))
                     .chain(combos[1..].iter().map(|_| (" ", 16)))
                     .collect(),
-                text_header: None,
-                text_title: true,
-            }),
+            )),
         }));
     }
     out

@@ -117,11 +117,7 @@ fn pft(run: &Run) -> Vec<Block> {
         align: vec![Align::Right; names.len()],
         header: vec![names],
         rows,
-        layout: Some(Layout {
-            columns,
-            text_header: None,
-            text_title: false,
-        }),
+        layout: Some(Layout::columns(columns).untitled()),
     }));
     out
 }

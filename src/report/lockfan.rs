@@ -80,11 +80,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             align: vec![Align::Right; header.len()],
             header: vec![header],
             rows,
-            layout: Some(Layout {
-                columns,
-                text_header: None,
-                text_title: false,
-            }),
+            layout: Some(Layout::columns(columns).untitled()),
         }));
     }
     let lost = cells::max_over_run(run, "lost");

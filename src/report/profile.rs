@@ -12,15 +12,7 @@ const WIDTH: usize = 80;
 /// Rows per table.
 pub const TOP: usize = 15;
 
-fn fit(name: &str, room: usize) -> String {
-    if name.chars().count() <= room {
-        name.to_string()
-    } else {
-        let mut s: String = name.chars().take(room.saturating_sub(1)).collect();
-        s.push('~');
-        s
-    }
-}
+use super::export::text::shorten as fit;
 
 /// `n` as a percentage of `total` (0 when there is nothing).
 pub fn pct(n: u64, total: u64) -> f64 {
@@ -54,7 +46,7 @@ pub fn top_blocks(case: &str, p: &CaseProfile, rows: usize) -> Vec<Block> {
                     format!("{:.2}%", pct(s.total_samples, total)),
                     format!("{:.2}%", pct(s.self_samples, total)),
                     s.self_samples.to_string(),
-                    fit(&s.name, WIDTH - 35),
+                    s.name.clone(),
                 ]
             })
             .collect(),
@@ -64,6 +56,7 @@ pub fn top_blocks(case: &str, p: &CaseProfile, rows: usize) -> Vec<Block> {
                 "# {title}\n#  Children      Self   Samples  Symbol\n"
             )),
             text_title: false,
+            fit: Some((3, WIDTH - 35)),
         }),
         title,
     })];
@@ -135,7 +128,7 @@ pub fn locks_blocks(case: &str, samples: u64, rows: &[LockRow]) -> Vec<Block> {
                 format!("{:.3}", r.wait_ns as f64 / 1e6),
                 r.acquisitions.to_string(),
                 r.contended.to_string(),
-                fit(&r.name, WIDTH - 55),
+                r.name.clone(),
             ]);
         }
     }
@@ -159,6 +152,7 @@ pub fn locks_blocks(case: &str, samples: u64, rows: &[LockRow]) -> Vec<Block> {
                 "# {title}\n#  CON%  MEAN-us   MAX-us  TOTAL-ms  ACQUIRED CONTEND  NAME\n"
             )),
             text_title: false,
+            fit: Some((6, WIDTH - 55)),
         }),
         title,
     })];

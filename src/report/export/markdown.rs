@@ -12,13 +12,7 @@ fn cell(s: &str) -> String {
 /// A pipe table. Columns with no text at all (a text layout's spacer or
 /// an unused flag column) are left out.
 pub fn table(t: &Table) -> String {
-    let filled = |i: usize| {
-        t.header
-            .iter()
-            .chain(&t.rows)
-            .any(|r| r.get(i).is_some_and(|c| !c.trim().is_empty()))
-    };
-    let keep: Vec<usize> = (0..t.columns()).filter(|&i| filled(i)).collect();
+    let keep = t.filled_columns();
     // Markdown has one header line: join multi-line headers per column.
     let head: Vec<String> = keep
         .iter()

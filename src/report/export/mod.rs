@@ -101,6 +101,18 @@ impl Table {
             .max()
             .unwrap_or(0)
     }
+
+    /// The columns with any text (a text layout's spacer or an unused
+    /// flag column has none): what formats without fixed columns show.
+    pub fn filled_columns(&self) -> Vec<usize> {
+        let filled = |i: usize| {
+            self.header
+                .iter()
+                .chain(&self.rows)
+                .any(|r| r.get(i).is_some_and(|c| !c.trim().is_empty()))
+        };
+        (0..self.columns()).filter(|&i| filled(i)).collect()
+    }
 }
 
 /// How a table is laid out in text when its columns are fixed (the
@@ -121,20 +133,21 @@ pub struct Layout {
     /// Whether text prints the title over the table (historical tables
     /// without one are still named in Markdown and JSON).
     pub text_title: bool,
+    /// (column, characters): text cuts that column's longer cells to fit
+    /// 80 columns, ending them in `~`; other formats keep them whole.
+    pub fit: Option<(usize, usize)>,
 }
 
 impl Layout {
     /// Columns one space apart, of these widths.
     pub fn spaced(widths: &[usize]) -> Layout {
-        Layout {
-            columns: widths
+        Layout::columns(
+            widths
                 .iter()
                 .enumerate()
                 .map(|(i, w)| (if i == 0 { "" } else { " " }, *w))
                 .collect(),
-            text_header: None,
-            text_title: true,
-        }
+        )
     }
 
     /// The same columns without a title line in text.
@@ -147,6 +160,16 @@ impl Layout {
     pub fn sep(mut self, i: usize, sep: &'static str) -> Layout {
         self.columns[i].0 = sep;
         self
+    }
+
+    /// These columns, titled in text.
+    pub fn columns(columns: Vec<(&'static str, usize)>) -> Layout {
+        Layout {
+            columns,
+            text_header: None,
+            text_title: true,
+            fit: None,
+        }
     }
 
     /// The same columns with a verbatim text heading.

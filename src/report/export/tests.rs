@@ -83,3 +83,19 @@ fn a_given_text_wins_over_the_blocks_in_text_only() {
     assert_eq!(Text.export(&r).unwrap(), "as printed\n");
     assert!(Markdown.export(&r).unwrap().contains("### fixed"));
 }
+
+#[test]
+fn text_cuts_the_fitted_column_and_markdown_keeps_it_whole() {
+    let t = Table {
+        title: "t".into(),
+        header: vec![strings(&["n", "name"])],
+        align: vec![Align::Right, Align::Left],
+        rows: vec![strings(&["1", "a_long_symbol_name"])],
+        layout: Some(Layout {
+            fit: Some((1, 6)),
+            ..Layout::spaced(&[2, 0]).sep(1, "  ")
+        }),
+    };
+    assert_eq!(text::table(&t), "t\n n  name\n 1  a_lon~\n");
+    assert!(markdown::table(&t).contains("| 1 | a_long_symbol_name |"));
+}

@@ -49,6 +49,17 @@ fn pad(c: &str, w: usize, align: Option<Align>) -> String {
     }
 }
 
+/// `s` cut to `room` characters, the last one `~`, when it is longer.
+pub fn shorten(s: &str, room: usize) -> String {
+    if s.chars().count() <= room {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(room.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}
+
 /// A table in its historical columns (see [`Layout`]).
 fn fixed(t: &Table, l: &Layout) -> String {
     let line = |row: &Vec<String>| {
@@ -60,7 +71,12 @@ fn fixed(t: &Table, l: &Layout) -> String {
             for (i, c) in row.iter().enumerate() {
                 let (sep, w) = l.columns.get(i).copied().unwrap_or(("", 0));
                 s.push_str(sep);
-                s.push_str(&pad(c, w, t.align.get(i).copied()));
+                match l.fit {
+                    Some((col, room)) if col == i => {
+                        s.push_str(&pad(&shorten(c, room), w, t.align.get(i).copied()))
+                    }
+                    _ => s.push_str(&pad(c, w, t.align.get(i).copied())),
+                }
             }
         }
         s.push('\n');

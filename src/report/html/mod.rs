@@ -2,6 +2,7 @@
 //! JavaScript, nothing fetched). One module per plot kind; `plots_for`
 //! draws the kind a workload's `Spec::plots` names.
 
+pub mod blocks;
 pub mod colour;
 pub mod compare;
 pub mod flame;
@@ -13,6 +14,7 @@ pub mod svg;
 pub mod tables;
 
 use crate::model::Run;
+use crate::report::export::Block;
 use crate::workload::Plots;
 use svg::escape;
 
@@ -92,12 +94,11 @@ fn run_section(run: &Run, figure: Option<&str>) -> String {
         escape(&m.origin),
         escape(&m.command_line)
     ));
-    out.push_str(&format!(
-        "<h3>Table</h3>\n<pre>{}</pre>\n",
-        escape(&crate::report::export::text::blocks(
-            &crate::report::blocks(run, false)
-        ))
-    ));
+    // The report `show` prints, its identity line aside (the heading above).
+    let blocks = crate::report::blocks(run, false);
+    let skip = usize::from(matches!(blocks.first(), Some(Block::Title(_))));
+    out.push_str("<h3>Tables</h3>\n");
+    out.push_str(&self::blocks::render(&blocks[skip..]));
     let plots = plots_for(run, figure);
     if plots.is_empty() {
         out.push_str("<p class=\"note\">nothing to plot for this run</p>\n");
