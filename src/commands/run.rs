@@ -60,9 +60,7 @@ pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+pub(crate) use crate::error::input;
 
 pub(crate) fn plan(h: &Harness) -> Result<Plan> {
     plan_with(h, DEFAULT_MAX_REPS)

@@ -76,7 +76,7 @@ impl<'a> Session<'a> {
         signals::install();
         let mut knobs = begin_knobs(&setup.knobs)?;
         if let Some(k) = knobs.as_mut() {
-            k.apply(&setup.knobs.tuned).map_err(Error::Failed)?;
+            k.apply(&setup.knobs.tuned)?;
         }
         let knobs_json = knobs
             .as_ref()
@@ -129,13 +129,13 @@ impl<'a> Session<'a> {
         };
         if let Err(e) = self.restore_knobs(&mut note) {
             status = Status::Failed;
-            error.get_or_insert(e);
+            error.get_or_insert(e.to_string());
         }
         self.finish(status, &note, error)
     }
 
     /// Restores the knobs, saying so in `note`.
-    fn restore_knobs(&mut self, note: &mut String) -> std::result::Result<(), String> {
+    fn restore_knobs(&mut self, note: &mut String) -> Result<()> {
         let Some(k) = self.knobs.as_mut() else {
             return Ok(());
         };
@@ -201,12 +201,10 @@ fn begin_knobs(k: &KnobSetup) -> Result<Option<knobs::Session>> {
     }
     let wait = if k.no_wait { Wait::No } else { Wait::Yes };
     let lock = KnobLock::acquire(wait).map_err(|e| match signals::caught() {
-        Some(_) => Error::Exit(130, e),
-        None => Error::Input(e),
+        Some(_) => Error::Exit(130, e.to_string()),
+        None => e,
     })?;
-    knobs::Session::begin(&k.plan, &k.root, &k.journal, Some(lock))
-        .map(Some)
-        .map_err(Error::Failed)
+    knobs::Session::begin(&k.plan, &k.root, &k.journal, Some(lock)).map(Some)
 }
 
 /// The run's stored knobs: `--knob`'s originals and variants, plus what
