@@ -67,6 +67,16 @@ impl Error {
         }
     }
 
+    /// The same message as a refusal (exit 2), for checks made before a
+    /// run starts, where any failure means it cannot be done here.
+    /// Interrupted and a command's exit code are kept.
+    pub fn refusal(self) -> Error {
+        match self {
+            e @ (Error::Interrupted | Error::Exit(..) | Error::Input(_) | Error::Refused(_)) => e,
+            e => Error::Refused(e.to_string()),
+        }
+    }
+
     /// Bad input or a refusal: exit 2, and nothing may have been stored.
     pub fn is_input(&self) -> bool {
         matches!(self, Error::Input(_) | Error::Refused(_))
@@ -81,7 +91,39 @@ impl From<String> for Error {
     }
 }
 
+/// Transitional, the other way: a layer that still returns
+/// `Result<_, String>` (workload/, the runner) calls typed layers with `?`,
+/// and its command decides the kind again. Remove with the last such layer.
+impl From<Error> for String {
+    fn from(e: Error) -> String {
+        e.to_string()
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Transitional, for command code that still checks `String` results: a
+/// message is bad input, an [`Error`] keeps its kind.
+pub trait IntoInput {
+    fn into_input(self) -> Error;
+}
+
+impl IntoInput for String {
+    fn into_input(self) -> Error {
+        Error::Input(self)
+    }
+}
+
+impl IntoInput for Error {
+    fn into_input(self) -> Error {
+        self
+    }
+}
+
+/// A command-line value's result, its error bad input (see [`IntoInput`]).
+pub fn input<T>(r: Result<T, impl IntoInput>) -> Result<T> {
+    r.map_err(IntoInput::into_input)
+}
 
 #[cfg(test)]
 mod tests {
@@ -95,6 +137,28 @@ mod tests {
         let e = Error::Exit(3, "cmd failed".into()).context("case 1");
         assert!(matches!(e, Error::Exit(3, _)));
         assert!(!Error::Failed("x".into()).context("y").is_input());
+    }
+
+    #[test]
+    fn a_refusal_keeps_the_message_and_exits_2() {
+        let io = Error::io(
+            "cannot read",
+            "/k",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        let m = io.to_string();
+        let r = io.refusal();
+        assert!(matches!(r, Error::Refused(_)));
+        assert_eq!(r.to_string(), m);
+        assert!(matches!(Error::Interrupted.refusal(), Error::Interrupted));
+        assert!(matches!(
+            input(Err::<(), _>("x".to_string())),
+            Err(Error::Input(_))
+        ));
+        assert!(matches!(
+            input(Err::<(), _>(Error::Failed("x".into()))),
+            Err(Error::Failed(_))
+        ));
     }
 
     #[test]

@@ -112,17 +112,15 @@ impl Status {
         }
     }
 
-    /// A status as stored; an unknown word is an error (it was once read
-    /// as `running`, which hid a damaged row).
-    pub fn parse(s: &str) -> Result<Status, String> {
+    /// A status as stored; None for an unknown word, which the store
+    /// reports as a damaged row (it was once read as `running`).
+    pub fn parse(s: &str) -> Option<Status> {
         match s {
-            "running" => Ok(Status::Running),
-            "complete" => Ok(Status::Complete),
-            "incomplete" => Ok(Status::Incomplete),
-            "failed" => Ok(Status::Failed),
-            _ => Err(format!(
-                "unknown status '{s}' (running, complete, incomplete or failed)"
-            )),
+            "running" => Some(Status::Running),
+            "complete" => Some(Status::Complete),
+            "incomplete" => Some(Status::Incomplete),
+            "failed" => Some(Status::Failed),
+            _ => None,
         }
     }
 }

@@ -1,16 +1,21 @@
 //! Parsing and formatting of the human inputs every command shares: sizes
-//! ("256M", "1.5GiB") and task lists ("1,2,4", "1-8", "auto").
+//! ("256M", "1.5GiB") and task lists ("1,2,4", "1-8", "auto"). Every
+//! error is bad input naming the value and the fix.
+
+use crate::error::{Error, Result};
 
 /// Parses a size in bytes. Suffixes K, M, G, T (optionally followed by
 /// "iB" or "B") are binary multiples; a bare number is bytes.
-pub fn size(text: &str) -> Result<u64, String> {
+pub fn size(text: &str) -> Result<u64> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.parse().map_err(|_| {
-        format!("cannot parse size '{text}': use a number with K, M, G or T, e.g. 256M")
+        Error::Input(format!(
+            "cannot parse size '{text}': use a number with K, M, G or T, e.g. 256M"
+        ))
     })?;
     let shift = match unit.trim().to_ascii_uppercase().as_str() {
         "" | "B" => 0,
@@ -19,23 +24,23 @@ pub fn size(text: &str) -> Result<u64, String> {
         "G" | "GB" | "GIB" => 30,
         "T" | "TB" | "TIB" => 40,
         _ => {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "cannot parse size '{text}': unknown unit '{unit}', use K, M, G or T"
-            ));
+            )));
         }
     };
     let bytes = value * (1u64 << shift) as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 / 2.0 {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "size '{text}' is out of range: give a positive size, e.g. 256M"
-        ));
+        )));
     }
     Ok(bytes as u64)
 }
 
 /// [`size`] of a command-line option, with the option named in the error.
-pub fn size_arg(flag: &str, text: &str) -> Result<u64, String> {
-    size(text).map_err(|e| format!("{flag}: {e}"))
+pub fn size_arg(flag: &str, text: &str) -> Result<u64> {
+    size(text).map_err(|e| e.context(flag))
 }
 
 /// Formats bytes with a binary unit, e.g. "256 MiB", "1.5 GiB".
@@ -56,15 +61,18 @@ pub fn format_size(bytes: u64) -> String {
 
 /// Parses a task list: `1,2,4`, `1-8`, a mix, or `auto` (1, 2, 4, ... up to
 /// `online`, plus `online` itself).
-pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>, String> {
+pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>> {
     let t = text.trim();
     if t == "auto" {
         return Ok(auto_tasks(online));
     }
     let mut out = Vec::new();
     for part in t.split(',').map(str::trim) {
-        let bad =
-            || format!("cannot parse --tasks '{text}': use a list (1,2,4), a range (1-8) or auto");
+        let bad = || {
+            Error::Input(format!(
+                "cannot parse --tasks '{text}': use a list (1,2,4), a range (1-8) or auto"
+            ))
+        };
         let (lo, hi) = match part.split_once('-') {
             Some((a, b)) => (
                 a.trim().parse::<usize>().map_err(|_| bad())?,
@@ -76,17 +84,19 @@ pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>, String> {
             }
         };
         if lo == 0 {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--tasks '{text}' asks for 0 tasks: the smallest is 1"
-            ));
+            )));
         }
         if hi < lo {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--tasks range '{part}' runs backwards: write {hi}-{lo}"
-            ));
+            )));
         }
         if hi > 65536 {
-            return Err(format!("--tasks '{part}' is beyond 65536 tasks"));
+            return Err(Error::Input(format!(
+                "--tasks '{part}' is beyond 65536 tasks"
+            )));
         }
         out.extend(lo..=hi);
     }
@@ -107,21 +117,25 @@ fn auto_tasks(online: usize) -> Vec<usize> {
 }
 
 /// A percentage as a fraction: "1%", "0.5 %" or "2" -> 0.01, 0.005, 0.02.
-pub fn percent(text: &str) -> Result<f64, String> {
+pub fn percent(text: &str) -> Result<f64> {
     let t = text.trim();
     let n = t.strip_suffix('%').unwrap_or(t).trim();
     match n.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(v / 100.0),
-        _ => Err(format!(
+        _ => Err(Error::Input(format!(
             "'{text}' is not a percentage between 0 and 100 (exclusive): write e.g. 1% or 0.5%"
-        )),
+        ))),
     }
 }
 
 /// A duration: "500ms", "30s", "10m", "1h", or plain seconds ("90").
-pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+pub fn duration(text: &str) -> Result<std::time::Duration> {
     let t = text.trim();
-    let bad = || format!("'{text}' is not a duration: write e.g. 30s, 10m, 1h or 500ms");
+    let bad = || {
+        Error::Input(format!(
+            "'{text}' is not a duration: write e.g. 30s, 10m, 1h or 500ms"
+        ))
+    };
     let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 0.001)
     } else if let Some(n) = t.strip_suffix('s') {
@@ -174,7 +188,9 @@ mod tests {
         assert!(size("lots").is_err());
         assert!(size("12Q").is_err());
         assert!(size("0").is_err());
-        let e = size_arg("--chunk", "0").unwrap_err();
+        let Err(Error::Input(e)) = size_arg("--chunk", "0") else {
+            panic!("a zero size is not bad input")
+        };
         assert!(e.starts_with("--chunk: ") && e.contains("e.g. 256M"), "{e}");
     }
 

@@ -3,6 +3,7 @@
 //! finish of the kernel profile (`profile/`) and the lock statistics
 //! (`locks/`). It joins the two so neither imports the other.
 
+use crate::error::{Error, Result};
 use crate::locks;
 use crate::profile::sampler::{self, Recording};
 use crate::profile::symbols::Symbols;
@@ -33,17 +34,17 @@ pub struct Probes {
 
 /// Checks that this kernel and user can record `req`; the error is the
 /// refusal with the value found and the fix.
-pub fn preflight(req: &Request) -> Result<Option<Probes>, String> {
+pub fn preflight(req: &Request) -> Result<Option<Probes>> {
     if req.is_empty() {
         return Ok(None);
     }
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map_err(|_| {
-            format!(
+            Error::Refused(format!(
                 "--profile/--lock-stats: /proc/sys/kernel/perf_event_paranoid is missing: this kernel \
                  ({}) has no perf events; build it with CONFIG_PERF_EVENTS=y",
                 kernel_release()
-            )
+            ))
         })?
         .trim()
         .parse::<i64>()
@@ -52,21 +53,21 @@ pub fn preflight(req: &Request) -> Result<Option<Probes>, String> {
     let mut profile = None;
     if let Some(hz) = req.hz {
         if hz == 0 || hz > 100_000 {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--profile={hz}: give a rate between 1 and 100000 samples per second"
-            ));
+            )));
         }
         if let Some(r) = paranoid_refusal(paranoid, 1, privileged, "--profile (kernel stacks)") {
-            return Err(r);
+            return Err(Error::Refused(r));
         }
         let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok());
         if let Some(max) = max.filter(|&m| hz > m) {
-            return Err(format!(
+            return Err(Error::Refused(format!(
                 "--profile={hz}: kernel.perf_event_max_sample_rate is {max}: use --profile={max} \
                  or less, or raise it with `sysctl kernel.perf_event_max_sample_rate={hz}`"
-            ));
+            )));
         }
         let kind = [EventKind::Cycles, EventKind::CpuClock]
             .into_iter()
@@ -89,11 +90,11 @@ pub fn preflight(req: &Request) -> Result<Option<Probes>, String> {
         if let Some(r) =
             paranoid_refusal(paranoid, -1, privileged, "--lock-stats (raw tracepoints)")
         {
-            return Err(r);
+            return Err(Error::Refused(r));
         }
-        let s = locks::setup()?;
+        let s = locks::setup().map_err(Error::refusal)?;
         // Open once now so a refusal comes before anything is stored.
-        locks::open(&s)?;
+        locks::open(&s).map_err(Error::refusal)?;
         if std::path::Path::new(locks::lock_stat::PATH).exists()
             && std::fs::read_to_string("/proc/sys/kernel/lock_stat").is_ok_and(|v| v.trim() == "0")
         {
@@ -126,7 +127,7 @@ pub struct Active {
 
 impl Probes {
     /// Starts recording; call just before the workload's sample.
-    pub fn start(&self) -> Result<Active, String> {
+    pub fn start(&self) -> Result<Active> {
         let profile = match self.profile {
             Some((kind, hz)) => Some(profile::start(kind, hz)?),
             None => None,
@@ -136,7 +137,7 @@ impl Probes {
     }
 
     /// Stops the recordings of `active` and resolves what they hold.
-    pub fn finish(&mut self, active: Active) -> Result<Captured, String> {
+    pub fn finish(&mut self, active: Active) -> Result<Captured> {
         let mut out = Captured::default();
         if let (Some(rec), Some((kind, hz))) = (active.profile, self.profile) {
             out.profile = Some(rec.stop()?.into_profile(kind, hz, &mut self.symbols));

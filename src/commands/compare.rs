@@ -206,8 +206,7 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
     for p in paths {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Error::Input(format!("cannot read {}: {e}", p.display())))?;
-        let v = samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())
-            .map_err(Error::Input)?;
+        let v = samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())?;
         if r.rate
             && let Some(bad) = v.values.iter().find(|x| **x <= 0.0)
         {

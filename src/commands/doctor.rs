@@ -11,7 +11,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
     let window = if matches!(a.window.trim(), "0" | "0s") {
         std::time::Duration::ZERO
     } else {
-        crate::parse::duration(&a.window).map_err(|e| Error::Input(format!("--window: {e}")))?
+        crate::parse::duration(&a.window).map_err(|e| e.context("--window"))?
     };
     if window > std::time::Duration::from_secs(60) {
         return Err(Error::Input(

@@ -54,8 +54,7 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
             }
             let text = std::fs::read_to_string(file)
                 .map_err(|e| Error::Input(format!("cannot read {}: {e}", file.display())))?;
-            let pairs = usl::parse_pairs(&text)
-                .map_err(|e| Error::Input(format!("{}: {e}", file.display())))?;
+            let pairs = usl::parse_pairs(&text).map_err(|e| e.context(file.display()))?;
             (
                 pairs,
                 file.display().to_string(),
@@ -90,7 +89,7 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
             )
         }
     };
-    let fit = usl::fit(&pairs).map_err(|e| Error::Input(format!("{source}: {e}")))?;
+    let fit = usl::fit(&pairs).map_err(|e| e.context(&source))?;
     let targets = targets.unwrap_or_else(|| default_targets(fit.max_n));
     let (extrapolation, more) = fit.extrapolate(&targets);
     let mut warnings = fit.warnings.clone();

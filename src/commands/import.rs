@@ -22,7 +22,7 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
     };
     let mut skipped = Vec::new();
     let tables = import::parse(&text, &stem, &opts, &mut skipped)
-        .map_err(|e| Error::Input(format!("{}: {e}", a.file.display())))?;
+        .map_err(|e| e.context(a.file.display()))?;
     for s in &skipped {
         eprintln!("vmscale: {}: left out {s}", a.file.display());
     }

@@ -79,7 +79,7 @@ pub fn data(out: &str) -> super::Result<()> {
         s.started = true;
         Some((f, append))
     });
-    let result = match file {
+    match file {
         Some((path, append)) => std::fs::OpenOptions::new()
             .create(true)
             .write(true)
@@ -87,7 +87,7 @@ pub fn data(out: &str) -> super::Result<()> {
             .truncate(!append)
             .open(&path)
             .and_then(|mut f| f.write_all(out.as_bytes()))
-            .map_err(|e| format!("-o {}: {e}", path.display())),
+            .map_err(|e| super::Error::io("-o", &path, e)),
         None => {
             let mut stdout = std::io::stdout().lock();
             match stdout
@@ -96,11 +96,10 @@ pub fn data(out: &str) -> super::Result<()> {
             {
                 // A closed pipe (`| head`) is the reader's choice, not a failure.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => r.map_err(|e| format!("stdout: {e}")),
+                r => r.map_err(|e| super::Error::Failed(format!("stdout: {e}"))),
             }
         }
-    };
-    result.map_err(super::Error::Failed)
+    }
 }
 
 /// Wraps every line longer than `width` at spaces, keeping the spacing

@@ -10,7 +10,7 @@ use crate::knobs::{effective_uid, journal, live_root, session};
 /// knob run unless `no_wait`.
 pub fn restore(no_wait: bool) -> Result<()> {
     if effective_uid() != Some(0) {
-        return Err(Error::Input(format!(
+        return Err(Error::Refused(format!(
             "restore writes kernel knobs and needs root (effective uid is {}): run `sudo \
              vmscale restore`",
             effective_uid().map_or("unknown".into(), |u| u.to_string())
@@ -18,8 +18,8 @@ pub fn restore(no_wait: bool) -> Result<()> {
     }
     let path = journal::default_path();
     let wait = if no_wait { Wait::No } else { Wait::Yes };
-    let mut lock = KnobLock::acquire(wait).map_err(Error::Input)?;
-    let lines = session::recover_all(Some(&mut lock), &live_root(), &path).map_err(Error::Input)?;
+    let mut lock = KnobLock::acquire(wait)?;
+    let lines = session::recover_all(Some(&mut lock), &live_root(), &path)?;
     let mut out = String::new();
     if lines.is_empty() {
         out.push_str(&format!(

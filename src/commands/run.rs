@@ -61,9 +61,7 @@ pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+pub(crate) use crate::error::input;
 
 pub(crate) fn plan(h: &Harness) -> Result<Plan> {
     plan_with(h, DEFAULT_MAX_REPS)
@@ -179,10 +177,10 @@ fn begin_knobs(
     use crate::knobs::lock::{KnobLock, Wait};
     let wait = if no_wait { Wait::No } else { Wait::Yes };
     let lock = KnobLock::acquire(wait).map_err(|e| match signals::caught() {
-        Some(_) => Error::Exit(130, e),
-        None => Error::Input(e),
+        Some(_) => Error::Exit(130, e.to_string()),
+        None => e,
     })?;
-    crate::knobs::Session::begin(plan, root, journal, Some(lock)).map_err(Error::Failed)
+    crate::knobs::Session::begin(plan, root, journal, Some(lock))
 }
 
 /// Checks, stores and runs one workload; returns the stored run.
@@ -216,7 +214,7 @@ pub fn run_workload(
         Some(begin_knobs(&knob_plan, &root, &journal, h.no_wait)?)
     };
     if let Some(s) = session.as_mut() {
-        s.apply(&tuned).map_err(Error::Failed)?;
+        s.apply(&tuned)?;
     }
     let knobs_json = session
         .as_ref()
@@ -257,7 +255,7 @@ pub fn run_workload(
             Err(e) => {
                 note.push_str(&format!("; knobs NOT restored: {e}"));
                 status = Status::Failed;
-                error.get_or_insert(e);
+                error.get_or_insert(e.to_string());
             }
         }
     }

@@ -1,7 +1,10 @@
 //! Plain sample files for `compare --files`, as ministat reads them: one
 //! number a line (blank lines and `#` comments skipped), CSV with a header
 //! line (a column chosen by name or 1-based number, else the first
-//! numeric one), or a JSON array of numbers.
+//! numeric one), or a JSON array of numbers. A file that cannot be read
+//! as one is bad input naming the file, the line and the fix.
+
+use crate::error::{Error, Result};
 
 /// The values of one file and the name of the column they came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +22,7 @@ fn number(s: &str) -> Option<f64> {
 }
 
 /// Parses `text` (the contents of `name`); `column` picks a CSV column.
-pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
+pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values> {
     let trimmed = text.trim_start();
     let (header, values) = if trimmed.starts_with('[') {
         (None, json(name, trimmed)?)
@@ -33,9 +36,9 @@ pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, Str
         lines(name, text)?
     };
     if values.is_empty() {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "{name}: no numbers found: give one number a line, CSV with a header, or a JSON array"
-        ));
+        )));
     }
     Ok(Values {
         column: column
@@ -46,18 +49,18 @@ pub fn parse(name: &str, text: &str, column: Option<&str>) -> Result<Values, Str
     })
 }
 
-fn json(name: &str, text: &str) -> Result<Vec<f64>, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("{name}: not valid JSON: {e}"))?;
+fn json(name: &str, text: &str) -> Result<Vec<f64>> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Error::Input(format!("{name}: not valid JSON: {e}")))?;
     let arr = v
         .as_array()
-        .ok_or_else(|| format!("{name}: expected a JSON array of numbers"))?;
+        .ok_or_else(|| Error::Input(format!("{name}: expected a JSON array of numbers")))?;
     arr.iter()
         .enumerate()
         .map(|(i, x)| {
             x.as_f64()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("{name}: element {i} ({x}) is not a number: the JSON array must hold numbers only"))
+                .ok_or_else(|| Error::Input(format!("{name}: element {i} ({x}) is not a number: the JSON array must hold numbers only")))
         })
         .collect()
 }
@@ -85,7 +88,7 @@ pub fn direction(name: &str) -> Option<crate::model::Better> {
 
 /// One number a line; a first line that is a word (not a number) is the
 /// column's name, as in a one-column CSV.
-fn lines(name: &str, text: &str) -> Result<(Option<String>, Vec<f64>), String> {
+fn lines(name: &str, text: &str) -> Result<(Option<String>, Vec<f64>)> {
     let mut out = Vec::new();
     let mut column = None;
     for (i, l) in text.lines().enumerate() {
@@ -105,10 +108,10 @@ fn lines(name: &str, text: &str) -> Result<(Option<String>, Vec<f64>), String> {
             continue;
         }
         out.push(number(first).ok_or_else(|| {
-            format!(
+            Error::Input(format!(
                 "{name}:{}: '{first}' is not a number: one number a line, `#` for comments",
                 i + 1
-            )
+            ))
         })?);
     }
     Ok((column, out))
@@ -120,12 +123,14 @@ fn split(line: &str) -> Vec<String> {
         .collect()
 }
 
-fn csv(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
+fn csv(name: &str, text: &str, column: Option<&str>) -> Result<Values> {
     let mut it = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, head) = it.next().ok_or_else(|| format!("{name}: empty file"))?;
+    let (_, head) = it
+        .next()
+        .ok_or_else(|| Error::Input(format!("{name}: empty file")))?;
     let header = split(head);
     let rows: Vec<(usize, Vec<String>)> = it.map(|(i, l)| (i + 1, split(l))).collect();
     let numeric = |c: usize| {
@@ -145,30 +150,30 @@ fn csv(name: &str, text: &str, column: Option<&str>) -> Result<Values, String> {
                     .map(|n| n - 1)
             })
             .ok_or_else(|| {
-                format!(
+                Error::Input(format!(
                     "{name}: no column '{want}'; the header has: {}",
                     header.join(", ")
-                )
+                ))
             })?,
         None => (0..header.len()).find(|&c| numeric(c)).ok_or_else(|| {
-            format!(
+            Error::Input(format!(
                 "{name}: no column holds only numbers; name one with --column (header: {})",
                 header.join(", ")
-            )
+            ))
         })?,
     };
     let mut values = Vec::new();
     for (line, r) in &rows {
         let cell = r.get(col).map(String::as_str).unwrap_or("");
         values.push(number(cell).ok_or_else(|| {
-            format!(
+            Error::Input(format!(
                 "{name}:{line}: column '{}' holds '{cell}', not a number",
                 header[col]
-            )
+            ))
         })?);
     }
     if values.is_empty() {
-        return Err(format!("{name}: a header but no rows"));
+        return Err(Error::Input(format!("{name}: a header but no rows")));
     }
     Ok(Values {
         column: header[col].clone(),
@@ -184,7 +189,9 @@ mod tests {
     fn one_number_a_line() {
         let v = parse("a", "# t\n1.5\n\n2 extra\n3e2\n", None).unwrap();
         assert_eq!(v.values, vec![1.5, 2.0, 300.0]);
-        let e = parse("a", "1\nx\n", None).unwrap_err();
+        let Err(Error::Input(e)) = parse("a", "1\nx\n", None) else {
+            panic!("a line that is no number is not bad input")
+        };
         assert!(e.contains("a:2"), "{e}");
     }
 
@@ -200,6 +207,7 @@ mod tests {
         assert!(
             parse("c", t, Some("nope"))
                 .unwrap_err()
+                .to_string()
                 .contains("time, rate")
         );
     }

@@ -3,6 +3,7 @@
 //! rest after a failure (also when the owner is dropped on an early return).
 
 use super::clock;
+use crate::error::{Error, Result};
 
 /// Worker processes forked by [`Forked::spawn`]; every one still running
 /// is killed and reaped when this is dropped, so no early return leaves
@@ -23,7 +24,7 @@ impl Forked {
     /// monitors (--profile's drain thread, the numa_maps and lock
     /// readers), which hold no lock a child takes except the allocator's;
     /// glibc's malloc is made safe across fork by its own fork handlers.
-    pub fn spawn(n: usize, what: &'static str, body: impl Fn(usize)) -> Result<Forked, String> {
+    pub fn spawn(n: usize, what: &'static str, body: impl Fn(usize)) -> Result<Forked> {
         let mut forked = Forked {
             pids: Vec::with_capacity(n),
             what,
@@ -40,10 +41,10 @@ impl Forked {
             }
             if pid < 0 {
                 // Drop kills and reaps the children forked so far.
-                return Err(format!(
+                return Err(Error::Failed(format!(
                     "fork of {what} {i} failed: {}",
                     super::errno_text()
-                ));
+                )));
             }
             forked.pids.push(pid);
         }
@@ -64,7 +65,7 @@ impl Forked {
     /// Waits for every child and returns their usage summed; the first
     /// failure (killed, non-zero status) after all are reaped, so none is
     /// left a zombie.
-    pub fn reap(mut self) -> Result<clock::Usage, String> {
+    pub fn reap(mut self) -> Result<clock::Usage> {
         let mut total = clock::Usage::default();
         let mut failure = None;
         for (i, pid) in std::mem::take(&mut self.pids).into_iter().enumerate() {
@@ -73,7 +74,9 @@ impl Forked {
                     total.user_ns += u.user_ns;
                     total.sys_ns += u.sys_ns;
                 }
-                Err(e) => failure = failure.or(Some(format!("{} {i} (pid {pid}): {e}", self.what))),
+                Err(e) => {
+                    failure = failure.or(Some(e.context(format!("{} {i} (pid {pid})", self.what))))
+                }
             }
         }
         failure.map_or(Ok(total), Err)
@@ -108,7 +111,7 @@ pub fn exited_early(pids: &[libc::pid_t]) -> Option<(usize, libc::pid_t)> {
 
 /// Waits for a child with wait4 and returns its usage; an error when it was
 /// killed by a signal or exited with a non-zero status.
-pub fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
+pub fn reap(pid: libc::pid_t) -> Result<clock::Usage> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -119,14 +122,23 @@ pub fn reap(pid: libc::pid_t) -> Result<clock::Usage, String> {
             break;
         }
         if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(format!("wait4 for pid {pid}: {}", super::errno_text()));
+            return Err(Error::Failed(format!(
+                "wait4 for pid {pid}: {}",
+                super::errno_text()
+            )));
         }
     }
     if libc::WIFSIGNALED(status) {
-        return Err(format!("killed by signal {}", libc::WTERMSIG(status)));
+        return Err(Error::Failed(format!(
+            "killed by signal {}",
+            libc::WTERMSIG(status)
+        )));
     }
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) != 0 {
-        return Err(format!("exited with status {}", libc::WEXITSTATUS(status)));
+        return Err(Error::Failed(format!(
+            "exited with status {}",
+            libc::WEXITSTATUS(status)
+        )));
     }
     Ok(clock::from_rusage(&ru))
 }
@@ -171,7 +183,7 @@ mod tests {
         })
         .unwrap();
         let pids = f.pids().to_vec();
-        let e = f.reap().unwrap_err();
+        let e = f.reap().unwrap_err().to_string();
         // Child 0 exited 0; the first failure is child 1's status 1.
         assert!(e.starts_with("task 1 (pid "), "{e}");
         assert!(e.ends_with("exited with status 1"), "{e}");
@@ -197,7 +209,7 @@ mod tests {
         let ok = fork_exit(0);
         let bad = fork_exit(3);
         assert!(reap(ok).is_ok());
-        assert_eq!(reap(bad).unwrap_err(), "exited with status 3");
+        assert_eq!(reap(bad).unwrap_err().to_string(), "exited with status 3");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! each task's fault count is cross-checked by a second kernel counter that
 //! other processes on a busy machine cannot disturb.
 
+use crate::error::{Error, Result};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -22,7 +23,7 @@ pub struct FaultCounter {
 impl FaultCounter {
     /// Opens the counter for the calling thread; Err with the reason (no
     /// perf events, or perf_event_paranoid forbids it).
-    pub fn open() -> Result<FaultCounter, String> {
+    pub fn open() -> Result<FaultCounter> {
         let mut attr = [0u8; ATTR_SIZE as usize];
         attr[0..4].copy_from_slice(&PERF_TYPE_SOFTWARE.to_ne_bytes());
         attr[4..8].copy_from_slice(&ATTR_SIZE.to_ne_bytes());
@@ -40,10 +41,10 @@ impl FaultCounter {
             )
         };
         if fd < 0 {
-            return Err(format!(
+            return Err(Error::Refused(format!(
                 "perf_event_open(page-faults) failed: {}",
                 super::errno_text()
-            ));
+            )));
         }
         // SAFETY: fd is a fresh descriptor we own.
         let file = unsafe { File::from_raw_fd(fd as i32) };

@@ -1,6 +1,7 @@
 //! Starting N tasks as threads or forked processes, releasing them together
 //! and collecting their reports.
 
+use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -61,7 +62,7 @@ where
     let mut report = match cpu.map(pin::pin_current).transpose() {
         Err(e) => {
             let mut r = TaskReport::default();
-            r.fail(&e);
+            r.fail(&e.to_string());
             r
         }
         Ok(_) => match catch_unwind(AssertUnwindSafe(|| body(&task))) {
@@ -82,12 +83,13 @@ where
 
 /// Runs `body` in one task per entry of `cpus` (`None` = unpinned).
 /// All tasks are started and ready before any is released.
-pub fn run_tasks<F>(mode: Mode, cpus: &[Option<usize>], body: F) -> Result<TaskOutcome, String>
+pub fn run_tasks<F>(mode: Mode, cpus: &[Option<usize>], body: F) -> Result<TaskOutcome>
 where
     F: Fn(&Task) -> TaskReport + Sync,
 {
     let n = cpus.len();
-    let block = SharedBlock::new(n).map_err(|e| format!("shared memory for tasks: {e}"))?;
+    let block =
+        SharedBlock::new(n).map_err(|e| Error::Failed(format!("shared memory for tasks: {e}")))?;
     match mode {
         Mode::Thread => std::thread::scope(|s| {
             let handles: Vec<_> = cpus
@@ -101,9 +103,10 @@ where
             wait_all_arrived(&block, n, || Ok(()))?;
             block.release();
             for h in handles {
-                h.join().map_err(|_| "a task thread panicked".to_string())?;
+                h.join()
+                    .map_err(|_| Error::Failed("a task thread panicked".into()))?;
             }
-            Ok::<(), String>(())
+            Ok::<(), Error>(())
         })?,
         Mode::Process => {
             let forked =
@@ -112,7 +115,7 @@ where
             wait_all_arrived(&block, n, || {
                 forked
                     .exited_early("before the start barrier")
-                    .map_or(Ok(()), Err)
+                    .map_or(Ok(()), |m| Err(Error::Failed(m)))
             })?;
             block.release();
             forked.reap()?;
@@ -126,8 +129,8 @@ where
 fn wait_all_arrived(
     block: &SharedBlock,
     n: usize,
-    mut check: impl FnMut() -> Result<(), String>,
-) -> Result<(), String> {
+    mut check: impl FnMut() -> Result<()>,
+) -> Result<()> {
     let mut polls = 0u64;
     while (block.arrived() as usize) < n {
         std::thread::yield_now();
@@ -178,7 +181,8 @@ mod tests {
             TaskReport::default()
         })
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert!(err.contains("task 0") && err.contains("status 3"), "{err}");
         for i in 0..3 {
             let pid = pids

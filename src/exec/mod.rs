@@ -2,6 +2,8 @@
 //! released together by a barrier, each reporting its own clocks and usage
 //! through shared memory.
 
+use crate::error::{Error, Result};
+
 pub mod children;
 pub mod clock;
 pub mod fault_counter;
@@ -36,12 +38,14 @@ impl Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "thread" | "threads" => Ok(Mode::Thread),
             "process" | "processes" => Ok(Mode::Process),
-            _ => Err(format!("unknown mode '{s}': use thread or process")),
+            _ => Err(Error::Input(format!(
+                "unknown mode '{s}': use thread or process"
+            ))),
         }
     }
 }

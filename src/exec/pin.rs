@@ -1,6 +1,7 @@
 //! Task placement: which CPU each task runs on, planned from the topology
 //! read at run time, and the pinning itself (a failed pin is an error).
 
+use crate::error::{Error, Result};
 use crate::machine::snapshot::CoreKey;
 use crate::machine::{Cpu, Snapshot, cpulist};
 use serde::{Deserialize, Serialize};
@@ -20,18 +21,20 @@ pub enum Pin {
 }
 
 impl std::str::FromStr for Pin {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "compact" => Ok(Pin::Compact),
             "spread" => Ok(Pin::Spread),
             "none" => Ok(Pin::None),
             list => {
                 let cpus = cpulist::parse(list).map_err(|e| {
-                    format!("--pin '{s}': {e}; use compact, spread, none or a CPU list like 0-3,8")
+                    Error::Input(format!(
+                        "--pin '{s}': {e}; use compact, spread, none or a CPU list like 0-3,8"
+                    ))
                 })?;
                 if cpus.is_empty() {
-                    return Err("--pin needs at least one CPU".into());
+                    return Err(Error::Input("--pin needs at least one CPU".into()));
                 }
                 Ok(Pin::List(cpus))
             }
@@ -51,7 +54,7 @@ impl std::fmt::Display for Pin {
 }
 
 /// The CPU for each of `tasks` tasks (`None` = unpinned).
-pub fn plan(pin: &Pin, tasks: usize, machine: &Snapshot) -> Result<Vec<Option<usize>>, String> {
+pub fn plan(pin: &Pin, tasks: usize, machine: &Snapshot) -> Result<Vec<Option<usize>>> {
     let order = match pin {
         Pin::None => return Ok(vec![None; tasks]),
         Pin::Compact => compact_order(machine),
@@ -59,16 +62,18 @@ pub fn plan(pin: &Pin, tasks: usize, machine: &Snapshot) -> Result<Vec<Option<us
         Pin::List(cpus) => {
             let online = machine.online_cpus();
             if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-                return Err(format!(
+                return Err(Error::Input(format!(
                     "--pin names CPU {bad}, which is not online (online: {})",
                     cpulist::format(&online)
-                ));
+                )));
             }
             cpus.clone()
         }
     };
     if order.is_empty() {
-        return Err("no online CPUs found in /sys/devices/system/cpu/online".into());
+        return Err(Error::Failed(
+            "no online CPUs found in /sys/devices/system/cpu/online".into(),
+        ));
     }
     Ok((0..tasks).map(|i| Some(order[i % order.len()])).collect())
 }
@@ -133,26 +138,28 @@ fn spread_order(machine: &Snapshot) -> Vec<usize> {
 }
 
 /// Pins the calling thread to `cpu` and checks that it took.
-pub fn pin_current(cpu: usize) -> Result<(), String> {
+pub fn pin_current(cpu: usize) -> Result<()> {
     // SAFETY: cpu_set_t is plain data; CPU_SET/CPU_ISSET index within it
     // (checked against CPU_SETSIZE first).
     unsafe {
         if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(format!("CPU {cpu} is beyond CPU_SETSIZE"));
+            return Err(Error::Failed(format!("CPU {cpu} is beyond CPU_SETSIZE")));
         }
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
+            return Err(Error::Failed(format!(
                 "pinning to CPU {cpu} failed: {}",
                 std::io::Error::last_os_error()
-            ));
+            )));
         }
         let mut got: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut got) != 0
             || !libc::CPU_ISSET(cpu, &got)
         {
-            return Err(format!("pinning to CPU {cpu} did not take effect"));
+            return Err(Error::Failed(format!(
+                "pinning to CPU {cpu} did not take effect"
+            )));
         }
     }
     Ok(())

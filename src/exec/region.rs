@@ -3,6 +3,7 @@
 //! private ones with THP advice, and the plain private mappings workloads
 //! fault in.
 
+use crate::error::{Error, Result};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -27,19 +28,24 @@ unsafe impl Sync for Region {}
 
 impl Region {
     /// `len` bytes of zeroed MAP_SHARED anonymous memory, page aligned.
-    pub fn shared(len: usize) -> Result<Region, String> {
+    pub fn shared(len: usize) -> Result<Region> {
         Self::raw(
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_ANONYMOUS,
             -1,
         )
-        .map_err(|e| format!("shared memory of {} bytes: mmap failed: {e}", len.max(1)))
+        .map_err(|e| {
+            Error::Failed(format!(
+                "shared memory of {} bytes: mmap failed: {e}",
+                len.max(1)
+            ))
+        })
     }
 
     /// `len` bytes of private anonymous memory with base pages or THP
     /// advice; huge regions start on a `align` boundary.
-    pub fn private(len: usize, pages: Pages, align: usize) -> Result<Region, String> {
+    pub fn private(len: usize, pages: Pages, align: usize) -> Result<Region> {
         let extra = if pages == Pages::Huge { align } else { 0 };
         let mut r = Self::raw(
             len + extra,
@@ -48,10 +54,10 @@ impl Region {
             -1,
         )
         .map_err(|e| {
-            format!(
+            Error::Failed(format!(
                 "chain memory of {} bytes: mmap failed: {e}",
                 (len + extra).max(1)
-            )
+            ))
         })?;
         if extra > 0 {
             let addr = r.base as usize;
@@ -63,7 +69,7 @@ impl Region {
 
     /// `len` bytes of private anonymous memory, not reserved against
     /// overcommit (MAP_NORESERVE) and without advice: memory to fault in.
-    pub fn private_noreserve(len: usize) -> Result<Region, String> {
+    pub fn private_noreserve(len: usize) -> Result<Region> {
         Self::map(
             len,
             libc::PROT_READ | libc::PROT_WRITE,
@@ -75,18 +81,13 @@ impl Region {
     /// A mapping of `len` bytes with the given protection and MAP_* flags:
     /// of `file` from offset 0, or anonymous (MAP_ANONYMOUS is added) when
     /// there is none.
-    pub fn map(
-        len: usize,
-        prot: i32,
-        flags: i32,
-        file: Option<&std::fs::File>,
-    ) -> Result<Region, String> {
+    pub fn map(len: usize, prot: i32, flags: i32, file: Option<&std::fs::File>) -> Result<Region> {
         let (flags, fd) = match file {
             Some(f) => (flags, f.as_raw_fd()),
             None => (flags | libc::MAP_ANONYMOUS, -1),
         };
         Self::raw(len, prot, flags, fd)
-            .map_err(|e| format!("mmap of {} bytes failed: {e}", len.max(1)))
+            .map_err(|e| Error::Failed(format!("mmap of {} bytes failed: {e}", len.max(1))))
     }
 
     pub(super) fn raw(len: usize, prot: i32, flags: i32, fd: i32) -> std::io::Result<Region> {
@@ -117,28 +118,34 @@ impl Region {
     }
 
     /// Asks for base pages or THP over the whole usable region.
-    pub fn advise_thp(&self, pages: Pages) -> Result<(), String> {
+    pub fn advise_thp(&self, pages: Pages) -> Result<()> {
         self.advise_thp_range(self.len(), pages)
     }
 
-    fn advise_thp_range(&self, len: usize, pages: Pages) -> Result<(), String> {
+    fn advise_thp_range(&self, len: usize, pages: Pages) -> Result<()> {
         let advice = match pages {
             Pages::Base => libc::MADV_NOHUGEPAGE,
             Pages::Huge => libc::MADV_HUGEPAGE,
         };
         // SAFETY: the advised range lies inside our own mapping.
         if unsafe { libc::madvise(self.ptr().cast(), len, advice) } != 0 {
-            return Err(format!("madvise for THP failed: {}", super::errno_text()));
+            return Err(Error::Failed(format!(
+                "madvise for THP failed: {}",
+                super::errno_text()
+            )));
         }
         Ok(())
     }
 
     /// Changes the protection of `len` bytes at byte offset `off`.
-    pub fn protect(&self, off: usize, len: usize, prot: i32) -> Result<(), String> {
+    pub fn protect(&self, off: usize, len: usize, prot: i32) -> Result<()> {
         assert!(off + len <= self.len(), "range out of region");
         // SAFETY: the range lies inside our own mapping (checked above).
         if unsafe { libc::mprotect(self.ptr().add(off).cast(), len, prot) } != 0 {
-            return Err(format!("mprotect failed: {}", super::errno_text()));
+            return Err(Error::Failed(format!(
+                "mprotect failed: {}",
+                super::errno_text()
+            )));
         }
         Ok(())
     }

@@ -2,20 +2,21 @@
 //! wall time.
 
 use super::TaskReport;
+use crate::error::{Error, Result};
 
 /// `Err("task i: message")` for the first task that failed.
-pub fn first_error(reports: &[TaskReport]) -> Result<(), String> {
+pub fn first_error(reports: &[TaskReport]) -> Result<()> {
     first_error_as(reports, "task")
 }
 
 /// As `first_error`, naming the failed task `who i` (e.g. "process 1").
-pub fn first_error_as(reports: &[TaskReport], who: &str) -> Result<(), String> {
+pub fn first_error_as(reports: &[TaskReport], who: &str) -> Result<()> {
     match reports
         .iter()
         .enumerate()
         .find_map(|(i, r)| r.error().map(|e| (i, e)))
     {
-        Some((i, e)) => Err(format!("{who} {i}: {e}")),
+        Some((i, e)) => Err(Error::Failed(format!("{who} {i}: {e}"))),
         None => Ok(()),
     }
 }
@@ -54,13 +55,16 @@ mod tests {
     #[test]
     fn names_the_first_failed_task() {
         let mut r = [report(0, 1), report(0, 1), report(0, 1)];
-        assert_eq!(first_error(&r), Ok(()));
+        assert!(first_error(&r).is_ok());
         r[2].fail("late");
         r[1].fail("mmap failed");
-        assert_eq!(first_error(&r), Err("task 1: mmap failed".into()));
         assert_eq!(
-            first_error_as(&r, "process"),
-            Err("process 1: mmap failed".into())
+            first_error(&r).unwrap_err().to_string(),
+            "task 1: mmap failed"
         );
+        assert!(matches!(
+            first_error_as(&r, "process"),
+            Err(Error::Failed(m)) if m == "process 1: mmap failed"
+        ));
     }
 }

@@ -6,6 +6,7 @@
 pub mod pft;
 pub mod wis;
 
+use crate::error::{Error, Result};
 use crate::model::{Case, Figure, SampleData};
 
 /// One table read from a file, ready to be stored as an imported run.
@@ -35,18 +36,18 @@ pub fn parse(
     file_stem: &str,
     opts: &Options,
     skipped: &mut Vec<String>,
-) -> Result<Vec<Table>, String> {
+) -> Result<Vec<Table>> {
     if let Some(t) = wis::parse(text, file_stem)? {
         return Ok(vec![t]);
     }
     let tables = pft::parse(text, opts, skipped)?;
     if tables.is_empty() {
-        return Err(
+        return Err(Error::Input(
             "no table found: import reads pft tables (a header `Gb Rep Thr CLine User System Wall \
              flt/cpu/s fault/wsec`, with or without Rep) and will-it-scale CSV (a header \
              `tasks,processes,processes_idle,threads,threads_idle,linear`)"
                 .into(),
-        );
+        ));
     }
     Ok(tables)
 }

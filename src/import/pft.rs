@@ -9,6 +9,7 @@
 //! were lost (one long line) is read as a stream of words.
 
 use super::{Options, Table};
+use crate::error::{Error, Result};
 use crate::model::{Case, SampleData};
 
 /// Words of prose kept before a header as the table's caption.
@@ -139,18 +140,24 @@ fn header_at(words: &[Word], i: usize) -> Option<Vec<Col>> {
 }
 
 /// A number as a column prints it: finite, not negative, `s` after times.
-fn number(word: &str, col: Col) -> Result<f64, String> {
+fn number(word: &str, col: Col) -> Result<f64> {
     let w = match col {
         Col::Secs(_) => word.strip_suffix('s').unwrap_or(word),
         _ => word,
     };
-    let v: f64 = w.parse().map_err(|_| format!("'{word}' is not a number"))?;
+    let v: f64 = w
+        .parse()
+        .map_err(|_| Error::Input(format!("'{word}' is not a number")))?;
     if !v.is_finite() || v < 0.0 || w.contains(['e', 'E', 'n', 'N', 'i', 'I']) {
-        return Err(format!("'{word}' is not a plain non-negative number"));
+        return Err(Error::Input(format!(
+            "'{word}' is not a plain non-negative number"
+        )));
     }
     let whole = |what: &str, max: f64| {
         if v < 1.0 || v.fract() != 0.0 || v > max {
-            Err(format!("{what} '{word}' is not a whole number 1..{max}"))
+            Err(Error::Input(format!(
+                "{what} '{word}' is not a whole number 1..{max}"
+            )))
         } else {
             Ok(v)
         }
@@ -171,13 +178,13 @@ struct Row {
     data: SampleData,
 }
 
-fn row(cells: &[Word], cols: &[Col]) -> Result<Row, String> {
+fn row(cells: &[Word], cols: &[Col]) -> Result<Row> {
     if cells.len() != cols.len() {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "{} values where the header has {} columns",
             cells.len(),
             cols.len()
-        ));
+        )));
     }
     let mut r = Row {
         size: 0.0,
@@ -229,7 +236,7 @@ fn rows_by_line(
     cols: &[Col],
     opts: &Options,
     skipped: &mut Vec<String>,
-) -> Result<(Vec<Row>, usize), String> {
+) -> Result<(Vec<Row>, usize)> {
     let mut rows = Vec::new();
     let mut i = start;
     // Prose since the last row: a row-like line after it may be another table.
@@ -250,10 +257,10 @@ fn rows_by_line(
                 Err(_) if prose => return Ok((rows, i)),
                 Err(e) if opts.skip_bad_rows => skipped.push(format!("line {line_no}: {e}")),
                 Err(e) => {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "line {line_no}: a row that does not fit the header: {e}; fix the line \
                          or pass --skip-bad-rows to leave it out"
-                    ));
+                    )));
                 }
             }
         } else {
@@ -278,7 +285,7 @@ fn rows_by_word(words: &[Word], start: usize, cols: &[Col]) -> (Vec<Row>, usize)
 
 /// Every pft table in the text; `skipped` collects rows left out under
 /// `--skip-bad-rows`.
-pub fn parse(text: &str, opts: &Options, skipped: &mut Vec<String>) -> Result<Vec<Table>, String> {
+pub fn parse(text: &str, opts: &Options, skipped: &mut Vec<String>) -> Result<Vec<Table>> {
     let words = words(text);
     let mut tables = Vec::new();
     let mut i = 0;
@@ -421,9 +428,9 @@ mod tests {
                     1 3 1 1 0.1s 0.2s 0.3s 10.0 10.0\n\
                     1 3 2 1 0.1s 0.2s 0.3s 10.0\n\
                     1 3 4 1 0.1s 0.2s 0.3s 10.0 40.0\n";
-        let e = parse(text, &Options::default(), &mut Vec::new())
-            .err()
-            .unwrap();
+        let Err(Error::Input(e)) = parse(text, &Options::default(), &mut Vec::new()) else {
+            panic!("a bad row is not bad input")
+        };
         assert!(e.starts_with("line 3:"), "{e}");
         let mut skipped = Vec::new();
         let opts = Options {
@@ -442,7 +449,8 @@ mod tests {
             &mut Vec::new(),
         )
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
         assert!(e.contains("line 2"), "{e}");
     }
 }

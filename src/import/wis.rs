@@ -6,24 +6,25 @@
 //! beside `vmscale run wis --test NAME`.
 
 use super::Table;
+use crate::error::{Error, Result};
 use crate::model::{Better, Case, Figure, SampleData};
 
 const HEADER: &str = "tasks,processes,processes_idle,threads,threads_idle,linear";
 
-fn cell(s: &str) -> Result<Option<f64>, String> {
+fn cell(s: &str) -> Result<Option<f64>> {
     let s = s.trim();
     if s.is_empty() {
         return Ok(None);
     }
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
-        Ok(_) => Err(format!("'{s}' is not a finite number >= 0")),
-        Err(_) => Err(format!("'{s}' is not a number")),
+        Ok(_) => Err(Error::Input(format!("'{s}' is not a finite number >= 0"))),
+        Err(_) => Err(Error::Input(format!("'{s}' is not a number"))),
     }
 }
 
 /// Some(table) when the text is a runtest CSV; None when it is not one.
-pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
+pub fn parse(text: &str, test: &str) -> Result<Option<Table>> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let Some(head) = lines.next() else {
         return Ok(None);
@@ -33,7 +34,7 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
     }
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
-        let at = |e: String| format!("will-it-scale CSV line {}: {e}", i + 2);
+        let at = |e: String| Error::Input(format!("will-it-scale CSV line {}: {e}", i + 2));
         let cells: Vec<&str> = line.split(',').collect();
         if cells.len() != 6 {
             return Err(at(format!("{} fields, the header has 6", cells.len())));
@@ -41,8 +42,8 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
         let v: Vec<Option<f64>> = cells
             .iter()
             .map(|c| cell(c))
-            .collect::<Result<_, _>>()
-            .map_err(at)?;
+            .collect::<Result<_>>()
+            .map_err(|e| at(e.to_string()))?;
         let tasks = v[0]
             .filter(|t| *t >= 1.0 && t.fract() == 0.0 && *t <= crate::limits::MAX_TASKS as f64)
             .ok_or_else(|| {
@@ -70,7 +71,9 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>, String> {
         }
     }
     if rows.is_empty() {
-        return Err("will-it-scale CSV has a header but no rows".into());
+        return Err(Error::Input(
+            "will-it-scale CSV has a header but no rows".into(),
+        ));
     }
     let (workload, test) = match own_test(test) {
         Some(name) => (crate::workload::wis::SPEC.name, name),
@@ -129,7 +132,9 @@ mod tests {
         assert_eq!(own_test("page_fault10"), None);
         assert!(parse(&format!("{HEADER}\n1,2,3\n"), "x").is_err());
         for bad in ["NaN", "inf", "-5", "1e400"] {
-            let e = parse(&format!("{HEADER}\n1,{bad},0,1,0,1\n"), "x").unwrap_err();
+            let e = parse(&format!("{HEADER}\n1,{bad},0,1,0,1\n"), "x")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("line 2"), "{bad}: {e}");
         }
         assert!(parse(&format!("{HEADER}\n1e30,1,0,1,0,1\n"), "x").is_err());

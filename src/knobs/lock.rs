@@ -10,6 +10,7 @@ use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use super::state;
+use crate::error::{Error, Result};
 
 /// Where the lock lives: fixed, so every vmscale on the machine finds it.
 pub const LOCK_DIR: &str = "/run/vmscale";
@@ -46,10 +47,10 @@ impl KnobLock {
 
     /// Takes the lock at `path` (its directory created 0700 and checked),
     /// waiting for another holder or refusing, as `wait` says.
-    pub fn acquire_at(path: &Path, wait: Wait) -> Result<KnobLock, String> {
+    pub fn acquire_at(path: &Path, wait: Wait) -> Result<KnobLock> {
         let dir = path.parent().unwrap_or(Path::new("/"));
-        state::ensure_dir(dir).map_err(|e| format!("knob lock: {e}"))?;
-        let file = state::open_rw(path).map_err(|e| format!("knob lock: {e}"))?;
+        state::ensure_dir(dir).map_err(|e| e.context("knob lock"))?;
+        let file = state::open_rw(path).map_err(|e| e.context("knob lock"))?;
         let mut lock = KnobLock {
             file,
             path: path.to_path_buf(),
@@ -57,7 +58,7 @@ impl KnobLock {
         match lock.file.try_lock() {
             Ok(()) => return Ok(lock),
             Err(TryLockError::Error(e)) => {
-                return Err(format!("knob lock {}: {e}", path.display()));
+                return Err(Error::io("knob lock", path, e));
             }
             Err(TryLockError::WouldBlock) => {}
         }
@@ -71,11 +72,11 @@ impl KnobLock {
             None => "another vmscale".to_string(),
         };
         if wait == Wait::No {
-            return Err(format!(
+            return Err(Error::Refused(format!(
                 "{who} holds the knob lock {}; run again when it has ended, or drop --no-wait \
                  to wait for it",
                 path.display()
-            ));
+            )));
         }
         eprintln!(
             "vmscale: waiting for {who} to finish: it holds the knob lock {} (--no-wait \
@@ -88,21 +89,21 @@ impl KnobLock {
                 Ok(()) => return Ok(lock),
                 Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(e)) => {
-                    return Err(format!("knob lock {}: {e}", path.display()));
+                    return Err(Error::io("knob lock", path, e));
                 }
             }
             if let Some(sig) = crate::exec::signals::caught() {
-                return Err(format!(
+                return Err(Error::Refused(format!(
                     "{} while waiting for the knob lock; nothing was changed",
                     crate::exec::signals::name(sig)
-                ));
+                )));
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
 
     /// Takes the machine-wide lock.
-    pub fn acquire(wait: Wait) -> Result<KnobLock, String> {
+    pub fn acquire(wait: Wait) -> Result<KnobLock> {
         Self::acquire_at(&Self::path(), wait)
     }
 
@@ -115,18 +116,19 @@ impl KnobLock {
     }
 
     /// Records us as the holder (before the first knob changes).
-    pub fn record(&mut self, h: &Holder) -> Result<(), String> {
-        let text = serde_json::to_string(h).map_err(|e| format!("knob lock: {e}"))?;
+    pub fn record(&mut self, h: &Holder) -> Result<()> {
+        let text =
+            serde_json::to_string(h).map_err(|e| Error::Failed(format!("knob lock: {e}")))?;
         self.rewrite(text.as_bytes())
     }
 
     /// Clears the record (after every knob is restored).
-    pub fn clear(&mut self) -> Result<(), String> {
+    pub fn clear(&mut self) -> Result<()> {
         self.rewrite(b"")
     }
 
-    fn rewrite(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let fail = |e: std::io::Error| format!("knob lock {}: {e}", self.path.display());
+    fn rewrite(&mut self, bytes: &[u8]) -> Result<()> {
+        let fail = |e: std::io::Error| Error::io("knob lock", &self.path, e);
         self.file.set_len(0).map_err(fail)?;
         self.file.rewind().map_err(fail)?;
         self.file.write_all(bytes).map_err(fail)?;
@@ -151,6 +153,8 @@ mod tests {
         };
         first.record(&h).unwrap();
         let e = KnobLock::acquire_at(&p, Wait::No).err().unwrap();
+        assert!(matches!(e, Error::Refused(_)), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("vmscale pid 7 (changing swappiness"), "{e}");
         drop(first);
         let mut second = KnobLock::acquire_at(&p, Wait::No).unwrap();

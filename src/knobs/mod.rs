@@ -12,6 +12,8 @@ pub mod state;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, Result};
+
 pub use registry::Knob;
 pub use session::Session;
 
@@ -38,26 +40,26 @@ impl Plan {
     /// Parses `NAME=V1,V2[,...]` specs; an unknown knob, a bad value or a
     /// repeated knob is an error naming the fix (a repeated value is an
     /// A/A comparison).
-    pub fn parse(specs: &[String]) -> Result<Plan, String> {
+    pub fn parse(specs: &[String]) -> Result<Plan> {
         let mut knobs: Vec<(&'static Knob, Vec<String>)> = Vec::new();
         for spec in specs {
             let (name, values) = spec.split_once('=').ok_or_else(|| {
-                format!(
+                Error::Input(format!(
                     "--knob '{spec}': write NAME=VALUE[,VALUE...], e.g. thp_defrag=madvise,never"
-                )
+                ))
             })?;
             let knob = registry::find(name.trim()).ok_or_else(|| {
-                format!(
+                Error::Input(format!(
                     "--knob '{spec}': unknown knob '{}'; known knobs: {}",
                     name.trim(),
                     registry::names()
-                )
+                ))
             })?;
             if knobs.iter().any(|(k, _)| k.name == knob.name) {
-                return Err(format!(
+                return Err(Error::Input(format!(
                     "--knob {}: given twice; list all its values in one --knob",
                     knob.name
-                ));
+                )));
             }
             let mut vals: Vec<String> = Vec::new();
             for v in values.split(',') {
@@ -76,9 +78,9 @@ impl Plan {
         let plan = Plan { knobs };
         let n = plan.combos().len();
         if !plan.is_empty() && n > MAX_COMBOS {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--knob: {n} combinations of values; at most {MAX_COMBOS} fit one run, split it"
-            ));
+            )));
         }
         Ok(plan)
     }
@@ -109,41 +111,47 @@ impl Plan {
     /// Refuses a run that cannot set its knobs, before anything changes:
     /// not root, a knob missing on this kernel, a file not writable, or a
     /// journal in a state directory that fails its checks.
-    pub fn preflight(&self, root: &Path, journal_path: &Path) -> Result<(), String> {
+    pub fn preflight(&self, root: &Path, journal_path: &Path) -> Result<()> {
         if self.is_empty() {
             return Ok(());
         }
         if effective_uid() != Some(0) {
-            return Err(format!(
+            return Err(Error::Refused(format!(
                 "--knob changes kernel settings and needs root (effective uid is {}): run vmscale \
                  as root, e.g. with sudo, or drop --knob",
                 effective_uid().map_or("unknown".into(), |u| u.to_string())
-            ));
+            )));
         }
         for (k, _) in &self.knobs {
             let f = k.file(root);
             if !f.exists() {
-                return Err(format!(
+                return Err(Error::Refused(format!(
                     "knob {}: {} does not exist on this kernel; drop --knob {}",
                     k.name,
                     f.display(),
                     k.name
-                ));
+                )));
             }
-            k.read(root)?;
+            k.read(root).map_err(Error::refusal)?;
             if let Some(link) = state::symlink_below(root, &f) {
-                return Err(format!(
+                return Err(Error::Refused(format!(
                     "knob {}: {} is a symbolic link; vmscale writes knob files only",
                     k.name,
                     link.display()
-                ));
+                )));
             }
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&f)
-                .map_err(|e| format!("knob {}: {} is not writable: {e}", k.name, f.display()))?;
+                .map_err(|e| {
+                    Error::Refused(format!(
+                        "knob {}: {} is not writable: {e}",
+                        k.name,
+                        f.display()
+                    ))
+                })?;
         }
-        journal::read(journal_path)?;
+        journal::read(journal_path).map_err(Error::refusal)?;
         Ok(())
     }
 
@@ -195,7 +203,10 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused_with_the_fix() {
-        let e = |s: &[&str]| Plan::parse(&specs(s)).unwrap_err();
+        let e = |s: &[&str]| match Plan::parse(&specs(s)).unwrap_err() {
+            Error::Input(m) => m,
+            other => panic!("not bad input: {other:?}"),
+        };
         assert!(e(&["thp"]).contains("NAME=VALUE"));
         assert!(e(&["nosuch=1"]).contains("known knobs: thp"));
         assert!(e(&["thp=sometimes"]).contains("always, madvise, never"));
@@ -221,14 +232,13 @@ mod tests {
         let p = Plan::parse(&specs(&["thp_defrag=never"])).unwrap();
         let root = std::env::temp_dir().join("vmscale-no-such-root");
         let j = root.join("j");
+        let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
+            panic!("a knob file that is not there is not refused")
+        };
         if effective_uid() == Some(0) {
-            assert!(
-                p.preflight(&root, &j)
-                    .unwrap_err()
-                    .contains("does not exist")
-            );
+            assert!(e.contains("does not exist"), "{e}");
         } else {
-            assert!(p.preflight(&root, &j).unwrap_err().contains("needs root"));
+            assert!(e.contains("needs root"), "{e}");
         }
     }
 }

@@ -5,6 +5,8 @@
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, Result};
+
 /// What values a knob accepts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Values {
@@ -179,14 +181,14 @@ impl Knob {
     }
 
     /// Checks a value and returns it in the form the kernel reads back.
-    pub fn validate(&self, value: &str) -> Result<String, String> {
+    pub fn validate(&self, value: &str) -> Result<String> {
         let v = value.trim();
         let bad = || {
-            format!(
+            Error::Input(format!(
                 "knob {}: '{value}' is not a value it takes; use {}",
                 self.name,
                 self.accepted()
-            )
+            ))
         };
         match self.values {
             Values::Words(words) => words
@@ -207,21 +209,21 @@ impl Knob {
 
     /// The current value: the bracketed word of a sysfs selection
     /// ("always [madvise] never" -> "madvise"), else the trimmed content.
-    pub fn read(&self, root: &Path) -> Result<String, String> {
+    pub fn read(&self, root: &Path) -> Result<String> {
         let f = self.file(root);
         let text = read_nofollow(&f)
-            .map_err(|e| format!("knob {}: cannot read {}: {e}", self.name, f.display()))?;
+            .map_err(|e| Error::io(format!("knob {}: cannot read", self.name), &f, e))?;
         Ok(current(&text))
     }
 
     /// Writes a value (already validated) and reads it back.
-    pub fn write_verified(&self, root: &Path, value: &str) -> Result<(), String> {
+    pub fn write_verified(&self, root: &Path, value: &str) -> Result<()> {
         write_verified(self.name, &self.file(root), value)
     }
 }
 
 /// Writes `value` to a knob file and reads it back; a difference is an error.
-pub fn write_verified(name: &str, file: &Path, value: &str) -> Result<(), String> {
+pub fn write_verified(name: &str, file: &Path, value: &str) -> Result<()> {
     use std::io::Write;
     std::fs::OpenOptions::new()
         .write(true)
@@ -229,20 +231,15 @@ pub fn write_verified(name: &str, file: &Path, value: &str) -> Result<(), String
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(file)
         .and_then(|mut f| f.write_all(value.as_bytes()))
-        .map_err(|e| {
-            format!(
-                "knob {name}: writing '{value}' to {} failed: {e}",
-                file.display()
-            )
-        })?;
+        .map_err(|e| Error::io(format!("knob {name}: cannot write '{value}' to"), file, e))?;
     let got = read_nofollow(file)
         .map(|t| current(&t))
-        .map_err(|e| format!("knob {name}: cannot read back {}: {e}", file.display()))?;
+        .map_err(|e| Error::io(format!("knob {name}: cannot read back"), file, e))?;
     if got != value {
-        return Err(format!(
+        return Err(Error::Failed(format!(
             "knob {name}: wrote '{value}' to {} but it reads back '{got}'",
             file.display()
-        ));
+        )));
     }
     Ok(())
 }
@@ -300,6 +297,7 @@ mod tests {
             defrag
                 .validate("sometimes")
                 .unwrap_err()
+                .to_string()
                 .contains("madvise")
         );
         let nb = find("numa_balancing").unwrap();

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::journal::{self, Entry, Journal};
 use super::lock::{Holder, KnobLock};
 use super::{Plan, registry};
+use crate::error::{Error, Result};
 
 pub struct Session {
     root: PathBuf,
@@ -29,7 +30,7 @@ impl Session {
         root: &Path,
         journal_path: &Path,
         mut lock: Option<KnobLock>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session> {
         for line in recover_all(lock.as_mut(), root, journal_path)? {
             eprintln!("vmscale: {line}");
         }
@@ -80,7 +81,7 @@ impl Session {
 
     /// Sets every knob to its value in `values` (skipping those already
     /// set), verifying each by reading it back.
-    pub fn apply(&mut self, values: &BTreeMap<String, String>) -> Result<(), String> {
+    pub fn apply(&mut self, values: &BTreeMap<String, String>) -> Result<()> {
         for (k, _) in &self.originals {
             let Some(v) = values
                 .get(k.name)
@@ -102,22 +103,22 @@ impl Session {
 
     /// Writes the originals back, verifies them and removes the journal.
     /// Idempotent; on failure the journal stays for `vmscale restore`.
-    pub fn restore(&mut self) -> Result<(), String> {
+    pub fn restore(&mut self) -> Result<()> {
         if self.restored {
             return Ok(());
         }
         let mut errors = Vec::new();
         for (k, v) in &self.originals {
             if let Err(e) = k.write_verified(&self.root, v) {
-                errors.push(e);
+                errors.push(e.to_string());
             }
         }
         if !errors.is_empty() {
-            return Err(format!(
+            return Err(Error::Failed(format!(
                 "{}; the journal {} is kept: fix the cause and run `vmscale restore`",
                 errors.join("; "),
                 self.journal_path.display()
-            ));
+            )));
         }
         journal::remove(&self.journal_path)?;
         if let Some(l) = self.lock.as_mut() {
@@ -142,7 +143,7 @@ pub fn recover_all(
     lock: Option<&mut KnobLock>,
     root: &Path,
     journal_path: &Path,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>> {
     let mut lines = Vec::new();
     if let Some(l) = lock {
         if let Some(h) = l.holder()
@@ -164,7 +165,7 @@ pub fn recover_all(
 /// exactly its file under `root`, reached through no symbolic link, with a
 /// value the knob takes; anything else is refused, saying why, and the
 /// journal kept.
-pub fn recover(journal_path: &Path, root: &Path) -> Result<Vec<String>, String> {
+pub fn recover(journal_path: &Path, root: &Path) -> Result<Vec<String>> {
     let Some(j) = journal::read(journal_path)? else {
         return Ok(Vec::new());
     };
@@ -173,12 +174,8 @@ pub fn recover(journal_path: &Path, root: &Path) -> Result<Vec<String>, String> 
     for e in &j.entries {
         let k = match checked_entry(e, root) {
             Ok(k) => k,
-            Err(why) => {
-                errors.push(format!(
-                    "refused journal entry {} at {}: {why}",
-                    e.name,
-                    e.path.display()
-                ));
+            Err(refused) => {
+                errors.push(refused.to_string());
                 continue;
             }
         };
@@ -196,35 +193,42 @@ pub fn recover(journal_path: &Path, root: &Path) -> Result<Vec<String>, String> 
                  started {}",
                 k.name, j.pid, j.started_at
             )),
-            Err(err) => errors.push(err),
+            Err(err) => errors.push(err.to_string()),
         }
     }
     if !errors.is_empty() {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "{}; the journal {} is kept: check who wrote it, restore by hand if needed, and \
              delete it",
             errors.join("; "),
             journal_path.display()
-        ));
+        )));
     }
     journal::remove(journal_path)?;
     Ok(lines)
 }
 
 /// The registry knob a journal entry may write: the journal is data, not a
-/// licence to write anywhere.
-fn checked_entry(e: &Entry, root: &Path) -> Result<&'static registry::Knob, String> {
-    let k = registry::find(&e.name).ok_or_else(|| "not a known knob".to_string())?;
+/// licence to write anywhere. A refusal names the entry and why.
+fn checked_entry(e: &Entry, root: &Path) -> Result<&'static registry::Knob> {
+    let refused = |why: String| {
+        Error::Refused(format!(
+            "refused journal entry {} at {}: {why}",
+            e.name,
+            e.path.display()
+        ))
+    };
+    let k = registry::find(&e.name).ok_or_else(|| refused("not a known knob".into()))?;
     let file = k.file(root);
     if e.path != file {
-        return Err(format!(
+        return Err(refused(format!(
             "knob {} lives at {}, not at this path",
             k.name,
             file.display()
-        ));
+        )));
     }
     if let Some(link) = super::state::symlink_below(root, &file) {
-        return Err(format!("{} is a symbolic link", link.display()));
+        return Err(refused(format!("{} is a symbolic link", link.display())));
     }
     Ok(k)
 }
@@ -345,7 +349,12 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(recover(&jp, &root).unwrap_err().contains("lives at /"));
+        assert!(
+            recover(&jp, &root)
+                .unwrap_err()
+                .to_string()
+                .contains("lives at /")
+        );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(jp.exists(), "a refused journal is kept");
         let _ = std::fs::remove_dir_all(&root);
@@ -373,12 +382,14 @@ mod tests {
         };
         journal::write(&jp, &planted(elsewhere.clone())).unwrap();
         let e = recover(&jp, &root).unwrap_err();
+        assert!(matches!(e, Error::Refused(_)), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("not at this path"), "{e}");
         let knob = root.join("proc/sys/vm/swappiness");
         std::fs::remove_file(&knob).unwrap();
         std::os::unix::fs::symlink(&victim, &knob).unwrap();
         journal::write(&jp, &planted(knob.clone())).unwrap();
-        let e = recover(&jp, &root).unwrap_err();
+        let e = recover(&jp, &root).unwrap_err().to_string();
         assert!(e.contains("is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         let _ = std::fs::remove_dir_all(&root);

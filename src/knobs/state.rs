@@ -8,6 +8,8 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::{Error, Result};
+
 /// The state directory as root when `VMSCALE_STATE_DIR` is not set.
 pub const DEFAULT_DIR: &str = "/var/lib/vmscale";
 
@@ -25,19 +27,19 @@ fn me() -> u32 {
 }
 
 /// Creates `dir` (mode 0700, missing parents 0755) if absent, then checks it.
-pub fn ensure_dir(dir: &Path) -> Result<(), String> {
+pub fn ensure_dir(dir: &Path) -> Result<()> {
     if std::fs::symlink_metadata(dir).is_err() {
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o755)
                 .create(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                .map_err(|e| Error::io("cannot create", parent, e))?;
         }
         match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+            Err(e) => return Err(Error::io("cannot create", dir, e)),
         }
     }
     check_dir(dir)
@@ -47,53 +49,52 @@ pub fn ensure_dir(dir: &Path) -> Result<(), String> {
 /// link, not a directory, not owned by us, writable by group or others, or
 /// below a directory others may write to (sticky directories such as /tmp
 /// excepted, since there only the owner can rename what it created).
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+pub fn check_dir(dir: &Path) -> Result<()> {
     let fix = "use a directory owned by root with mode 0700 (the default is /var/lib/vmscale; \
                VMSCALE_STATE_DIR chooses another)";
-    let m = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("state directory {}: {e}", dir.display()))?;
+    let m = std::fs::symlink_metadata(dir).map_err(|e| Error::io("state directory", dir, e))?;
     if m.file_type().is_symlink() {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "state directory {} is a symbolic link; {fix}",
             dir.display()
-        ));
+        )));
     }
     if !m.is_dir() {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "state directory {} is not a directory; {fix}",
             dir.display()
-        ));
+        )));
     }
     if m.uid() != me() {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "state directory {} belongs to uid {}, not to uid {} running vmscale; {fix}",
             dir.display(),
             m.uid(),
             me()
-        ));
+        )));
     }
     if m.mode() & 0o022 != 0 {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "state directory {} is writable by other users (mode {:o}); {fix}",
             dir.display(),
             m.mode() & 0o7777
-        ));
+        )));
     }
     let real = dir
         .canonicalize()
-        .map_err(|e| format!("state directory {}: {e}", dir.display()))?;
+        .map_err(|e| Error::io("state directory", dir, e))?;
     for up in real.ancestors().skip(1) {
-        let m = std::fs::metadata(up).map_err(|e| format!("{}: {e}", up.display()))?;
+        let m = std::fs::metadata(up).map_err(|e| Error::io("cannot inspect", up, e))?;
         let sticky = m.mode() & 0o1000 != 0;
         if (m.uid() != 0 && m.uid() != me()) || (m.mode() & 0o022 != 0 && !sticky) {
-            return Err(format!(
+            return Err(Error::Refused(format!(
                 "state directory {} lies below {}, which other users can change (owner uid \
                  {}, mode {:o}); {fix}",
                 dir.display(),
                 up.display(),
                 m.uid(),
                 m.mode() & 0o7777
-            ));
+            )));
         }
     }
     Ok(())
@@ -111,52 +112,52 @@ fn options() -> OpenOptions {
 /// Opens a state file for reading; Ok(None) when it does not exist. A
 /// symbolic link, a non-regular file or a file owned by someone else is an
 /// error naming it.
-pub fn open_read(path: &Path) -> Result<Option<File>, String> {
+pub fn open_read(path: &Path) -> Result<Option<File>> {
     match options().read(true).open(path) {
         Ok(f) => check_file(path, &f).map(|()| Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(format!(
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(Error::Refused(format!(
             "{} is a symbolic link; vmscale does not follow links in its state directory",
             path.display()
-        )),
-        Err(e) => Err(format!("cannot open {}: {e}", path.display())),
+        ))),
+        Err(e) => Err(Error::io("cannot open", path, e)),
     }
 }
 
 /// Creates a new state file (it must not exist yet), mode 0600.
-pub fn create_new(path: &Path) -> Result<File, String> {
+pub fn create_new(path: &Path) -> Result<File> {
     options()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+        .map_err(|e| Error::io("cannot create", path, e))
 }
 
 /// Opens (creating if needed) a state file for reading and writing.
-pub fn open_rw(path: &Path) -> Result<File, String> {
+pub fn open_rw(path: &Path) -> Result<File> {
     let f = options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(|e| Error::io("cannot open", path, e))?;
     check_file(path, &f)?;
     Ok(f)
 }
 
-fn check_file(path: &Path, f: &File) -> Result<(), String> {
+fn check_file(path: &Path, f: &File) -> Result<()> {
     let m = f
         .metadata()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| Error::io("cannot inspect", path, e))?;
     if !m.is_file() || m.nlink() != 1 || m.uid() != me() {
-        return Err(format!(
+        return Err(Error::Refused(format!(
             "{} is not a plain file of uid {} (owner uid {}, {} links); remove it",
             path.display(),
             me(),
             m.uid(),
             m.nlink()
-        ));
+        )));
     }
     Ok(())
 }
@@ -195,22 +196,22 @@ mod tests {
         let s = d.join("a/state");
         ensure_dir(&s).unwrap();
         assert_eq!(std::fs::metadata(&s).unwrap().mode() & 0o777, 0o700);
+        // Each unsafe directory is a refusal (exit 2) saying what is wrong.
+        let refused = |dir: &Path, says: &str| match check_dir(dir) {
+            Err(Error::Refused(m)) => assert!(m.contains(says), "{m}"),
+            other => panic!("{} not refused: {other:?}", dir.display()),
+        };
         std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(
-            check_dir(&s)
-                .unwrap_err()
-                .contains("writable by other users")
-        );
+        refused(&s, "writable by other users");
         std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o700)).unwrap();
         let link = d.join("link");
         std::os::unix::fs::symlink(&s, &link).unwrap();
-        assert!(check_dir(&link).unwrap_err().contains("symbolic link"));
+        refused(&link, "symbolic link");
         std::fs::set_permissions(d.join("a"), std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(
-            check_dir(&s)
-                .unwrap_err()
-                .contains("other users can change")
-        );
+        refused(&s, "other users can change");
+        // A directory that is not there is an I/O error naming it.
+        let gone = d.join("gone");
+        assert!(matches!(check_dir(&gone), Err(Error::Io { ref path, .. }) if *path == gone));
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -221,7 +222,12 @@ mod tests {
         std::fs::write(&target, "x").unwrap();
         let link = d.join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(open_read(&link).unwrap_err().contains("symbolic link"));
+        assert!(
+            open_read(&link)
+                .unwrap_err()
+                .to_string()
+                .contains("symbolic link")
+        );
         assert!(open_rw(&link).is_err());
         assert!(create_new(&link).is_err());
         assert!(open_read(&d.join("none")).unwrap().is_none());

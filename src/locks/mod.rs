@@ -2,6 +2,8 @@
 //! through perf events beside each sample (lock:contention_begin/end,
 //! mmap_lock:*), plus /proc/lock_stat deltas where the kernel has them.
 
+use crate::error::{Error, Result};
+
 pub mod lock_stat;
 pub mod pairing;
 
@@ -39,7 +41,7 @@ pub struct Setup {
 
 /// Reads the tracepoints' ids and formats; refuses with the fix when one
 /// is missing.
-pub fn setup() -> Result<Setup, String> {
+pub fn setup() -> Result<Setup> {
     let mut rel: Vec<String> = TRACEPOINTS.iter().map(|t| format!("{t}/id")).collect();
     rel.extend(TRACEPOINTS.iter().map(|t| format!("{t}/format")));
     let (files, mounted) = tracefs::read_event_files(&rel)?;
@@ -47,7 +49,7 @@ pub fn setup() -> Result<Setup, String> {
     for (i, t) in TRACEPOINTS.iter().enumerate() {
         let id = files[i].as_deref().and_then(|s| s.trim().parse().ok());
         ids[i] = id.ok_or_else(|| {
-            format!(
+            Error::Refused(format!(
                 "--lock-stats: the tracepoint {} is missing from this kernel ({}): {}",
                 t.replace('/', ":"),
                 crate::profile::kernel_release(),
@@ -56,17 +58,17 @@ pub fn setup() -> Result<Setup, String> {
                 } else {
                     "mmap_lock tracepoints need Linux 5.10 or later with CONFIG_TRACING"
                 }
-            )
+            ))
         })?;
     }
     let format = |i: usize| files[4 + i].clone().unwrap_or_default();
     let need = |i: usize, name: &str| {
         tracefs::field(&format(i), name).ok_or_else(|| {
-            format!(
+            Error::Refused(format!(
                 "--lock-stats: {} has no field {name} in its format: this kernel's tracepoint \
                  differs from the one vmscale reads",
                 TRACEPOINTS[i].replace('/', ":")
-            )
+            ))
         })
     };
     Ok(Setup {
@@ -80,7 +82,7 @@ pub fn setup() -> Result<Setup, String> {
 }
 
 /// Opens one sampler per tracepoint and CPU (every hit recorded).
-pub fn open(s: &Setup) -> Result<Vec<(usize, Sampler)>, String> {
+pub fn open(s: &Setup) -> Result<Vec<(usize, Sampler)>> {
     let mut out = Vec::new();
     for (tag, id) in s.ids.iter().enumerate() {
         let mut b = Builder::new(Tracepoint::with_id(*id));
@@ -92,10 +94,10 @@ pub fn open(s: &Setup) -> Result<Vec<(usize, Sampler)>, String> {
         }
         b.sample(flags);
         out.extend(sampler::open_per_cpu(&b, tag).map_err(|e| {
-            format!(
+            Error::Failed(format!(
                 "--lock-stats: cannot open {}: {e}",
                 TRACEPOINTS[tag].replace('/', ":")
-            )
+            ))
         })?);
     }
     Ok(out)
@@ -194,7 +196,7 @@ pub struct Active {
     lock_stat: Option<std::collections::BTreeMap<String, lock_stat::Class>>,
 }
 
-pub fn start(setup: &Setup) -> Result<Active, String> {
+pub fn start(setup: &Setup) -> Result<Active> {
     let lock_stat = lock_stat::read();
     let recording = Recording::start(open(setup)?, LockSink::new(setup.clone()))?;
     Ok(Active {
@@ -206,7 +208,7 @@ pub fn start(setup: &Setup) -> Result<Active, String> {
 impl Active {
     /// The rows of the sample; events lost by the kernel are a row of
     /// their own so a short count is never silent.
-    pub fn finish(self, symbols: &mut Symbols) -> Result<Vec<LockRow>, String> {
+    pub fn finish(self, symbols: &mut Symbols) -> Result<Vec<LockRow>> {
         let sink = self.recording.stop()?;
         let after = lock_stat::read();
         let lost = sink.lost;

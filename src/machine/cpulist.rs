@@ -1,11 +1,13 @@
 //! The kernel's CPU-list syntax ("0-3,8,10-11"), used by sysfs and by `--pin`.
 
+use crate::error::{Error, Result};
+
 /// The largest CPU id accepted: beyond any kernel's NR_CPUS, and small
 /// enough that a typo like `0-99999999999` cannot exhaust memory.
 pub const MAX_CPU_ID: usize = 65535;
 
 /// Parses a CPU list such as `0-3,8,10-11`. An empty string is an empty list.
-pub fn parse(text: &str) -> Result<Vec<usize>, String> {
+pub fn parse(text: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text
         .trim()
@@ -18,15 +20,15 @@ pub fn parse(text: &str) -> Result<Vec<usize>, String> {
                 let lo: usize = lo
                     .trim()
                     .parse()
-                    .map_err(|_| format!("'{part}' is not a CPU range like 0-3"))?;
+                    .map_err(|_| Error::Input(format!("'{part}' is not a CPU range like 0-3")))?;
                 let hi: usize = hi
                     .trim()
                     .parse()
-                    .map_err(|_| format!("'{part}' is not a CPU range like 0-3"))?;
+                    .map_err(|_| Error::Input(format!("'{part}' is not a CPU range like 0-3")))?;
                 if hi < lo {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "CPU range '{part}' runs backwards: write {hi}-{lo}"
-                    ));
+                    )));
                 }
                 if hi > MAX_CPU_ID {
                     return Err(too_big(hi));
@@ -35,7 +37,7 @@ pub fn parse(text: &str) -> Result<Vec<usize>, String> {
             }
             None => cpus.push(
                 part.parse()
-                    .map_err(|_| format!("'{part}' is not a CPU number"))?,
+                    .map_err(|_| Error::Input(format!("'{part}' is not a CPU number")))?,
             ),
         }
     }
@@ -47,8 +49,10 @@ pub fn parse(text: &str) -> Result<Vec<usize>, String> {
     Ok(cpus)
 }
 
-fn too_big(cpu: usize) -> String {
-    format!("CPU {cpu} is beyond the largest CPU id vmscale takes ({MAX_CPU_ID})")
+fn too_big(cpu: usize) -> Error {
+    Error::Input(format!(
+        "CPU {cpu} is beyond the largest CPU id vmscale takes ({MAX_CPU_ID})"
+    ))
 }
 
 /// Formats CPUs back into the compact list syntax.
@@ -95,7 +99,9 @@ mod tests {
     #[test]
     fn huge_ids_are_refused_not_allocated() {
         assert_eq!(parse("65535").unwrap(), vec![65535]);
-        let e = parse("0-18446744073709551615").unwrap_err();
+        let Err(Error::Input(e)) = parse("0-18446744073709551615") else {
+            panic!("a huge CPU id is not bad input")
+        };
         assert!(e.contains("largest CPU id"), "{e}");
         assert!(parse("99999999999").is_err());
         assert!(parse("100000-200000").is_err());

@@ -16,6 +16,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use crate::error::Result;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -36,7 +38,7 @@ pub struct TidTable {
 }
 
 impl TidTable {
-    pub fn new(n: usize) -> Result<TidTable, String> {
+    pub fn new(n: usize) -> Result<TidTable> {
         Ok(TidTable {
             mem: Region::shared(n.max(1) * 8)?,
             n,

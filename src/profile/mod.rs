@@ -5,6 +5,8 @@
 //! (sampler, symbols, tracefs) is shared with `locks/`; `probes.rs` runs
 //! both beside a sample.
 
+use crate::error::{Error, Result};
+
 pub mod folded;
 pub mod sampler;
 pub mod symbols;
@@ -121,10 +123,10 @@ impl StackSink {
 }
 
 /// Opens the profile's events on every online CPU and starts recording.
-pub fn start(kind: EventKind, hz: u64) -> Result<Recording<StackSink>, String> {
+pub fn start(kind: EventKind, hz: u64) -> Result<Recording<StackSink>> {
     Recording::start(
         sampler::open_per_cpu(&kind.builder(hz), 0)
-            .map_err(|e| format!("--profile: perf_event_open: {e}"))?,
+            .map_err(|e| Error::Failed(format!("--profile: perf_event_open: {e}")))?,
         StackSink::default(),
     )
 }

@@ -3,6 +3,7 @@
 //! `cmd` child are covered), one ring buffer per online CPU, drained by a
 //! thread while the workload runs so a long sample loses nothing.
 
+use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -50,7 +51,7 @@ pub fn open_per_cpu(builder: &Builder, tag: usize) -> std::io::Result<Vec<(usize
 /// A recording under way: the events are enabled until `stop`.
 pub struct Recording<S: Sink> {
     stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Result<S, String>>>,
+    handle: Option<JoinHandle<Result<S>>>,
 }
 
 /// A recording dropped without `stop` (the sample failed) still ends its
@@ -63,16 +64,17 @@ impl<S: Sink> Drop for Recording<S> {
 
 impl<S: Sink> Recording<S> {
     /// Enables every sampler and starts draining them into `sink`.
-    pub fn start(mut samplers: Vec<(usize, Sampler)>, sink: S) -> Result<Recording<S>, String> {
+    pub fn start(mut samplers: Vec<(usize, Sampler)>, sink: S) -> Result<Recording<S>> {
         for (_, s) in samplers.iter_mut() {
-            s.enable().map_err(|e| format!("perf event enable: {e}"))?;
+            s.enable()
+                .map_err(|e| Error::Failed(format!("perf event enable: {e}")))?;
         }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("vmscale-perf".into())
             .spawn(move || drain_until(samplers, sink, &flag))
-            .map_err(|e| format!("cannot start the perf drain thread: {e}"))?;
+            .map_err(|e| Error::Failed(format!("cannot start the perf drain thread: {e}")))?;
         Ok(Recording {
             stop,
             handle: Some(handle),
@@ -80,13 +82,13 @@ impl<S: Sink> Recording<S> {
     }
 
     /// Disables the events, drains what is left and returns the sink.
-    pub fn stop(mut self) -> Result<S, String> {
+    pub fn stop(mut self) -> Result<S> {
         self.stop.store(true, Ordering::Release);
         self.handle
             .take()
-            .ok_or_else(|| "the perf recording was already stopped".to_string())?
+            .ok_or_else(|| Error::Failed("the perf recording was already stopped".into()))?
             .join()
-            .map_err(|_| "the perf drain thread panicked".to_string())?
+            .map_err(|_| Error::Failed("the perf drain thread panicked".into()))?
     }
 }
 
@@ -94,13 +96,13 @@ fn drain_until<S: Sink>(
     mut samplers: Vec<(usize, Sampler)>,
     mut sink: S,
     stop: &AtomicBool,
-) -> Result<S, String> {
+) -> Result<S> {
     loop {
         let last = stop.load(Ordering::Acquire);
         if last {
             for (_, s) in samplers.iter_mut() {
                 s.disable()
-                    .map_err(|e| format!("perf event disable: {e}"))?;
+                    .map_err(|e| Error::Failed(format!("perf event disable: {e}")))?;
             }
         }
         for (tag, s) in samplers.iter_mut() {

@@ -3,20 +3,21 @@
 //! thread: nobody else ever sees the mount, and it disappears with the
 //! thread, so nothing is left mounted even if vmscale is killed.
 
+use crate::error::{Error, Result};
 use std::path::Path;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// The text of each file under the tracefs `events/` directory (None when
 /// it does not exist), and whether tracefs had to be mounted to read them.
-pub fn read_event_files(rel: &[String]) -> Result<(Vec<Option<String>>, bool), String> {
+pub fn read_event_files(rel: &[String]) -> Result<(Vec<Option<String>>, bool)> {
     let rel = rel.to_vec();
     std::thread::Builder::new()
         .name("vmscale-tracefs".into())
         .spawn(move || read_in_thread(&rel))
-        .map_err(|e| format!("cannot start a thread to read tracefs: {e}"))?
+        .map_err(|e| Error::Failed(format!("cannot start a thread to read tracefs: {e}")))?
         .join()
-        .map_err(|_| "the tracefs reader panicked".to_string())?
+        .map_err(|_| Error::Failed("the tracefs reader panicked".into()))?
 }
 
 fn read_all(root: &Path, rel: &[String]) -> Vec<Option<String>> {
@@ -25,7 +26,7 @@ fn read_all(root: &Path, rel: &[String]) -> Vec<Option<String>> {
         .collect()
 }
 
-fn read_in_thread(rel: &[String]) -> Result<(Vec<Option<String>>, bool), String> {
+fn read_in_thread(rel: &[String]) -> Result<(Vec<Option<String>>, bool)> {
     for root in [TRACEFS, "/sys/kernel/debug/tracing"] {
         if Path::new(root).join("events").is_dir() {
             return Ok((read_all(Path::new(root), rel), false));
@@ -37,15 +38,15 @@ fn read_in_thread(rel: &[String]) -> Result<(Vec<Option<String>>, bool), String>
 
 /// Gives this thread its own mount namespace (no propagation back) and
 /// mounts tracefs there.
-fn private_mount() -> Result<(), String> {
+fn private_mount() -> Result<()> {
     let fix = "mount it yourself: mount -t tracefs nodev /sys/kernel/tracing";
     // SAFETY: unshare only changes this thread's namespaces; CLONE_NEWNS
     // is allowed in a multi-threaded process and affects no other thread.
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(format!(
+        return Err(Error::Failed(format!(
             "tracefs is not mounted and a private mount namespace cannot be made ({}): {fix}",
             std::io::Error::last_os_error()
-        ));
+        )));
     }
     let c = |s: &str| std::ffi::CString::new(s).unwrap_or_default();
     let (root, target, fstype) = (c("/"), c(TRACEFS), c("tracefs"));
@@ -72,11 +73,11 @@ fn private_mount() -> Result<(), String> {
         }
     };
     if rc != 0 {
-        return Err(format!(
+        return Err(Error::Failed(format!(
             "tracefs is not mounted and cannot be mounted at {TRACEFS} ({}): \
              the kernel needs CONFIG_TRACING, or {fix}",
             std::io::Error::last_os_error()
-        ));
+        )));
     }
     Ok(())
 }

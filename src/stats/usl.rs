@@ -9,6 +9,7 @@
 //! its bound gets [0, t se] from the Jacobian of the full model there.
 //! Pure math: no workload, store or report here.
 
+use crate::error::{Error, Result};
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
 use serde::Serialize;
@@ -273,24 +274,24 @@ fn fit_subset<'a>(ns: &'a [f64], xs: &'a [f64], init: [f64; 3], free: Vec<usize>
 
 /// Fits the USL to (N, X) points, every sample a point. X must be positive
 /// and N at least 1; at least two distinct N and three points are needed.
-pub fn fit(points: &[(f64, f64)]) -> Result<Fit, String> {
+pub fn fit(points: &[(f64, f64)]) -> Result<Fit> {
     if let Some((n, x)) = points
         .iter()
         .find(|(n, x)| !n.is_finite() || !x.is_finite() || *n < 1.0 || *x <= 0.0)
     {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "the USL needs N >= 1 and X > 0 at every point; got N = {n}, X = {x}"
-        ));
+        )));
     }
     let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
     if points.len() < 3 || distinct.len() < 2 {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "the USL needs at least 3 points at 2 or more distinct N; got {} points at {} N",
             points.len(),
             distinct.len()
-        ));
+        )));
     }
     // Fit in units of the largest X so the solver sees numbers near 1.
     let scale = points.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -321,7 +322,8 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, String> {
             }
         }
     }
-    let best = best.ok_or("the USL fit did not converge on these points")?;
+    let best =
+        best.ok_or_else(|| Error::Failed("the USL fit did not converge on these points".into()))?;
     Ok(finish(best, scale, distinct))
 }
 
@@ -428,7 +430,7 @@ fn finish(best: Problem, scale: f64, distinct: Vec<f64>) -> Fit {
 /// The largest N a pairs file may give (users, tasks or CPUs).
 pub const MAX_N: f64 = 1e6;
 
-pub fn parse_pairs(text: &str) -> Result<Vec<(f64, f64)>, String> {
+pub fn parse_pairs(text: &str) -> Result<Vec<(f64, f64)>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -443,17 +445,27 @@ pub fn parse_pairs(text: &str) -> Result<Vec<(f64, f64)>, String> {
         match f.as_slice() {
             [n, x] => match (num(n), num(x)) {
                 (Some(n), Some(x)) if !(1.0..=MAX_N).contains(&n) || !(0.0..=1e15).contains(&x) => {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "line {}: N {n} X {x} is out of range: N must be 1 to {MAX_N}, X 0 to \
                          1e15",
                         i + 1
-                    ));
+                    )));
                 }
                 (Some(n), Some(x)) => out.push((n, x)),
                 _ if out.is_empty() && num(n).is_none() => continue, // a header line
-                _ => return Err(format!("line {}: '{line}' is not two numbers `N X`", i + 1)),
+                _ => {
+                    return Err(Error::Input(format!(
+                        "line {}: '{line}' is not two numbers `N X`",
+                        i + 1
+                    )));
+                }
             },
-            _ => return Err(format!("line {}: '{line}' is not two numbers `N X`", i + 1)),
+            _ => {
+                return Err(Error::Input(format!(
+                    "line {}: '{line}' is not two numbers `N X`",
+                    i + 1
+                )));
+            }
         }
     }
     Ok(out)

@@ -28,6 +28,15 @@ fn json_column<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Resu
     })
 }
 
+/// A stored status; an unknown word is a damaged row.
+fn status(word: &str) -> Result<Status> {
+    Status::parse(word).ok_or_else(|| {
+        Error::corrupt(format!(
+            "unknown status '{word}' (running, complete, incomplete or failed)"
+        ))
+    })
+}
+
 impl Store {
     fn one_id(&self, sql: &str, param: Value) -> Result<Option<i64>> {
         self.db
@@ -142,7 +151,7 @@ impl Store {
                 knobs: json_column("knobs", &r.text(8)?)?,
                 started_at: r.text(9)?,
                 ended_at: r.opt_text(10)?,
-                status: Status::parse(&live_status(r.text(11)?, &r, 14)).map_err(Error::Corrupt)?,
+                status: status(&live_status(r.text(11)?, &r, 14))?,
                 note: r.opt_text(12)?,
                 origin: r.text(13)?,
             })

@@ -301,13 +301,13 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
         Ok(m) => m,
         Err(e) => {
             shared.abort().store(1, Ordering::Release);
-            r.fail(&e);
+            r.fail(&e.to_string());
             return (r, None);
         }
     };
     if let Err(e) = map.advise_thp(plan.thp.pages()) {
         shared.abort().store(1, Ordering::Release);
-        r.fail(&e);
+        r.fail(&e.to_string());
         return (r, Some(map));
     }
     let base = map.ptr();

@@ -124,8 +124,11 @@ pub struct Args {
 
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
-    let locks = parse::tasks(&a.locks, 256)
-        .map_err(|e| e.replace("--tasks", "--locks").replace("tasks", "locks"));
+    let locks = parse::tasks(&a.locks, 256).map_err(|e| {
+        e.to_string()
+            .replace("--tasks", "--locks")
+            .replace("tasks", "locks")
+    });
     let cfg = Config {
         tasks: input(parse::tasks(&a.tasks, online(m)))?,
         mode: input(a.mode.parse::<Mode>())?,

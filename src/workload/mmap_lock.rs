@@ -208,12 +208,12 @@ impl MmapLock {
         let region = match Region::private_noreserve(len) {
             Ok(region) => region,
             Err(e) => {
-                r.fail(&e);
+                r.fail(&e.to_string());
                 return r;
             }
         };
         if let Err(e) = region.advise_thp(Pages::Base) {
-            r.fail(&e);
+            r.fail(&e.to_string());
             return r;
         }
         let p = region.ptr();
@@ -262,12 +262,12 @@ impl MmapLock {
             let region = match Region::private_noreserve(CHANGE_LEN) {
                 Ok(region) => region,
                 Err(e) => {
-                    r.fail(&e);
+                    r.fail(&e.to_string());
                     break;
                 }
             };
             if let Err(e) = region.protect(0, CHANGE_LEN, libc::PROT_READ) {
-                r.fail(&e);
+                r.fail(&e.to_string());
                 break;
             }
             drop(region);

@@ -120,5 +120,6 @@ pub fn check_pin(
     machine: &crate::machine::Snapshot,
 ) -> Result<(), String> {
     let most = tasks.iter().copied().max().unwrap_or(1);
-    crate::exec::pin::plan(pin, most, machine).map(|_| ())
+    crate::exec::pin::plan(pin, most, machine)?;
+    Ok(())
 }

@@ -2,13 +2,11 @@
 //! input as `Error::Input` (exit 2), comma lists, and the machine facts
 //! options default to.
 
-use crate::error::{Error, Result};
 use crate::machine::Snapshot;
 
-/// A parser's refusal of the user's input (exit 2).
-pub fn input<T>(r: std::result::Result<T, String>) -> Result<T> {
-    r.map_err(Error::Input)
-}
+/// A parser's refusal of the user's input (exit 2); a parser that returns
+/// a typed error keeps its kind.
+pub use crate::error::input;
 
 /// A comma-separated list, trimmed, empty items left out.
 pub fn list(text: &str) -> Vec<String> {
