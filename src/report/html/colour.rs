@@ -194,32 +194,19 @@ fn panel(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, Sample, SampleData};
-    use std::collections::BTreeMap;
+    use crate::model::build::{self, sample};
 
     fn case(tasks: usize, colours: u64) -> CaseSamples {
-        let mut d = SampleData::default();
-        d.figures.insert("eff_fraction".into(), 0.9);
+        let task: Vec<(String, f64)> = (0..colours)
+            .map(|c| (format!("llc:{c}"), (c % 5) as f64))
+            .chain([("base_pages".to_string(), 2.0 * colours as f64)])
+            .collect();
+        let task: Vec<(&str, f64)> = task.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let mut s = sample().seq(1).figure("eff_fraction", 0.9);
         for _ in 0..tasks {
-            let mut t = BTreeMap::new();
-            for c in 0..colours {
-                t.insert(format!("llc:{c}"), (c % 5) as f64);
-            }
-            t.insert("base_pages".into(), 2.0 * colours as f64);
-            d.tasks.push(t);
+            s = s.task(&task);
         }
-        CaseSamples {
-            case: Case::new(tasks, "parallel"),
-            samples: vec![Sample {
-                seq: 1,
-                warmup: false,
-                taken_at: String::new(),
-                data: d,
-                vmstat: Default::default(),
-                noise: Default::default(),
-                flagged: false,
-            }],
-        }
+        build::case(tasks, "parallel").sample(s).build()
     }
 
     #[test]

@@ -234,25 +234,14 @@ fn scale(x: f64, y: f64, h: f64, lo: f64, hi: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, Sample, SampleData};
+    use crate::model::build::{self, sample};
 
     fn case(values: &[(usize, usize, f64)]) -> CaseSamples {
-        let mut d = SampleData::default();
+        let mut s = sample().seq(1);
         for &(a, b, v) in values {
-            d.figures.insert(pair_figure(a, b), v);
+            s = s.figure(&pair_figure(a, b), v);
         }
-        CaseSamples {
-            case: Case::new(2, "cas"),
-            samples: vec![Sample {
-                seq: 1,
-                warmup: false,
-                taken_at: String::new(),
-                data: d,
-                vmstat: Default::default(),
-                noise: Default::default(),
-                flagged: false,
-            }],
-        }
+        build::case(2, "cas").sample(s).build()
     }
 
     fn all_pairs(cpus: &[usize]) -> Vec<Pair> {
