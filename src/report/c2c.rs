@@ -181,11 +181,7 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
         header: vec![names(&[
             "pair", "median", "ci95 +/-", "min", "max", "n", "topology",
         ])],
-        align: [Align::Left]
-            .into_iter()
-            .chain([Align::Right; 5])
-            .chain([Align::Left])
-            .collect(),
+        align: Align::runs(&[(Align::Left, 1), (Align::Right, 5), (Align::Left, 1)]),
         rows,
         layout: Some(
             Layout::spaced(&[9, 9, 11, 9, 9, 3, 0])

@@ -217,7 +217,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     if rows.is_empty() {
         return Vec::new();
     }
-    let right = |n| [Align::Left].into_iter().chain(vec![Align::Right; n]);
+    let right = |n| Align::runs(&[(Align::Left, 1), (Align::Right, n), (Align::Left, 1)]);
     let mut out = vec![
         Block::Blank,
         Block::Table(Table {
@@ -226,7 +226,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 names.join(", ")
             ),
             header: vec![strings(&["case", "n", "median", "95% CI", "±", "mean"])],
-            align: right(5).chain([Align::Left]).collect(),
+            align: right(5),
             rows,
             layout: Some(Layout::spaced(&[16, 4, 10, 25, 8, 10, 0])),
         }),
@@ -252,7 +252,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 "±",
                 "±1%: k x n",
             ])],
-            align: right(6).chain([Align::Left]).collect(),
+            align: right(6),
             rows: invocations,
             layout: Some(Layout::spaced(&[16, 3, 5, 8, 8, 10, 8, 0]).sep(7, "  ")),
         }));

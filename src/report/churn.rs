@@ -77,3 +77,42 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+
+    /// A warning about a row's fault count sits right under that row, in
+    /// text, and is a row of its own in Markdown.
+    #[test]
+    fn a_fault_count_warning_follows_its_row() {
+        let s = |faults: f64| {
+            sample().figures(&[
+                ("zfod/s", 1000.0),
+                ("faults", faults),
+                ("pages", 100.0),
+                ("imbalance", 1.0),
+            ])
+        };
+        let r = run("churn")
+            .case(case(1, "churn").sample(s(50.0)))
+            .case(case(2, "churn").sample(s(100.0)))
+            .build();
+        let b = blocks(&r);
+        let out = text::blocks(&b);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[2].starts_with("   1   1        1000"), "{out}");
+        assert_eq!(
+            lines[3],
+            "warning: 1 tasks: 50 faults measured (rusage) for 100 pages touched"
+        );
+        assert!(lines[4].starts_with("   2   1        1000"), "{out}");
+        let md = crate::report::export::markdown::blocks(&b);
+        assert!(
+            md.contains("| warning: 1 tasks: 50 faults measured"),
+            "{md}"
+        );
+    }
+}

@@ -156,3 +156,35 @@ fn warm_up_check(run: &Run) -> String {
     }
     String::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+
+    /// A warm-up far slower than every measured sample is warned about
+    /// between the table's heading and its rows, as it always was.
+    #[test]
+    fn a_slow_warm_up_is_warned_about_above_the_rows() {
+        let r = run("cmd")
+            .set("argv", serde_json::json!(["make"]))
+            .case(
+                case(1, "cmd")
+                    .sample(sample().warmup().figure("wall", 10.0))
+                    .samples(2, |_| sample().figure("wall", 1.0)),
+            )
+            .build();
+        let out = text::blocks(&blocks(&r));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "cmd: make");
+        assert!(
+            lines[1].ends_with("cv%") && lines[1].starts_with(&format!("{:<10} {:>3}", "", "n"))
+        );
+        assert!(
+            lines[2].starts_with("warning: the warm-up took 10.000 s"),
+            "{out}"
+        );
+        assert!(lines[3].starts_with("wall         2        1.000"), "{out}");
+    }
+}

@@ -66,3 +66,31 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Better;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::{markdown, text};
+
+    #[test]
+    fn a_flagged_case_is_starred_in_text_and_markdown() {
+        let r = run("other")
+            .figure("wall", "s", Better::Lower, false)
+            .case(case(2, "a").samples(2, |i| {
+                let s = sample().figure("wall", 1.0);
+                if i == 1 { s.flagged() } else { s }
+            }))
+            .build();
+        let b = blocks(&r);
+        let out = text::blocks(&b);
+        assert!(out.lines().nth(1).unwrap().ends_with("0.00 *"), "{out}");
+        assert!(out.ends_with(FLAGGED_CASE), "{out}");
+        let md = markdown::blocks(&b);
+        assert!(
+            md.contains("| a | 2 | wall | 2 | 1.000 | 0.00 | * |"),
+            "{md}"
+        );
+    }
+}

@@ -84,15 +84,12 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     ];
     let main = if base.is_empty() { &thp } else { &base };
     let machine: Option<Snapshot> = serde_json::from_value(run.meta.machine.clone()).ok();
-    for section in [
-        caches_section(main, machine.as_ref()),
-        steps_section(main, machine.as_ref()),
-        plateaus_section(main),
-    ] {
-        if !section.is_empty() {
-            out.push(Block::Paragraph(section));
-        }
+    out.extend(caches_section(main, machine.as_ref()));
+    let steps = steps_section(main, machine.as_ref());
+    if !steps.is_empty() {
+        out.push(Block::Paragraph(steps));
     }
+    out.extend(plateaus_section(main));
     out
 }
 
@@ -224,11 +221,11 @@ fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Str
 
 /// For each data cache level: latency at the largest size that fits and at
 /// the smallest size beyond it.
-fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> String {
+fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Vec<Block> {
     let Some(m) = m else {
-        return String::new();
+        return Vec::new();
     };
-    let mut s = String::new();
+    let mut rows = Vec::new();
     for level in m.cache_levels() {
         if level.kind == "Instruction" {
             continue;
@@ -243,27 +240,54 @@ fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> St
             level.level,
             if level.kind == "Data" { "d" } else { "" }
         );
-        match (below, above) {
-            (Some(b), Some(a)) => s.push_str(&format!(
-                "  {name:<4} {:>7}: {:>6.2} ns at {:>7} -> {:>6.2} ns at {:>7} x{:.2}{}\n",
+        rows.push(match (below, above) {
+            (Some(b), Some(a)) => vec![
+                name,
                 format_size(size),
-                b.1,
+                format!("{:.2}", b.1),
                 format_size(b.0),
-                a.1,
+                format!("{:.2}", a.1),
                 format_size(a.0),
-                a.1 / b.1,
-                if a.1 / b.1 > STEP { "" } else { " (no step)" }
-            )),
-            _ => s.push_str(&format!(
-                "  {name:<4} {:>7}: not bracketed by the sizes measured\n",
-                format_size(size)
-            )),
-        }
+                format!(
+                    "{:.2}{}",
+                    a.1 / b.1,
+                    if a.1 / b.1 > STEP { "" } else { " (no step)" }
+                ),
+            ],
+            _ => vec![
+                name,
+                format_size(size),
+                "not bracketed by the sizes measured".into(),
+            ],
+        });
     }
-    if s.is_empty() {
-        return s;
+    if rows.is_empty() {
+        return Vec::new();
     }
-    format!("\ncache sizes (sysfs) and the latency either side (half and twice the size):\n{s}")
+    let title = "cache sizes (sysfs) and the latency either side (half and twice the size):";
+    vec![
+        Block::Blank,
+        Block::Table(Table {
+            title: title.into(),
+            header: vec![names(&[
+                "cache", "size", "ns below", "at", "ns above", "at", "x",
+            ])],
+            align: Align::runs(&[(Align::Left, 1), (Align::Right, 5), (Align::Left, 1)]),
+            rows,
+            layout: Some(
+                Layout::columns(vec![
+                    ("  ", 4),
+                    (" ", 7),
+                    (": ", 6),
+                    (" ns at ", 7),
+                    (" -> ", 6),
+                    (" ns at ", 7),
+                    (" x", 0),
+                ])
+                .with_header(format!("{title}\n")),
+            ),
+        }),
+    ]
 }
 
 /// Runs of sizes whose latency stays within STEP of the run's first value.
@@ -286,28 +310,35 @@ pub fn plateaus(curve: &[(u64, f64)]) -> Vec<(u64, u64, f64)> {
     out
 }
 
-fn plateaus_section(curve: &[(u64, f64, Option<f64>)]) -> String {
+fn plateaus_section(curve: &[(u64, f64, Option<f64>)]) -> Vec<Block> {
     let pts: Vec<(u64, f64)> = curve.iter().map(|x| (x.0, x.1)).collect();
     let p = plateaus(&pts);
     if p.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    let mut s = format!(
-        "\nplateaus (neighbouring sizes within x{STEP} of each other, {} pages):\n",
-        if curve.iter().any(|x| x.2.is_some_and(|h| h > 0.0)) {
-            "huge"
-        } else {
-            "base"
-        }
-    );
-    for (lo, hi, ns) in p {
-        s.push_str(&format!(
-            "  {:>9} .. {:<9} {ns:>8.2} ns\n",
-            format_size(lo),
-            format_size(hi)
-        ));
-    }
-    s
+    let pages = if curve.iter().any(|x| x.2.is_some_and(|h| h > 0.0)) {
+        "huge"
+    } else {
+        "base"
+    };
+    let title =
+        format!("plateaus (neighbouring sizes within x{STEP} of each other, {pages} pages):");
+    vec![
+        Block::Blank,
+        Block::Table(Table {
+            layout: Some(
+                Layout::columns(vec![("  ", 9), (" .. ", 9), (" ", 11)])
+                    .with_header(format!("{title}\n")),
+            ),
+            title,
+            header: vec![names(&["from", "to", "median"])],
+            align: vec![Align::Right, Align::Left, Align::Right],
+            rows: p
+                .iter()
+                .map(|(lo, hi, ns)| vec![format_size(*lo), format_size(*hi), format!("{ns:.2} ns")])
+                .collect(),
+        }),
+    ]
 }
 
 #[cfg(test)]

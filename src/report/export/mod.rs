@@ -76,6 +76,16 @@ pub enum Align {
     Right,
 }
 
+impl Align {
+    /// Alignments in runs: `[(Left, 1), (Right, 5), (Left, 1)]` is a
+    /// name, five numbers and a note.
+    pub fn runs(runs: &[(Align, usize)]) -> Vec<Align> {
+        runs.iter()
+            .flat_map(|&(a, n)| std::iter::repeat_n(a, n))
+            .collect()
+    }
+}
+
 /// A table of pre-formatted cells. `header` may have several lines (as
 /// mmtests prints a kernel line over a label line).
 #[derive(Debug, Clone, Default)]
