@@ -4,8 +4,8 @@
 //! resolution and read cost.
 
 use super::cells;
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells as names;
 use crate::model::{CaseSamples, Run};
 use crate::workload::c2c::{Pair, pair_figure};
 

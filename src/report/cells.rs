@@ -1,5 +1,6 @@
-//! Small helpers the micro-benchmark tables share: a figure's summary over
-//! a case's measured samples, and value shading for terminals.
+//! Small helpers the report tables share: a figure's summary over a
+//! case's measured samples, header cells, the noisy-sample flag, and value
+//! shading for terminals.
 
 use crate::model::{CaseSamples, Run};
 use crate::stats::summary::{Summary, summarise};
@@ -66,6 +67,29 @@ pub fn shade(text: &str, value: f64, lo: f64, hi: f64) -> String {
     };
     let i = (t * (RAMP.len() - 1) as f64).round() as usize;
     format!("\x1b[30;48;5;{}m{text}\x1b[0m", RAMP[i])
+}
+
+/// The note under a table whose rows carry " *".
+pub const FLAGGED_CASE: &str = "  * a sample of this case was flagged as noisy\n";
+pub const FLAGGED_ROW: &str = "  * a sample of this row was flagged as noisy\n";
+
+/// " *" for a case with a sample flagged as noisy, else "".
+pub fn flag(c: &crate::model::CaseSamples) -> String {
+    if c.measured().any(|s| s.flagged) {
+        " *".into()
+    } else {
+        String::new()
+    }
+}
+
+/// Whether any measured sample of the run was flagged as noisy.
+pub fn any_flagged(run: &Run) -> bool {
+    run.cases.iter().any(|c| c.measured().any(|s| s.flagged))
+}
+
+/// Header cells from their names.
+pub fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]

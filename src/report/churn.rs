@@ -1,8 +1,8 @@
 //! The churn report (seed 004): zfod faults/s in total and per task, the
 //! imbalance between tasks, and the per-interval totals.
 
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells;
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, k: &str) -> f64 {
@@ -20,7 +20,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let mut out = vec![Block::Paragraph(about)];
     let mut table = Table {
         title: "zfod faults per second by task count (median sample)".into(),
-        header: vec![cells(&[
+        header: vec![names(&[
             "Thr",
             "Rep",
             "zfod/s",

@@ -1,8 +1,8 @@
 //! The cmd report: wall/user/system and faults of the command tree, the
 //! main vmstat deltas, and seed 001's iostat-like disk figures.
 
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells;
 use crate::model::{Run, Sample};
 use crate::stats::summary::summarise;
 
@@ -49,7 +49,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             ]);
         }
     }
-    let header = cells(&["", "n", "min", "median", "mean", "max", "cv%"]);
+    let header = names(&["", "n", "min", "median", "mean", "max", "cv%"]);
     let layout = Layout::spaced(&[10, 3, 12, 12, 12, 12, 8]).untitled();
     // The warning sat between the header and the rows: the header is the
     // text heading then.
@@ -110,7 +110,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         out.push(Block::Blank);
         out.push(Block::Table(Table {
             title: format!("{dev}: disk figures"),
-            header: vec![cells(&["", "Mean", "Max"])],
+            header: vec![names(&["", "Mean", "Max"])],
             align: vec![Align::Left, Align::Right, Align::Right],
             rows,
             layout: Some(

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells;
 use crate::model::{CaseSamples, Run, Sample};
 use crate::parse::format_size;
 
@@ -133,7 +133,7 @@ fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Vec<
             c.case.tasks,
             if n == 1 { "" } else { "s" }
         ),
-        header: vec![cells(&[
+        header: vec![names(&[
             "task", "cpu", "pages", "thp", "min", "max", "CoV%", "chi2", "p-value", "eff", "frac",
             "L2frac",
         ])],
@@ -365,7 +365,7 @@ fn knob_ab(run: &Run, colours: u64) -> Vec<Block> {
             false,
         ),
     ] {
-        let mut header = cells(&["case", "tasks"]);
+        let mut header = names(&["case", "tasks"]);
         header.extend(combos.iter().cloned());
         header.extend(combos[1..].iter().map(|c| format!("change {}", short(c))));
         let table_rows = rows

@@ -1,8 +1,8 @@
 //! The fork report (seed 002): forks/s and system time per fork and per
 //! page by task count, with fork() and teardown timed apart.
 
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells;
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, k: &str) -> f64 {
@@ -53,7 +53,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         Block::Table(Table {
             title: "Forks by task count (median sample by forks/s)".into(),
             header: vec![
-                cells(&[
+                names(&[
                     "Thr",
                     "Rep",
                     "forks",
@@ -64,7 +64,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                     "teardown",
                     "child_flt",
                 ]),
-                cells(&["", "", "", "", "us", "ns", "us", "us", "per fork"]),
+                names(&["", "", "", "", "us", "ns", "us", "us", "per fork"]),
             ],
             align: vec![Align::Right; 9],
             rows,

@@ -1,32 +1,10 @@
 //! A plain table for any workload: per case, the median and spread of each
 //! declared figure.
 
+use super::cells::{FLAGGED_CASE, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
 use crate::model::Run;
 use crate::stats::summary::summarise;
-
-/// The note under a table whose rows carry " *".
-pub const FLAGGED_CASE: &str = "  * a sample of this case was flagged as noisy\n";
-pub const FLAGGED_ROW: &str = "  * a sample of this row was flagged as noisy\n";
-
-/// " *" for a case with a sample flagged as noisy, else "".
-pub fn flag(c: &crate::model::CaseSamples) -> String {
-    if c.measured().any(|s| s.flagged) {
-        " *".into()
-    } else {
-        String::new()
-    }
-}
-
-/// Whether any measured sample of the run was flagged as noisy.
-pub fn any_flagged(run: &Run) -> bool {
-    run.cases.iter().any(|c| c.measured().any(|s| s.flagged))
-}
-
-/// Pre-formatted header cells.
-pub fn cells(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
 
 pub fn blocks(run: &Run) -> Vec<Block> {
     let mut rows = Vec::new();
@@ -52,7 +30,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     use Align::{Left as L, Right as R};
     let mut out = vec![Block::Table(Table {
         title: "Median and spread per case and figure".into(),
-        header: vec![cells(&["case", "tasks", "figure", "n", "median", "cv%"])],
+        header: vec![names(&["case", "tasks", "figure", "n", "median", "cv%"])],
         align: vec![L, R, L, R, R, R, L],
         rows,
         layout: Some(

@@ -4,8 +4,8 @@
 //! (and where they and sysfs disagree), and the plateaus.
 
 use super::cells;
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
-use super::generic::cells as names;
 use crate::machine::Snapshot;
 use crate::model::Run;
 use crate::parse::format_size;

@@ -2,8 +2,8 @@
 //! address-space change rate of M other threads, and the fault rate as a
 //! share of the same N without changers.
 
+use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
-use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::Run;
 
 pub fn blocks(run: &Run) -> Vec<Block> {
@@ -53,7 +53,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         Block::Paragraph(out),
         Block::Table(Table {
             title: "Faults of N threads beside M changers (median sample)".into(),
-            header: vec![cells(&[
+            header: vec![names(&[
                 "N",
                 "M",
                 "Rep",

@@ -2,8 +2,8 @@
 //! NUMA vmstat table with the local percent and AutoNUMA cost, and page
 //! locality over time with the time to converge.
 
+use super::cells::names;
 use super::export::{Align, Block, KeyValue, Layout, Table};
-use super::generic::cells;
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, k: &str) -> f64 {
@@ -185,7 +185,7 @@ fn locality(s: &Sample, threshold: f64) -> Vec<Block> {
     vec![
         Block::Table(Table {
             title,
-            header: vec![cells(&["time", "worst", "mean"])],
+            header: vec![names(&["time", "worst", "mean"])],
             align: vec![Align::Right; 3],
             rows,
             layout: Some(Layout::spaced(&[12, 9, 9])),

@@ -1,8 +1,8 @@
 //! Lameter's pft table (seed 000), the measured fault counts beside the
 //! pages touched, and the populate limit with the fidelity ratio.
 
+use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
-use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::{CaseSamples, Run, Sample};
 use crate::workload::pft::{FAULT, HEADLINE, POPULATE};
 
@@ -147,7 +147,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         Block::Paragraph(out),
         Block::Table(Table {
             title: "Page faults by task count (Lameter's pft, median sample)".into(),
-            header: vec![cells(&super::imported::LAMETER)],
+            header: vec![names(&super::imported::LAMETER)],
             align: [Align::Right; 9].into_iter().chain([Align::Left]).collect(),
             rows: main,
             layout: Some(
@@ -166,7 +166,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     out.push(Block::Blank);
     out.push(Block::Table(Table {
         title: title.into(),
-        header: vec![cells(&[
+        header: vec![names(&[
             "Thr",
             "touched",
             "faults",
@@ -186,7 +186,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         out.push(Block::Blank);
         out.push(Block::Table(Table {
             title: title.into(),
-            header: vec![cells(&[
+            header: vec![names(&[
                 "Thr",
                 "MiB",
                 "ready",
@@ -317,7 +317,7 @@ fn populate_section(run: &Run) -> Vec<Block> {
             title: "Populate limit (MADV_POPULATE_WRITE, same sizes;\n\
                     pages resident by mincore per wall-second):"
                 .into(),
-            header: vec![cells(&["Thr", "pages/wsec", "fault/wsec", "fidelity"])],
+            header: vec![names(&["Thr", "pages/wsec", "fault/wsec", "fidelity"])],
             align: vec![Align::Right; 4],
             rows,
             layout: Some(Layout::spaced(&[4, 14, 14, 9])),

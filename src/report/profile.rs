@@ -2,8 +2,8 @@
 //! shape of `perf report --stdio`, the functions whose share moved between
 //! two profiles (like `perf diff`), and a lockmeter-like lock table.
 
+use super::cells::names;
 use super::export::{Align, Block, Layout, Table, text};
-use super::generic::cells;
 use crate::locks::LockRow;
 use crate::profile::CaseProfile;
 use crate::profile::folded::{kernel_shares, shifts};
@@ -36,7 +36,7 @@ pub fn top_blocks(case: &str, p: &CaseProfile, rows: usize) -> Vec<Block> {
         p.event, p.hz, total, p.lost
     );
     let mut out = vec![Block::Table(Table {
-        header: vec![cells(&["Children", "Self", "Samples", "Symbol"])],
+        header: vec![names(&["Children", "Self", "Samples", "Symbol"])],
         align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
         rows: shares
             .iter()
@@ -133,7 +133,7 @@ pub fn locks_blocks(case: &str, samples: u64, rows: &[LockRow]) -> Vec<Block> {
         }
     }
     let mut out = vec![Block::Table(Table {
-        header: vec![cells(&[
+        header: vec![names(&[
             "CON%", "MEAN-us", "MAX-us", "TOTAL-ms", "ACQUIRED", "CONTEND", "NAME",
         ])],
         align: [Align::Right; 6].into_iter().chain([Align::Left]).collect(),

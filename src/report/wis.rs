@@ -3,8 +3,8 @@
 //! operation, and TLB shootdown interrupts per second (system-wide, from
 //! /proc/interrupts), with the vmstat TLB counters where the kernel has them.
 
+use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
-use super::generic::{FLAGGED_ROW, any_flagged, cells, flag};
 use crate::model::{Run, Sample};
 
 fn fig(s: &Sample, name: &str) -> String {
@@ -72,7 +72,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     align.push(Align::Left);
     out.push(Block::Table(Table {
         title: format!("{test}: operations and faults per second by mode and task count"),
-        header: vec![cells(&[
+        header: vec![names(&[
             "mode",
             "Thr",
             "Rep",
