@@ -35,7 +35,7 @@ impl Workload for Alternating {
     fn memory_need(&self) -> u64 {
         0
     }
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> vmscale::error::Result<SampleData> {
         let n = self.calls.get();
         self.calls.set(n + 1);
         let x = match case.variant.as_str() {

@@ -131,7 +131,7 @@ pub(crate) fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
     let reserve = (total / 16).max(256 << 20);
     let usable = avail.saturating_sub(reserve);
     if need > usable {
-        return Err(Error::Input(format!(
+        return Err(Error::Refused(format!(
             "{} needs {} but only {} can be used safely (MemAvailable {} less a reserve of {}): \
              use {}",
             w.name(),

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Ending, Options, Plan, Progress, Reps, expand_cases, note, sample};
+use crate::error::Result;
 use crate::exec::signals;
 use crate::knobs::Session;
 use crate::model::{Case, Sample, Status};
@@ -26,7 +27,7 @@ pub fn execute(
     opts: &Options,
     knobs: Option<&mut Session>,
     progress: &dyn Progress,
-) -> Result<Ending, String> {
+) -> Result<Ending> {
     let bases = workload.cases();
     let variants = expand_cases(&bases[..bases.len().min(1)], &opts.combos)
         .len()
@@ -120,7 +121,7 @@ impl Runner<'_> {
         tag: Option<usize>,
         rule: Option<Rule>,
         seq: &mut i64,
-    ) -> Result<Option<Ending>, String> {
+    ) -> Result<Option<Ending>> {
         let cases = expand_cases(std::slice::from_ref(base), &self.opts.combos);
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
         let mut case_started = Instant::now();
@@ -151,7 +152,7 @@ impl Runner<'_> {
         warmup: bool,
         tag: Option<usize>,
         values: &mut [Vec<f64>],
-    ) -> Result<Option<Ending>, String> {
+    ) -> Result<Option<Ending>> {
         for (ci, case) in cases.iter().enumerate() {
             if let Some(sig) = signals::caught() {
                 return Ok(Some(self.interrupted(sig, None)));
@@ -173,7 +174,7 @@ impl Runner<'_> {
                     // command killed by it is an interruption, not a failure.
                     Err(e) if signals::caught().is_some() => {
                         let sig = signals::caught().unwrap_or(libc::SIGINT);
-                        return Ok(Some(self.interrupted(sig, Some(&e))));
+                        return Ok(Some(self.interrupted(sig, Some(&e.to_string()))));
                     }
                     Err(e) => return Err(e),
                 };
@@ -201,27 +202,15 @@ impl Runner<'_> {
     }
 
     /// Writes the sample and what was recorded beside it.
-    fn store(
-        &mut self,
-        case: &Case,
-        seq: i64,
-        sample: &Sample,
-        captured: &Captured,
-    ) -> Result<(), String> {
+    fn store(&mut self, case: &Case, seq: i64, sample: &Sample, captured: &Captured) -> Result<()> {
         let id = self.run_id;
         let store = &mut *self.store;
-        store
-            .add_sample(id, case, sample)
-            .map_err(|e| e.to_string())?;
+        store.add_sample(id, case, sample)?;
         if let Some(p) = &captured.profile {
-            store
-                .add_profile(id, &case.key(), p)
-                .map_err(|e| e.to_string())?;
+            store.add_profile(id, &case.key(), p)?;
         }
         if let Some(rows) = &captured.locks {
-            store
-                .add_locks(id, &case.key(), seq, rows)
-                .map_err(|e| e.to_string())?;
+            store.add_locks(id, &case.key(), seq, rows)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::Options;
+use crate::error::Result;
 use crate::exec::clock;
 use crate::model::{Case, Sample};
 use crate::monitor::{stat, vmstat};
@@ -31,7 +32,7 @@ pub fn take(
     opts: &Options,
     invocation: Option<usize>,
     probes: Option<&mut crate::probes::Probes>,
-) -> Result<(Sample, crate::probes::Captured), String> {
+) -> Result<(Sample, crate::probes::Captured)> {
     let root = Path::new("/");
     let mut noise = BTreeMap::new();
     if let Some(i) = invocation {
@@ -53,12 +54,12 @@ pub fn take(
     let active = probes.as_ref().map(|p| p.start()).transpose()?;
     let t0 = Instant::now();
     let data = workload.sample(case).map_err(|e| {
-        format!(
-            "{} {} with {} tasks: {e}",
+        e.context(format!(
+            "{} {} with {} tasks",
             workload.name(),
             case.variant,
             case.tasks
-        )
+        ))
     })?;
     let wall = t0.elapsed().as_secs_f64();
     let own = own_cpu_s() - own0;

@@ -125,11 +125,11 @@ impl<'a> Session<'a> {
         );
         let (mut status, mut note, mut error) = match outcome {
             Ok(end) => (end.status, end.note, None),
-            Err(e) => (Status::Failed, e.clone(), Some(e)),
+            Err(e) => (Status::Failed, e.to_string(), Some(e)),
         };
         if let Err(e) = self.restore_knobs(&mut note) {
             status = Status::Failed;
-            error.get_or_insert(e.to_string());
+            error.get_or_insert(e);
         }
         self.finish(status, &note, error)
     }
@@ -159,7 +159,7 @@ impl<'a> Session<'a> {
 
     /// Ends the run's row: discarded when it failed before its first
     /// sample, else marked with `status` and `note` and read back.
-    fn finish(&mut self, status: Status, note: &str, error: Option<String>) -> Result<Run> {
+    fn finish(&mut self, status: Status, note: &str, error: Option<Error>) -> Result<Run> {
         self.finished = true;
         let id = self.id;
         if let Some(e) = &error

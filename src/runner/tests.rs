@@ -50,11 +50,11 @@ impl Workload for Fake {
     fn memory_need(&self) -> u64 {
         0
     }
-    fn sample(&self, _: &Case) -> Result<SampleData, String> {
+    fn sample(&self, _: &Case) -> crate::error::Result<SampleData> {
         let k = self.calls.get();
         self.calls.set(k + 1);
         if self.fail_at == Some(k) {
-            return Err(format!("sample {k} broke"));
+            return Err(Error::Failed(format!("sample {k} broke")));
         }
         let x = self.xs[k % self.xs.len()];
         Ok(SampleData {

@@ -18,7 +18,7 @@ use crate::machine::Snapshot;
 
 use super::options::{input, list, online};
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::parse;
 use clap::ArgMatches;
 
@@ -46,26 +46,31 @@ pub struct Atomic {
 }
 
 impl Atomic {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic> {
         super::check_tasks(&cfg.tasks)?;
         if let Some(v) = cfg
             .variants
             .iter()
             .find(|v| !VARIANTS.contains(&v.as_str()))
         {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "unknown atomic variant '{v}': use {}",
                 VARIANTS.join(", ")
-            ));
+            )));
         }
         if cfg.variants.is_empty() {
-            return Err(format!("--variant needs one of {}", VARIANTS.join(", ")));
+            return Err(Error::Input(format!(
+                "--variant needs one of {}",
+                VARIANTS.join(", ")
+            )));
         }
         if cfg.ops == 0 {
-            return Err("--ops must be at least 1".into());
+            return Err(Error::Input("--ops must be at least 1".into()));
         }
         if cfg.fold == 0 {
-            return Err("--fold must be at least 1 (fold every K increments)".into());
+            return Err(Error::Input(
+                "--fold must be at least 1 (fold every K increments)".into(),
+            ));
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Atomic { cfg, machine })
@@ -131,7 +136,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Atomic> {
         ops: a.ops,
         fold: a.fold,
     };
-    input(Atomic::new(cfg, m.clone()))
+    Atomic::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -183,7 +188,7 @@ impl Workload for Atomic {
         Layout { tasks: most }.bytes() as u64
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let layout = Layout { tasks: case.tasks };
         let region = Region::shared(layout.bytes())?;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;

@@ -18,7 +18,7 @@ use crate::machine::{Snapshot, cpulist};
 
 use super::options::{input, list};
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use clap::ArgMatches;
 
 pub const VARIANTS: &[&str] = &["cas", "cas-nopause", "storeload"];
@@ -89,33 +89,37 @@ impl C2c {
         rounds: u64,
         batches: u64,
         m: &Snapshot,
-    ) -> Result<C2c, String> {
+    ) -> Result<C2c> {
         let online = m.online_cpus();
         let mut cpus = cpus.unwrap_or_else(|| online.clone());
         cpus.sort_unstable();
         cpus.dedup();
         if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--cpus names CPU {bad}, which is not online (online: {})",
                 cpulist::format(&online)
-            ));
+            )));
         }
         if cpus.len() < 2 {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "c2c needs at least two CPUs to make a pair (got {}): widen --cpus",
                 cpulist::format(&cpus)
-            ));
+            )));
         }
         if variants.is_empty() {
-            return Err("--variant needs at least one of cas, cas-nopause, storeload".into());
-        }
-        if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
-            return Err(format!(
-                "unknown c2c variant '{v}': use cas, cas-nopause, storeload or a list of them"
+            return Err(Error::Input(
+                "--variant needs at least one of cas, cas-nopause, storeload".into(),
             ));
         }
+        if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
+            return Err(Error::Input(format!(
+                "unknown c2c variant '{v}': use cas, cas-nopause, storeload or a list of them"
+            )));
+        }
         if rounds == 0 || batches == 0 {
-            return Err("--rounds and --batches must be at least 1".into());
+            return Err(Error::Input(
+                "--rounds and --batches must be at least 1".into(),
+            ));
         }
         let pairs = pairs(&cpus, m);
         Ok(C2c {
@@ -182,14 +186,14 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
             cpulist::parse(t).map_err(|e| format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
         })
         .transpose();
-    input(C2c::new(
+    C2c::new(
         input(cpus)?,
         list(&a.variant),
         a.fresh_line,
         a.rounds,
         a.batches,
         m,
-    ))
+    )
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -244,7 +248,7 @@ impl Workload for C2c {
         4096 * (self.cfg.pairs.len() as u64 + 1)
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let retry = match case.variant.as_str() {
             "cas" => Retry::CasPause,
             "cas-nopause" => Retry::Cas,
@@ -292,12 +296,12 @@ impl Workload for C2c {
             exec::first_error(r).map_err(|e| format!("pair {}-{} {e}", p.a, p.b))?;
             let final_value = line.u64_at(0).load(Ordering::Acquire);
             if final_value != 2 * rounds * batches {
-                return Err(format!(
+                return Err(Error::Failed(format!(
                     "pair {}-{}: the line ended at {final_value}, expected {} hand-offs",
                     p.a,
                     p.b,
                     2 * rounds * batches
-                ));
+                )));
             }
             let median = r[0].values[V_MEDIAN];
             medians.push(median);

@@ -42,11 +42,13 @@ pub struct Churn {
 }
 
 impl Churn {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn> {
         super::check_tasks(&cfg.tasks)?;
         super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
         // Readings come at most every --time seconds: a longer --every reads none.
-        crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
+        crate::error::input(crate::limits::in_range(
+            "--every", cfg.every, 0.01, cfg.secs,
+        ))?;
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
@@ -102,7 +104,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Churn> {
         pin: input(a.pin.parse::<Pin>())?,
         page_size: page_size(m),
     };
-    input(Churn::new(cfg, m.clone()))
+    Churn::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -145,11 +147,11 @@ impl Workload for Churn {
     fn memory_need(&self) -> u64 {
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)
     }
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
         let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task, &series))?;
-        summarise(&out.reports, &series)
+        Ok(summarise(&out.reports, &series)?)
     }
 }
 

@@ -16,9 +16,8 @@ use crate::exec::clock;
 use crate::machine::Snapshot;
 use crate::monitor::diskstats;
 
-use super::options::input;
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use clap::ArgMatches;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,19 +37,26 @@ pub struct Cmd {
 }
 
 impl Cmd {
-    pub fn new(cfg: Config) -> Result<Cmd, String> {
+    pub fn new(cfg: Config) -> Result<Cmd> {
         if cfg.argv.is_empty() {
-            return Err("give the command after --, e.g. vmscale run cmd -- make -j2".into());
+            return Err(Error::Input(
+                "give the command after --, e.g. vmscale run cmd -- make -j2".into(),
+            ));
         }
         if let Some(dev) = &cfg.device
             && diskstats::read_device(Path::new("/"), dev).is_none()
         {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--device {dev} is not in /proc/diskstats; devices: {}",
                 diskstats::devices(Path::new("/")).join(" ")
-            ));
+            )));
         }
-        crate::limits::in_range("--interval", cfg.interval, 0.05, 3600.0)?;
+        crate::error::input(crate::limits::in_range(
+            "--interval",
+            cfg.interval,
+            0.05,
+            3600.0,
+        ))?;
         Ok(Cmd {
             cfg,
             exit: Mutex::new(None),
@@ -198,13 +204,13 @@ pub struct Args {
 
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args) -> Result<Cmd> {
-    input(Cmd::new(Config {
+    Cmd::new(Config {
         argv: a.command.clone(),
         setup: a.setup.clone(),
         cleanup: a.cleanup.clone(),
         device: a.device.clone(),
         interval: a.interval,
-    }))
+    })
 }
 
 fn build(m: &ArgMatches, _: &Env) -> Result<Box<dyn Workload>> {
@@ -251,7 +257,7 @@ impl Workload for Cmd {
     fn memory_need(&self) -> u64 {
         0
     }
-    fn sample(&self, _case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, _case: &Case) -> Result<SampleData> {
         if let Some(s) = &self.cfg.setup {
             self.shell("setup", s)?;
         }
@@ -262,7 +268,7 @@ impl Workload for Cmd {
                 cleaned?;
             }
         }
-        result
+        Ok(result?)
     }
 }
 

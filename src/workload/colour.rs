@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -61,26 +62,28 @@ pub struct Colour {
 
 impl Colour {
     /// Validates the configuration and refuses if PFNs cannot be read.
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour> {
         super::check_tasks(&cfg.tasks)?;
         if cfg.size_per_task < cfg.page_size {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--size-per-task {} is less than one page ({} bytes): raise it",
                 cfg.size_per_task, cfg.page_size
-            ));
+            )));
         }
         if cfg.interleave == Some(0) {
-            return Err("--interleave 0 touches nothing per turn: use 1 or more pages".into());
-        }
-        if !(2..=1 << 24).contains(&cfg.colours) {
-            return Err(format!(
-                "{} colours cannot be analysed: use --colours between 2 and 16777216",
-                cfg.colours
+            return Err(Error::Input(
+                "--interleave 0 touches nothing per turn: use 1 or more pages".into(),
             ));
         }
-        cfg.thp.check(&machine)?;
+        if !(2..=1 << 24).contains(&cfg.colours) {
+            return Err(Error::Input(format!(
+                "{} colours cannot be analysed: use --colours between 2 and 16777216",
+                cfg.colours
+            )));
+        }
+        crate::error::input(cfg.thp.check(&machine))?;
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
-        check_pagemap(cfg.page_size as usize)?;
+        check_pagemap(cfg.page_size as usize).map_err(Error::Refused)?;
         Ok(Colour { cfg, machine })
     }
 
@@ -433,7 +436,7 @@ impl Workload for Colour {
         )
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let shared = Shared::new(case.tasks, self.pages_per_task())?;
         let plan = TaskPlan {

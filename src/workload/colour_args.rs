@@ -91,7 +91,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
         thp: input(a.thp.parse())?,
         page_size: page_size(m),
     };
-    input(Colour::new(cfg, m.clone()))
+    Colour::new(cfg, m.clone())
 }
 
 /// Memory per task: `--size-per-task`, or `--size` split evenly among the

@@ -58,31 +58,31 @@ pub struct Fork {
 }
 
 impl Fork {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork> {
         super::check_tasks(&cfg.tasks)?;
         if cfg.forks == 0 {
-            return Err("--forks 0 does no work: use 1 or more".into());
+            return Err(Error::Input("--forks 0 does no work: use 1 or more".into()));
         }
         let pages = cfg.size / cfg.page_size;
         if pages == 0 {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--size must be at least one page ({} bytes)",
                 cfg.page_size
-            ));
+            )));
         }
         if cfg.touch > pages {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--touch {} is more pages than the mapping has ({pages}): lower --touch or raise --size",
                 cfg.touch
-            ));
+            )));
         }
         if let Backing::File(dir) = &cfg.backing
             && !dir.is_dir()
         {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--file-dir {}: not a directory; name an existing directory for the shared file",
                 dir.display()
-            ));
+            )));
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Fork { cfg, machine })
@@ -156,7 +156,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
         pin: input(a.pin.parse::<Pin>())?,
         page_size: page_size(m),
     };
-    input(Fork::new(cfg, m.clone()))
+    Fork::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -210,10 +210,10 @@ impl Workload for Fork {
         )
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task))?;
-        summarise(&out.reports, self.cfg.size / self.cfg.page_size)
+        Ok(summarise(&out.reports, self.cfg.size / self.cfg.page_size)?)
     }
 }
 

@@ -54,30 +54,32 @@ pub fn parse_variant(v: &str) -> Option<(&str, u64)> {
 }
 
 impl Latency {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Latency, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Latency> {
         if cfg.sizes.is_empty() {
-            return Err("no working-set sizes: --max must be at least --min".into());
+            return Err(Error::Input(
+                "no working-set sizes: --max must be at least --min".into(),
+            ));
         }
         if let Some(s) = cfg.sizes.iter().find(|&&s| s < 2 * cfg.line_size) {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "a {s}-byte working set holds fewer than two {}-byte nodes: raise --min",
                 cfg.line_size
-            ));
+            )));
         }
         if let Some(&s) = cfg
             .sizes
             .iter()
             .find(|&&s| s / cfg.line_size > u32::MAX as u64)
         {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--max: the {} working set has more than 2^32 nodes of one cache line: \
                  lower --max below {}",
                 crate::parse::format_size(s),
                 crate::parse::format_size(s)
-            ));
+            )));
         }
         if cfg.pages.is_empty() {
-            return Err("--pages needs base, thp or both".into());
+            return Err(Error::Input("--pages needs base, thp or both".into()));
         }
         for p in &cfg.pages {
             match p.as_str() {
@@ -85,20 +87,24 @@ impl Latency {
                 "thp" => match machine.thp_enabled.as_deref() {
                     Some("always") | Some("madvise") => {}
                     other => {
-                        return Err(format!(
+                        return Err(Error::Input(format!(
                             "--pages thp needs /sys/kernel/mm/transparent_hugepage/enabled set \
                              to always or madvise (it is {}): change it, or use --pages base",
                             other.unwrap_or("unknown")
-                        ));
+                        )));
                     }
                 },
-                other => return Err(format!("unknown --pages '{other}': use base, thp or both")),
+                other => {
+                    return Err(Error::Input(format!(
+                        "unknown --pages '{other}': use base, thp or both"
+                    )));
+                }
             }
         }
         if cfg.loads == 0 {
-            return Err("--loads must be at least 1".into());
+            return Err(Error::Input("--loads must be at least 1".into()));
         }
-        exec::pin::plan(&cfg.pin, 1, &machine)?;
+        crate::error::input(exec::pin::plan(&cfg.pin, 1, &machine))?;
         Ok(Latency { cfg, machine })
     }
 }
@@ -168,7 +174,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Latency> {
         line_size: line_size(m),
         thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
     };
-    input(Latency::new(cfg, m.clone()))
+    Latency::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -222,7 +228,7 @@ impl Workload for Latency {
         most + self.cfg.thp_size + most / self.cfg.line_size * 8
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let (pages, size) = parse_variant(&case.variant)
             .ok_or_else(|| format!("bad latency case '{}'", case.variant))?;
         let pages = if pages == "thp" {
@@ -259,7 +265,7 @@ impl Workload for Latency {
         })?;
         let r = &outcome.reports[0];
         if let Some(e) = r.error() {
-            return Err(e);
+            return Err(e.into());
         }
         let mut d = SampleData::default();
         let ns = (r.end_ns - r.start_ns) as f64;

@@ -16,7 +16,7 @@ use crate::machine::Snapshot;
 
 use super::options::{input, list, online};
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::parse;
 use clap::ArgMatches;
 
@@ -45,28 +45,34 @@ pub struct Lockfan {
 }
 
 impl Lockfan {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Lockfan, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Lockfan> {
         super::check_tasks(&cfg.tasks)?;
         if cfg.locks.is_empty() || cfg.locks.contains(&0) {
-            return Err("--locks must name at least one lock count of 1 or more".into());
-        }
-        if let Some(k) = cfg.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
-            return Err(format!("unknown lock kind '{k}': use spin, mutex or both"));
-        }
-        if cfg.kinds.is_empty() {
-            return Err("--kind needs spin, mutex or both".into());
-        }
-        if cfg.ops == 0 {
-            return Err("--ops must be at least 1".into());
-        }
-        if cfg.lines == 0 || cfg.lines > 64 {
-            return Err(format!(
-                "--lines {} is out of range: use 1 to 64 cache lines per lock",
-                cfg.lines
+            return Err(Error::Input(
+                "--locks must name at least one lock count of 1 or more".into(),
             ));
         }
+        if let Some(k) = cfg.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
+            return Err(Error::Input(format!(
+                "unknown lock kind '{k}': use spin, mutex or both"
+            )));
+        }
+        if cfg.kinds.is_empty() {
+            return Err(Error::Input("--kind needs spin, mutex or both".into()));
+        }
+        if cfg.ops == 0 {
+            return Err(Error::Input("--ops must be at least 1".into()));
+        }
+        if cfg.lines == 0 || cfg.lines > 64 {
+            return Err(Error::Input(format!(
+                "--lines {} is out of range: use 1 to 64 cache lines per lock",
+                cfg.lines
+            )));
+        }
         if let Some(k) = cfg.locks.iter().find(|&&k| k > 1 << 20) {
-            return Err(format!("--locks {k} is more than 1048576 locks"));
+            return Err(Error::Input(format!(
+                "--locks {k} is more than 1048576 locks"
+            )));
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Lockfan { cfg, machine })
@@ -138,7 +144,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
         ops: a.ops,
         lines: a.lines,
     };
-    input(Lockfan::new(cfg, m.clone()))
+    Lockfan::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -192,7 +198,7 @@ impl Workload for Lockfan {
         (k * self.stride()) as u64
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let (kind, k) = parse_variant(&case.variant)
             .ok_or_else(|| format!("bad lockfan case '{}'", case.variant))?;
         let mutex = kind == "mutex";

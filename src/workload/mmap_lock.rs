@@ -50,14 +50,18 @@ pub struct MmapLock {
 }
 
 impl MmapLock {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<MmapLock, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<MmapLock> {
         super::check_tasks(&cfg.tasks)?;
         if cfg.changers.is_empty() || cfg.changers.iter().any(|&m| m > 1024) {
-            return Err("--changers must list counts from 0 to 1024, e.g. 0,1,2".into());
+            return Err(Error::Input(
+                "--changers must list counts from 0 to 1024, e.g. 0,1,2".into(),
+            ));
         }
         super::check_timed(cfg.secs, 0.05, None, "--size", cfg.size, cfg.page_size)?;
         if !(cfg.rate >= 0.0 && cfg.rate <= 1e7) {
-            return Err("--rate must be 0 (unthrottled) to 10000000 cycles/s".into());
+            return Err(Error::Input(
+                "--rate must be 0 (unthrottled) to 10000000 cycles/s".into(),
+            ));
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(MmapLock { cfg, machine })
@@ -127,7 +131,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<MmapLock> {
         pin: input(a.pin.parse::<Pin>())?,
         page_size: page_size(m),
     };
-    input(MmapLock::new(cfg, m.clone()))
+    MmapLock::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -176,7 +180,7 @@ impl Workload for MmapLock {
         let n = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
         n.saturating_mul(self.cfg.size)
     }
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let m: usize = case
             .variant
             .strip_prefix('m')
@@ -195,7 +199,7 @@ impl Workload for MmapLock {
                 self.change(task, &finished, n)
             }
         })?;
-        summarise(&out.reports)
+        Ok(summarise(&out.reports)?)
     }
 }
 

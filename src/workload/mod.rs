@@ -24,6 +24,8 @@ pub mod spec;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
+
+use crate::error::{Error, Result};
 pub use spec::{Env, Plots, Report, Spec};
 
 /// A workload ready to run: validated configuration, cases, and the sampler.
@@ -37,8 +39,8 @@ pub trait Workload {
     fn figures(&self) -> Vec<Figure>;
     /// Peak memory one sample needs, in bytes, for the safety check.
     fn memory_need(&self) -> u64;
-    /// Runs one sample of `case`.
-    fn sample(&self, case: &Case) -> Result<SampleData, String>;
+    /// Runs one sample of `case`; a failure is `Error::Failed`.
+    fn sample(&self, case: &Case) -> Result<SampleData>;
     /// After a failed run of a workload that runs the user's command (cmd):
     /// the code vmscale exits with, the command's own (docs/cmd.md).
     fn exit_code(&self) -> Option<i32> {
@@ -73,15 +75,17 @@ pub fn find(name: &str) -> Option<&'static Spec> {
 }
 
 /// Refuses an empty task list or a task count of 0.
-pub fn check_tasks(tasks: &[usize]) -> Result<(), String> {
+pub fn check_tasks(tasks: &[usize]) -> Result<()> {
     if tasks.is_empty() || tasks.contains(&0) {
-        return Err("--tasks must name at least one task count of 1 or more".into());
+        return Err(Error::Input(
+            "--tasks must name at least one task count of 1 or more".into(),
+        ));
     }
     if let Some(t) = tasks.iter().find(|&&t| t > crate::limits::MAX_TASKS) {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "--tasks {t} is out of range: use 1 to {}",
             crate::limits::MAX_TASKS
-        ));
+        )));
     }
     Ok(())
 }
@@ -95,19 +99,19 @@ pub fn check_timed(
     flag: &str,
     bytes: u64,
     page_size: u64,
-) -> Result<(), String> {
+) -> Result<()> {
     if bytes < page_size {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "{flag} must be at least one page ({page_size} bytes)"
-        ));
+        )));
     }
     if !(secs >= min && secs <= 3600.0) {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "--time {secs} is out of range: use {min} to 3600 seconds"
-        ));
+        )));
     }
     if every.is_some_and(|e| e.is_nan() || e < 0.01) {
-        return Err("--every must be at least 0.01 seconds".into());
+        return Err(Error::Input("--every must be at least 0.01 seconds".into()));
     }
     Ok(())
 }
@@ -118,8 +122,8 @@ pub fn check_pin(
     pin: &crate::exec::pin::Pin,
     tasks: &[usize],
     machine: &crate::machine::Snapshot,
-) -> Result<(), String> {
+) -> Result<()> {
     let most = tasks.iter().copied().max().unwrap_or(1);
-    crate::exec::pin::plan(pin, most, machine)?;
+    crate::error::input(crate::exec::pin::plan(pin, most, machine))?;
     Ok(())
 }

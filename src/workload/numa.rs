@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::error::{Error, Result};
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
 use crate::monitor::thread_locality::{self as tl, ProcessPlan, TidTable};
@@ -138,7 +139,7 @@ pub fn plan(
     interval_ms: u64,
     threshold: f64,
     m: &Snapshot,
-) -> Result<Config, String> {
+) -> Result<Config> {
     let cpus = m.cpus.len().max(1);
     let half = (cpus / 2).max(1);
     let (processes, threads) = match pattern {
@@ -166,12 +167,12 @@ pub fn plan(
     let page = m.page_size.unwrap_or(4096);
     let avail = m.mem_available_kib.map(|k| k * 1024);
     if let Some(s) = size.filter(|&s| s < page) {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "{}: --size {} is less than one page ({}): raise --size",
             pattern.name(),
             crate::parse::format_size(s),
             crate::parse::format_size(page)
-        ));
+        )));
     }
     let size = match size {
         Some(s) => s / page * page,
@@ -203,27 +204,27 @@ pub fn plan(
     // Each process's threads share its region.
     let tasks = threads as u64;
     if size < page * tasks {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "{}: --size {} gives {} threads less than one page each: raise --size to at least {}",
             pattern.name(),
             crate::parse::format_size(size),
             tasks,
             crate::parse::format_size(page * tasks)
-        ));
+        )));
     }
     let loops = loops.unwrap_or(pattern.default_loops());
     if loops == 0 {
-        return Err("--loops 0 does no work: use 1 or more".into());
+        return Err(Error::Input("--loops 0 does no work: use 1 or more".into()));
     }
     if !(threshold > 0.0 && threshold <= 1.0) {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "--threshold {threshold} is out of range: give a locality fraction in (0, 1], e.g. 0.9"
-        ));
+        )));
     }
     if interval_ms < 10 {
-        return Err(
+        return Err(Error::Input(
             "--interval must be at least 10 ms (each sample walks the workers' page tables)".into(),
-        );
+        ));
     }
     Ok(Config {
         pattern,
@@ -309,62 +310,7 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
-/// The four patterns in the registry (`workload::REGISTRY`); their options
-/// are in `numa_args`.
-const fn spec(
-    name: &'static str,
-    about: &'static str,
-    quick: fn(&Snapshot) -> Vec<Vec<String>>,
-    build: super::spec::Build,
-) -> super::Spec {
-    super::Spec {
-        name,
-        about,
-        examples: super::numa_args::EXAMPLES,
-        args: <super::numa_args::Args as clap::Args>::augment_args,
-        build,
-        quick,
-        quick_may_skip: false,
-        figures,
-        report: super::Report::Numa,
-        plots: super::Plots::Scaling,
-        size_flags: "a smaller --size",
-        // NUMA balancing may be what is measured: --tune leaves it alone.
-        measures_knobs: &["numa_balancing"],
-    }
-}
-
-pub const SPEC_NUMA01: super::Spec = spec(
-    "numa01",
-    "autonumabench numa01: 2 processes zero their own regions first touched on a node",
-    |_| quick(10),
-    super::numa_args::build_numa01,
-);
-pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
-    "numa01-threadlocal",
-    "numa01 with each thread zeroing only its own slice",
-    |_| quick(20),
-    super::numa_args::build_numa01_threadlocal,
-);
-pub const SPEC_NUMA02: super::Spec = spec(
-    "numa02",
-    "autonumabench numa02: one thread per CPU, each zeroing its slice",
-    |_| quick(20),
-    super::numa_args::build_numa02,
-);
-pub const SPEC_NUMA02_SMT: super::Spec = spec(
-    "numa02-smt",
-    "numa02 with half the threads",
-    |_| quick(20),
-    super::numa_args::build_numa02_smt,
-);
-
-/// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
-fn quick(loops: u64) -> Vec<Vec<String>> {
-    vec![super::spec::args(&format!(
-        "--size 32M --loops {loops} --interval 50ms"
-    ))]
-}
+pub use super::numa_args::{SPEC_NUMA01, SPEC_NUMA01_THREADLOCAL, SPEC_NUMA02, SPEC_NUMA02_SMT};
 
 impl Workload for Numa {
     fn name(&self) -> &'static str {
@@ -390,7 +336,7 @@ impl Workload for Numa {
         self.cfg.size * self.cfg.processes as u64
     }
 
-    fn sample(&self, _case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, _case: &Case) -> Result<SampleData> {
         let procs = self.cfg.processes;
         let block = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
         // Children wait here after their work so the last locality sample
@@ -403,7 +349,7 @@ impl Workload for Numa {
         // Every early return below drops `forked`, which kills the workers.
         while (block.arrived() as usize) < procs {
             if let Some(e) = forked.exited_early("before the start") {
-                return Err(e);
+                return Err(e.into());
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -440,7 +386,7 @@ impl Workload for Numa {
             if let Some(e) = stop {
                 done.release();
                 let _ = sampler.finish();
-                return Err(e);
+                return Err(e.into());
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

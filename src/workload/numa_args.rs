@@ -1,5 +1,5 @@
-//! `vmscale run numa01` .. `numa02-smt`'s options (the four patterns share
-//! them) and how they become a validated `Numa`.
+//! `vmscale run numa01` .. `numa02-smt`: the four patterns' registry
+//! entries, their shared options and how those become a validated `Numa`.
 
 use clap::ArgMatches;
 
@@ -53,14 +53,14 @@ pub fn from_args(p: Pattern, a: &Args, m: &Snapshot) -> Result<Numa> {
             .map(|t| parse::size_arg("--size", t))
             .transpose(),
     )?;
-    let cfg = input(numa::plan(
+    let cfg = numa::plan(
         p,
         size,
         a.loops,
         input(interval_ms(&a.interval))?,
         a.threshold,
         m,
-    ))?;
+    )?;
     Ok(Numa::new(cfg, m))
 }
 
@@ -86,4 +86,60 @@ pub fn build_numa02(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
 /// numa02-smt's `Spec::build`.
 pub fn build_numa02_smt(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     build(Pattern::Numa02Smt, m, env)
+}
+
+/// The four patterns in the registry (`workload::REGISTRY`).
+const fn spec(
+    name: &'static str,
+    about: &'static str,
+    quick: fn(&Snapshot) -> Vec<Vec<String>>,
+    build: super::spec::Build,
+) -> super::Spec {
+    super::Spec {
+        name,
+        about,
+        examples: EXAMPLES,
+        args: <Args as clap::Args>::augment_args,
+        build,
+        quick,
+        quick_may_skip: false,
+        figures: numa::figures,
+        report: super::Report::Numa,
+        plots: super::Plots::Scaling,
+        size_flags: "a smaller --size",
+        // NUMA balancing may be what is measured: --tune leaves it alone.
+        measures_knobs: &["numa_balancing"],
+    }
+}
+
+pub const SPEC_NUMA01: super::Spec = spec(
+    "numa01",
+    "autonumabench numa01: 2 processes zero their own regions first touched on a node",
+    |_| quick(10),
+    build_numa01,
+);
+pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
+    "numa01-threadlocal",
+    "numa01 with each thread zeroing only its own slice",
+    |_| quick(20),
+    build_numa01_threadlocal,
+);
+pub const SPEC_NUMA02: super::Spec = spec(
+    "numa02",
+    "autonumabench numa02: one thread per CPU, each zeroing its slice",
+    |_| quick(20),
+    build_numa02,
+);
+pub const SPEC_NUMA02_SMT: super::Spec = spec(
+    "numa02-smt",
+    "numa02 with half the threads",
+    |_| quick(20),
+    build_numa02_smt,
+);
+
+/// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
+fn quick(loops: u64) -> Vec<Vec<String>> {
+    vec![super::spec::args(&format!(
+        "--size 32M --loops {loops} --interval 50ms"
+    ))]
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
 use super::{Better, Case, Figure, SampleData, Workload};
+use crate::error::{Error, Result};
 use crate::exec::region::Pages;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -120,39 +121,43 @@ pub struct Pft {
 
 impl Pft {
     /// Checks the configuration against the machine; errors are input errors.
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Pft, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Pft> {
         super::check_tasks(&cfg.tasks)?;
         let max_cline = cfg.page_size / cfg.line_size;
         if cfg.cline < 1 || cfg.cline > max_cline {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--cline {} is out of range: use 1 to {max_cline} (page size {} / line size {})",
                 cfg.cline, cfg.page_size, cfg.line_size
-            ));
+            )));
         }
         match (cfg.size_total, cfg.size_per_task) {
             (Some(_), Some(_)) => {
-                return Err("give --size or --size-per-task, not both".into());
+                return Err(Error::Input(
+                    "give --size or --size-per-task, not both".into(),
+                ));
             }
             (None, None) => {
-                return Err(
+                return Err(Error::Input(
                     "give --size (total, split among the tasks) or --size-per-task, e.g. --size 1G"
                         .into(),
-                );
+                ));
             }
             _ => {}
         }
         let pft = Pft { cfg, machine };
         for &t in &pft.cfg.tasks {
             if pft.bytes_per_task(t) < pft.cfg.page_size.max(pft.unit()) {
-                return Err(format!(
+                return Err(Error::Input(format!(
                     "the size gives {} tasks less than one page each: raise --size",
                     t
-                ));
+                )));
             }
         }
-        pft.cfg.thp.check(&pft.machine)?;
+        crate::error::input(pft.cfg.thp.check(&pft.machine))?;
         if pft.cfg.map.pages != PageKind::Base && pft.cfg.huge_size == 0 {
-            return Err("the huge page size of this machine is unknown".into());
+            return Err(Error::Input(
+                "the huge page size of this machine is unknown".into(),
+            ));
         }
         super::check_pin(&pft.cfg.pin, &pft.cfg.tasks, &pft.machine)?;
         Ok(pft)
@@ -260,7 +265,7 @@ impl Workload for Pft {
         self.peak_bytes()
     }
 
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let bytes = self.bytes_per_task(case.tasks) as usize;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let populate = case.variant == POPULATE;
@@ -297,7 +302,13 @@ impl Workload for Pft {
         } else {
             self.cfg.huge_size
         };
-        summarise(&outcome.reports, bytes as u64, ps as u64, huge, spec)
+        Ok(summarise(
+            &outcome.reports,
+            bytes as u64,
+            ps as u64,
+            huge,
+            spec,
+        )?)
     }
 }
 

@@ -149,7 +149,7 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
     {
         cfg.thp = pft::Thp::Always;
     }
-    let w = input(Pft::new(cfg, m.clone()))?;
+    let w = Pft::new(cfg, m.clone())?;
     check_hugetlb(&w, free, hugetlb_size, &plan, m)?;
     Ok(w)
 }
@@ -178,7 +178,7 @@ fn check_hugetlb(
                 .unwrap_or(0)
         });
     match asked {
-        None if free < need => Err(Error::Input(format!(
+        None if free < need => Err(Error::Refused(format!(
             "--pages hugetlb needs {need} huge pages of {} but {free} are free \
              (HugePages_Free in /proc/meminfo): reserve them for this run with \
              --knob nr_hugepages={need}",
@@ -195,7 +195,7 @@ fn check_hugetlb(
             let total = m.mem_total_kib.unwrap_or(0) * 1024;
             let usable = avail.saturating_sub((total / 16).max(256 << 20));
             if n.saturating_mul(size) > usable {
-                return Err(Error::Input(format!(
+                return Err(Error::Refused(format!(
                     "--knob nr_hugepages={n} would reserve {} but only {} can be used safely: \
                      reserve fewer",
                     parse::format_size(n.saturating_mul(size)),

@@ -16,7 +16,7 @@ use crate::machine::Snapshot;
 
 use super::options::{input, online, page_size};
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::parse;
 use clap::ArgMatches;
 
@@ -79,18 +79,20 @@ pub struct Wis {
 }
 
 impl Wis {
-    pub fn new(cfg: Config, machine: Snapshot) -> Result<Wis, String> {
+    pub fn new(cfg: Config, machine: Snapshot) -> Result<Wis> {
         super::check_tasks(&cfg.tasks)?;
         if !TESTS.iter().any(|(n, _)| *n == cfg.test) {
             let names: Vec<&str> = TESTS.iter().map(|(n, _)| *n).collect();
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "unknown will-it-scale test '{}': use one of {}",
                 cfg.test,
                 names.join(", ")
-            ));
+            )));
         }
         if cfg.modes.is_empty() {
-            return Err("--mode must name thread, process or both".into());
+            return Err(Error::Input(
+                "--mode must name thread, process or both".into(),
+            ));
         }
         super::check_timed(
             cfg.secs,
@@ -101,15 +103,18 @@ impl Wis {
             cfg.page_size,
         )?;
         if cfg.test == "brk1" && cfg.modes.contains(&Mode::Thread) {
-            return Err(
+            return Err(Error::Input(
                 "brk1 in threads moves one shared program break under the allocator of the \
                  process: run it with --mode process"
                     .into(),
-            );
+            ));
         }
         if uses_file(&cfg.test) {
-            OwnedFile::tmpfile(&cfg.dir, cfg.page_size)
-                .map_err(|e| format!("--dir: {e}; name a directory on a local filesystem"))?;
+            OwnedFile::tmpfile(&cfg.dir, cfg.page_size).map_err(|e| {
+                Error::Input(format!(
+                    "--dir: {e}; name a directory on a local filesystem"
+                ))
+            })?;
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Wis { cfg, machine })
@@ -211,7 +216,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
         pin: input(a.pin.parse::<Pin>())?,
         page_size: page_size(m),
     };
-    input(Wis::new(cfg, m.clone()))
+    Wis::new(cfg, m.clone())
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -266,7 +271,7 @@ impl Workload for Wis {
         };
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(per)
     }
-    fn sample(&self, case: &Case) -> Result<SampleData, String> {
+    fn sample(&self, case: &Case) -> Result<SampleData> {
         let mode: Mode = case.variant.parse()?;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
@@ -278,7 +283,7 @@ impl Workload for Wis {
             (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
             _ => None,
         };
-        summarise(&out.reports, &series, tlb)
+        Ok(summarise(&out.reports, &series, tlb)?)
     }
 }
 
