@@ -83,47 +83,7 @@ impl Error {
     }
 }
 
-/// Transitional: a layer that still returns `Result<_, String>` reports a
-/// failure (exit 1). Remove once no such layer is left.
-impl From<String> for Error {
-    fn from(message: String) -> Error {
-        Error::Failed(message)
-    }
-}
-
-/// Transitional, the other way: a layer that still returns
-/// `Result<_, String>` (workload/, the runner) calls typed layers with `?`,
-/// and its command decides the kind again. Remove with the last such layer.
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    }
-}
-
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Transitional, for command code that still checks `String` results: a
-/// message is bad input, an [`Error`] keeps its kind.
-pub trait IntoInput {
-    fn into_input(self) -> Error;
-}
-
-impl IntoInput for String {
-    fn into_input(self) -> Error {
-        Error::Input(self)
-    }
-}
-
-impl IntoInput for Error {
-    fn into_input(self) -> Error {
-        self
-    }
-}
-
-/// A command-line value's result, its error bad input (see [`IntoInput`]).
-pub fn input<T>(r: Result<T, impl IntoInput>) -> Result<T> {
-    r.map_err(IntoInput::into_input)
-}
 
 #[cfg(test)]
 mod tests {
@@ -151,14 +111,6 @@ mod tests {
         assert!(matches!(r, Error::Refused(_)));
         assert_eq!(r.to_string(), m);
         assert!(matches!(Error::Interrupted.refusal(), Error::Interrupted));
-        assert!(matches!(
-            input(Err::<(), _>("x".to_string())),
-            Err(Error::Input(_))
-        ));
-        assert!(matches!(
-            input(Err::<(), _>(Error::Failed("x".into()))),
-            Err(Error::Failed(_))
-        ));
     }
 
     #[test]

@@ -77,11 +77,11 @@ pub fn preflight(req: &Request) -> Result<Option<Probes>> {
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_default();
-                format!(
+                Error::Refused(format!(
                     "--profile: perf_event_open of cpu-clock with kernel callchains fails ({e}) \
                      on {}: check kernel.perf_event_paranoid and CONFIG_PERF_EVENTS",
                     kernel_release()
-                )
+                ))
             })?;
         profile = Some((kind, hz));
     }

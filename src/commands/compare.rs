@@ -144,9 +144,7 @@ fn check_figures(meta: &RunMeta, opts: &Options) -> Result<()> {
 
 fn emit(c: &comparison::Comparison, format: Format) -> Result<()> {
     let report = compare_layout::report(c);
-    let out = export::exporter(format)
-        .export(&report)
-        .map_err(Error::Failed)?;
+    let out = export::exporter(format).export(&report)?;
     super::output::emit(format, &out)
 }
 

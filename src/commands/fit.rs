@@ -67,7 +67,7 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
             let store = Store::open_existing(db)?;
             let id = store.resolve(spec.as_deref().unwrap_or("last"))?;
             let run = store.load(id)?;
-            let fig = series::find_figure(&run, a.figure.as_deref()).map_err(Error::Input)?;
+            let fig = series::find_figure(&run, a.figure.as_deref())?;
             let variants = series::variants(&run);
             let variant = match &a.variant {
                 Some(v) if variants.contains(v) => v.clone(),
@@ -104,8 +104,6 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
         warnings,
     };
     let format = Format::from_flags(a.markdown, a.csv, a.json);
-    let out = export::exporter(format)
-        .export(&render::report(&report))
-        .map_err(Error::Failed)?;
+    let out = export::exporter(format).export(&render::report(&report))?;
     super::output::emit(format, &out)
 }

@@ -77,9 +77,7 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
         },
         data: serde_json::to_value(&runs).map_err(|e| Error::Failed(format!("json: {e}")))?,
     };
-    let out = export::exporter(format)
-        .export(&report)
-        .map_err(Error::Failed)?;
+    let out = export::exporter(format).export(&report)?;
     super::output::emit(format, &out)
 }
 

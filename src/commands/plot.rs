@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Error, Result};
+use super::Result;
 use crate::report::{series, termplot};
 use crate::store::Store;
 
@@ -10,7 +10,7 @@ pub fn plot(db: &Path, spec: &str, figure: Option<&str>) -> Result<()> {
     let store = Store::open_existing(db)?;
     let id = store.resolve(spec)?;
     let run = store.load_figures(id)?;
-    let fig = series::find_figure(&run, figure).map_err(Error::Input)?;
+    let fig = series::find_figure(&run, figure)?;
     let all: Vec<series::Series> = series::variants(&run)
         .iter()
         .map(|v| series::series(&run, fig, v))

@@ -7,9 +7,7 @@ use std::path::Path;
 
 use clap::Parser;
 
-use super::run::{
-    QUICK_MAX_REPS, build, check_memory, emit, input, options, plan_with, run_workload,
-};
+use super::run::{QUICK_MAX_REPS, build, check_memory, emit, options, plan_with, run_workload};
 use super::{Error, Result};
 use crate::cli::{Cli, Command, Harness, RunArgs};
 use crate::machine::Snapshot;
@@ -32,15 +30,15 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
         check_memory(w.as_ref(), m)?;
     }
     // Refuse bad knobs before printing anything.
-    let knob_plan = input(crate::knobs::Plan::parse(&h.knob))?;
+    let knob_plan = crate::knobs::Plan::parse(&h.knob)?;
     options(h, &knob_plan)?;
     for w in &suite {
         super::conflicts::check(w.name(), &w.config(), &knob_plan)?;
     }
-    input(knob_plan.preflight(
+    knob_plan.preflight(
         &crate::knobs::live_root(),
         &crate::knobs::journal::default_path(),
-    ))?;
+    )?;
     if !(h.json || h.markdown || h.csv || super::output::quiet()) {
         super::output::text(&format!("{}\n", crate::report::sysinfo::text(m)))?;
     }

@@ -15,7 +15,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
     }
     if let Some(f) = &a.figure {
         for r in &runs {
-            crate::report::series::find_figure(r, Some(f)).map_err(Error::Input)?;
+            crate::report::series::find_figure(r, Some(f))?;
         }
     }
     let flames = super::probes_out::html(&store, &runs)?;

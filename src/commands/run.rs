@@ -60,8 +60,6 @@ pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
     Ok(())
 }
 
-pub(crate) use crate::error::input;
-
 pub(crate) fn plan(h: &Harness) -> Result<Plan> {
     plan_with(h, DEFAULT_MAX_REPS)
 }
@@ -82,8 +80,8 @@ pub(crate) fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
             "--max-reps 0 takes no samples: use 1 or more".into(),
         ));
     }
-    let precision = input(parse::percent(&h.precision).map_err(|e| format!("--precision: {e}")))?;
-    let max_time = input(parse::duration(&h.max_time).map_err(|e| format!("--max-time: {e}")))?;
+    let precision = parse::percent(&h.precision).map_err(|e| e.context("--precision"))?;
+    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
     let reps = match h.reps {
         Some(n) => Reps::Fixed(n),
         None => Reps::Adaptive(crate::stats::stopping::Rule {
@@ -105,7 +103,7 @@ const MIN_REPS: usize = 3;
 /// Noise and knob options from the harness, validated.
 pub(crate) fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
     let threshold =
-        input(parse::percent(&h.noise_threshold).map_err(|e| format!("--noise-threshold: {e}")))?;
+        parse::percent(&h.noise_threshold).map_err(|e| e.context("--noise-threshold"))?;
     Ok(runner::Options {
         noise_threshold: threshold,
         wait_quiet: h.wait_quiet.then(|| std::time::Duration::from_secs(30)),
@@ -176,15 +174,15 @@ pub fn run_workload(
 ) -> Result<Run> {
     check_memory(w, m)?;
     warn_oversubscribed(w, m);
-    let user_knobs = input(crate::knobs::Plan::parse(&h.knob))?;
+    let user_knobs = crate::knobs::Plan::parse(&h.knob)?;
     super::conflicts::check(w.name(), &w.config(), &user_knobs)?;
     let options = options(h, &user_knobs)?;
     let journal = crate::knobs::journal::default_path();
     let root = crate::knobs::live_root();
     // --tune adds one-value knobs to the plan; the variants stay the user's.
     let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &user_knobs, w.name(), &root)?;
-    input(knob_plan.preflight(&root, &journal))?;
-    input(crate::probes::preflight(&options.probes).map(drop))?;
+    knob_plan.preflight(&root, &journal)?;
+    crate::probes::preflight(&options.probes).map(drop)?;
     let setup = Setup {
         workload: w,
         plan: *plan,
@@ -243,7 +241,5 @@ fn render(db: &Path, run: &Run, h: &Harness) -> Result<String> {
         let store = Store::open_existing(db)?;
         super::probes_out::attach(&store, run.meta.id, &mut report)?;
     }
-    crate::report::export::exporter(format)
-        .export(&report)
-        .map_err(Error::Failed)
+    crate::report::export::exporter(format).export(&report)
 }

@@ -1,6 +1,6 @@
 //! `vmscale show RUN`: reprints a stored run exactly as `run` printed it.
 
-use super::{Error, Result};
+use super::Result;
 use crate::store::Store;
 use std::path::Path;
 
@@ -12,9 +12,7 @@ pub fn show_as(db: &Path, spec: &str, format: crate::report::export::Format) -> 
     let run = store.load(id)?;
     let mut report = crate::report::show::report(&run);
     super::probes_out::attach(&store, id, &mut report)?;
-    let out = crate::report::export::exporter(format)
-        .export(&report)
-        .map_err(Error::Failed)?;
+    let out = crate::report::export::exporter(format).export(&report)?;
     super::output::emit(format, &out)?;
     if format == crate::report::export::Format::Text {
         super::probes_out::emit(&super::probes_out::text(&store, id)?)?;

@@ -2,6 +2,7 @@
 //! sample per N, for one variant. Plots and the USL fit read runs this way,
 //! whatever the workload, as long as its figures are per task count.
 
+use crate::error::{Error, Result};
 use crate::model::{Figure, Run};
 use crate::stats::summary::{Summary, summarise};
 
@@ -85,7 +86,7 @@ pub fn series(run: &Run, figure: &Figure, variant: &str) -> Series {
 }
 
 /// Finds a declared figure by name, or says which ones there are.
-pub fn find_figure<'a>(run: &'a Run, name: Option<&str>) -> Result<&'a Figure, String> {
+pub fn find_figure<'a>(run: &'a Run, name: Option<&str>) -> Result<&'a Figure> {
     let names = || {
         run.meta
             .figures
@@ -99,18 +100,18 @@ pub fn find_figure<'a>(run: &'a Run, name: Option<&str>) -> Result<&'a Figure, S
             .meta
             .figures
             .first()
-            .ok_or_else(|| format!("run {} declares no figures", run.meta.id)),
+            .ok_or_else(|| Error::Input(format!("run {} declares no figures", run.meta.id))),
         Some(n) => run
             .meta
             .figures
             .iter()
             .find(|f| f.name == n)
             .ok_or_else(|| {
-                format!(
+                Error::Input(format!(
                     "run {} has no figure '{n}': use one of {}",
                     run.meta.id,
                     names()
-                )
+                ))
             }),
     }
 }

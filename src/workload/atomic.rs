@@ -16,7 +16,7 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, list, online};
+use super::options::{list, online};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -129,9 +129,9 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Atomic> {
     let cfg = Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        pin: input(a.pin.parse::<Pin>())?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
+        pin: a.pin.parse::<Pin>()?,
         variants: list(&a.variant),
         ops: a.ops,
         fold: a.fold,

@@ -16,7 +16,7 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
-use super::options::{input, list};
+use super::options::list;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use clap::ArgMatches;
@@ -183,17 +183,11 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
         .cpus
         .as_deref()
         .map(|t| {
-            cpulist::parse(t).map_err(|e| format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
+            cpulist::parse(t)
+                .map_err(|e| Error::Input(format!("--cpus '{t}': {e}; use a CPU list like 0-3,8")))
         })
-        .transpose();
-    C2c::new(
-        input(cpus)?,
-        list(&a.variant),
-        a.fresh_line,
-        a.rounds,
-        a.batches,
-        m,
-    )
+        .transpose()?;
+    C2c::new(cpus, list(&a.variant), a.fresh_line, a.rounds, a.batches, m)
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -293,7 +287,7 @@ impl Workload for C2c {
                 r
             })?;
             let r = &outcome.reports;
-            exec::first_error(r).map_err(|e| format!("pair {}-{} {e}", p.a, p.b))?;
+            exec::first_error(r).map_err(|e| Error::Failed(format!("pair {}-{} {e}", p.a, p.b)))?;
             let final_value = line.u64_at(0).load(Ordering::Acquire);
             if final_value != 2 * rounds * batches {
                 return Err(Error::Failed(format!(

@@ -10,7 +10,7 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, online, page_size};
+use super::options::{online, page_size};
 use super::spec::{Env, options};
 use crate::error::Result;
 use crate::parse;
@@ -46,9 +46,7 @@ impl Churn {
         super::check_tasks(&cfg.tasks)?;
         super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
         // Readings come at most every --time seconds: a longer --every reads none.
-        crate::error::input(crate::limits::in_range(
-            "--every", cfg.every, 0.01, cfg.secs,
-        ))?;
+        crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
@@ -96,12 +94,12 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Churn> {
     let cfg = Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        chunk: input(parse::size_arg("--chunk", &a.chunk))?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
+        chunk: parse::size_arg("--chunk", &a.chunk)?,
         secs: a.time,
         every: a.every,
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         page_size: page_size(m),
     };
     Churn::new(cfg, m.clone())
@@ -151,7 +149,7 @@ impl Workload for Churn {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
         let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task, &series))?;
-        Ok(summarise(&out.reports, &series)?)
+        summarise(&out.reports, &series)
     }
 }
 
@@ -162,9 +160,9 @@ pub(super) struct Series {
 }
 
 impl Series {
-    pub(super) fn new(tasks: usize) -> Result<Series, String> {
+    pub(super) fn new(tasks: usize) -> Result<Series> {
         let len = tasks * POINTS * 2 * std::mem::size_of::<f64>();
-        let mem = Region::shared(len).map_err(|e| format!("readings: {e}"))?;
+        let mem = Region::shared(len).map_err(|e| e.context("readings"))?;
         Ok(Series { mem })
     }
     pub(super) fn put(&self, task: usize, i: usize, t: f64, faults: f64) {
@@ -248,7 +246,7 @@ impl Churn {
     }
 }
 
-fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData, String> {
+fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData> {
     exec::first_error(reports)?;
     let rates: Vec<f64> = reports
         .iter()

@@ -51,26 +51,21 @@ impl Cmd {
                 diskstats::devices(Path::new("/")).join(" ")
             )));
         }
-        crate::error::input(crate::limits::in_range(
-            "--interval",
-            cfg.interval,
-            0.05,
-            3600.0,
-        ))?;
+        crate::limits::in_range("--interval", cfg.interval, 0.05, 3600.0)?;
         Ok(Cmd {
             cfg,
             exit: Mutex::new(None),
         })
     }
 
-    fn failed(&self, code: i32, msg: String) -> String {
+    fn failed(&self, code: i32, msg: String) -> Error {
         if let Ok(mut g) = self.exit.lock() {
             *g = Some(code);
         }
-        msg
+        Error::Failed(msg)
     }
 
-    fn shell(&self, what: &str, script: &str) -> Result<(), String> {
+    fn shell(&self, what: &str, script: &str) -> Result<()> {
         let mut c = Command::new("sh");
         c.arg("-c").arg(script);
         let (status, _) = self.spawn_wait(c, what, &mut |_| {})?;
@@ -88,7 +83,7 @@ impl Cmd {
         mut c: Command,
         what: &str,
         tick: &mut dyn FnMut(u64),
-    ) -> Result<(i32, clock::Usage), String> {
+    ) -> Result<(i32, clock::Usage)> {
         c.stdin(Stdio::null());
         if let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
             c.stdout(Stdio::from(fd));
@@ -124,7 +119,10 @@ impl Cmd {
                 return Ok((code, clock::from_rusage(&ru)));
             }
             if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return Err(format!("wait4 for {what}: {}", crate::exec::errno_text()));
+                return Err(Error::Failed(format!(
+                    "wait4 for {what}: {}",
+                    crate::exec::errno_text()
+                )));
             }
             tick(clock::monotonic_ns());
             wait_exit(exit_fd.as_ref(), 10);
@@ -268,12 +266,12 @@ impl Workload for Cmd {
                 cleaned?;
             }
         }
-        Ok(result?)
+        result
     }
 }
 
 impl Cmd {
-    fn measure(&self) -> Result<SampleData, String> {
+    fn measure(&self) -> Result<SampleData> {
         let root = Path::new("/");
         let dev = self.cfg.device.clone();
         let read = || dev.as_deref().and_then(|d| diskstats::read_device(root, d));

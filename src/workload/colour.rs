@@ -81,9 +81,9 @@ impl Colour {
                 cfg.colours
             )));
         }
-        crate::error::input(cfg.thp.check(&machine))?;
+        cfg.thp.check(&machine)?;
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
-        check_pagemap(cfg.page_size as usize).map_err(Error::Refused)?;
+        check_pagemap(cfg.page_size as usize)?;
         Ok(Colour { cfg, machine })
     }
 
@@ -100,29 +100,33 @@ impl Colour {
     }
 }
 
-/// Touches one page, reads its pagemap entry and refuses if the frame
-/// number is hidden (no CAP_SYS_ADMIN) or pagemap is unreadable.
-pub fn check_pagemap(page_size: usize) -> Result<(), String> {
-    let map =
-        Region::private_noreserve(page_size).map_err(|e| format!("the pagemap probe: {e}"))?;
+/// Touches one page, reads its pagemap entry and refuses (exit 2) if the
+/// frame number is hidden (no CAP_SYS_ADMIN) or pagemap is unreadable.
+pub fn check_pagemap(page_size: usize) -> Result<()> {
+    let map = Region::private_noreserve(page_size)
+        .map_err(|e| e.context("the pagemap probe").refusal())?;
     // SAFETY: the mapping is one writable page.
     unsafe { map.ptr().write_volatile(1) };
     let mut entry = [0u64; 1];
     read_pagemap(map.ptr() as usize, page_size, &mut entry).map_err(|e| {
-        format!("cannot read /proc/self/pagemap ({e}): colour needs it to find physical frames")
+        Error::Refused(format!(
+            "cannot read /proc/self/pagemap ({e}): colour needs it to find physical frames"
+        ))
     })?;
     if entry[0] & PAGEMAP_PRESENT == 0 {
-        return Err(
+        return Err(Error::Refused(
             "/proc/self/pagemap says a page just written is not present: \
-                    this kernel's pagemap cannot be trusted for colour analysis"
+             this kernel's pagemap cannot be trusted for colour analysis"
                 .into(),
-        );
+        ));
     }
     if cs::pfns_hidden(&entry) {
-        return Err("the kernel hides physical frame numbers from this process \
-                    (/proc/self/pagemap reads PFN 0 without CAP_SYS_ADMIN): \
-                    run colour as root or with CAP_SYS_ADMIN"
-            .into());
+        return Err(Error::Refused(
+            "the kernel hides physical frame numbers from this process \
+             (/proc/self/pagemap reads PFN 0 without CAP_SYS_ADMIN): \
+             run colour as root or with CAP_SYS_ADMIN"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -137,10 +141,10 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(tasks: usize, pages: usize) -> Result<Shared, String> {
+    fn new(tasks: usize, pages: usize) -> Result<Shared> {
         let words = HEADER_WORDS + tasks * pages;
         let mem = Region::shared(words * 8)
-            .map_err(|e| format!("{tasks} x {pages} frame numbers: {e}"))?;
+            .map_err(|e| e.context(format!("{tasks} x {pages} frame numbers")))?;
         Ok(Shared { mem, pages })
     }
 
@@ -183,9 +187,9 @@ impl Shared {
 
 /// Reads the pagemap entries of `out.len()` pages from virtual address
 /// `start` with batched pread.
-fn read_pagemap(start: usize, page_size: usize, out: &mut [u64]) -> Result<(), String> {
+fn read_pagemap(start: usize, page_size: usize, out: &mut [u64]) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open("/proc/self/pagemap").map_err(|e| e.to_string())?;
+    let f = std::fs::File::open("/proc/self/pagemap")?;
     let first = (start / page_size) as u64;
     const BATCH: usize = 1 << 16;
     for (i, chunk) in out.chunks_mut(BATCH).enumerate() {
@@ -194,7 +198,7 @@ fn read_pagemap(start: usize, page_size: usize, out: &mut [u64]) -> Result<(), S
             std::slice::from_raw_parts_mut(chunk.as_mut_ptr() as *mut u8, chunk.len() * 8)
         };
         let offset = (first + (i * BATCH) as u64) * 8;
-        f.read_exact_at(bytes, offset).map_err(|e| e.to_string())?;
+        f.read_exact_at(bytes, offset)?;
     }
     Ok(())
 }

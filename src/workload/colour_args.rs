@@ -6,7 +6,7 @@ use clap::ArgMatches;
 
 use super::Workload;
 use super::colour::{self, Colour};
-use super::options::{input, online, page_size};
+use super::options::{online, page_size};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::exec::{Mode, pin::Pin};
@@ -80,15 +80,15 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
         }
     };
     let cfg = colour::Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
         size_per_task: size_per_task(a, online(m))?,
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         interleave: a.interleave,
         colours,
         colours_from,
         l2_colours: m.l2_colours().filter(|&c| c >= 2),
-        thp: input(a.thp.parse())?,
+        thp: a.thp.parse()?,
         page_size: page_size(m),
     };
     Colour::new(cfg, m.clone())
@@ -100,12 +100,12 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
 fn size_per_task(a: &Args, online: usize) -> Result<u64> {
     match (&a.size, &a.size_per_task) {
         (Some(total), _) => {
-            let total = input(parse::size_arg("--size", total))?;
-            let tasks = input(parse::tasks(&a.tasks, online))?;
+            let total = parse::size_arg("--size", total)?;
+            let tasks = parse::tasks(&a.tasks, online)?;
             let most = tasks.iter().copied().max().unwrap_or(1).max(1) as u64;
             Ok(total / most)
         }
-        (None, Some(per)) => input(parse::size_arg("--size-per-task", per)),
-        (None, None) => input(parse::size_arg("--size-per-task", "64M")),
+        (None, Some(per)) => parse::size_arg("--size-per-task", per),
+        (None, None) => parse::size_arg("--size-per-task", "64M"),
     }
 }

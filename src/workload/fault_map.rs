@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::exec::{self, region::Region};
 
 /// What backs the memory.
@@ -44,39 +45,43 @@ pub enum PageKind {
 }
 
 impl std::str::FromStr for Backing {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "anon" => Ok(Backing::Anon),
             "memfd" => Ok(Backing::Memfd),
             "shm" => Ok(Backing::Shm),
             "file" => Ok(Backing::File),
-            _ => Err(format!(
+            _ => Err(Error::Input(format!(
                 "unknown --backing '{s}': use anon, memfd, shm or file"
-            )),
+            ))),
         }
     }
 }
 
 impl std::str::FromStr for Access {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "write" => Ok(Access::Write),
             "read" => Ok(Access::Read),
-            _ => Err(format!("unknown --access '{s}': use write or read")),
+            _ => Err(Error::Input(format!(
+                "unknown --access '{s}': use write or read"
+            ))),
         }
     }
 }
 
 impl std::str::FromStr for PageKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "base" => Ok(PageKind::Base),
             "thp" => Ok(PageKind::Thp),
             "hugetlb" => Ok(PageKind::Hugetlb),
-            _ => Err(format!("unknown --pages '{s}': use base, thp or hugetlb")),
+            _ => Err(Error::Input(format!(
+                "unknown --pages '{s}': use base, thp or hugetlb"
+            ))),
         }
     }
 }
@@ -107,56 +112,68 @@ impl Default for Spec {
 impl Spec {
     /// Refuses combinations the kernel cannot give; `thp_shmem` is the
     /// machine's shmem_enabled selection.
-    pub fn check(&self, thp_enabled: Option<&str>, thp_shmem: Option<&str>) -> Result<(), String> {
+    pub fn check(&self, thp_enabled: Option<&str>, thp_shmem: Option<&str>) -> Result<()> {
         match (self.backing, &self.path) {
             (Backing::File, None) => {
-                return Err("--backing file needs --path PATH (a new file vmscale creates)".into());
+                return Err(Error::Input(
+                    "--backing file needs --path PATH (a new file vmscale creates)".into(),
+                ));
             }
             (Backing::File, Some(_)) => {}
-            (_, Some(_)) => return Err("--path only applies with --backing file".into()),
+            (_, Some(_)) => {
+                return Err(Error::Input(
+                    "--path only applies with --backing file".into(),
+                ));
+            }
             _ => {}
         }
         if self.backing == Backing::Shm && !self.shared {
-            return Err("--backing shm is shared anonymous memory: add --shared".into());
+            return Err(Error::Input(
+                "--backing shm is shared anonymous memory: add --shared".into(),
+            ));
         }
         if self.backing == Backing::Anon && self.shared {
-            return Err(
+            return Err(Error::Input(
                 "shared anonymous memory is --backing shm; --backing anon is private".into(),
-            );
+            ));
         }
         match self.pages {
             PageKind::Base => {}
             PageKind::Hugetlb if self.backing == Backing::File => {
-                return Err("--pages hugetlb on a file needs a hugetlbfs mount: use \
+                return Err(Error::Input(
+                    "--pages hugetlb on a file needs a hugetlbfs mount: use \
                             --backing anon, shm or memfd"
-                    .into());
+                        .into(),
+                ));
             }
             PageKind::Hugetlb => {}
             PageKind::Thp if self.backing == Backing::File => {
-                return Err("--pages thp is chosen per mapping for anonymous and shmem \
+                return Err(Error::Input(
+                    "--pages thp is chosen per mapping for anonymous and shmem \
                             memory only: use --backing anon, shm or memfd"
-                    .into());
+                        .into(),
+                ));
             }
             PageKind::Thp if self.backing == Backing::Anon => match thp_enabled {
                 Some("always") | Some("madvise") => {}
                 other => {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "--pages thp needs /sys/kernel/mm/transparent_hugepage/enabled set to \
                          always or madvise (it is {}): change it with --knob thp=madvise, or \
                          use --pages base",
                         other.unwrap_or("unknown")
-                    ));
+                    )));
                 }
             },
             PageKind::Thp => match thp_shmem {
                 Some("always") | Some("within_size") | Some("advise") | Some("force") => {}
                 other => {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "--pages thp on shm/memfd needs /sys/kernel/mm/transparent_hugepage/\
                          shmem_enabled set to advise, within_size or always (it is {}): \
                          add --knob thp_shmem=advise, or use --pages base",
                         other.unwrap_or("unknown")
-                    ));
+                    )));
                 }
             },
         }
@@ -210,7 +227,7 @@ pub struct OwnedFile {
 impl OwnedFile {
     /// Creates `path` (refusing anything that already exists, symlinks
     /// included) and sizes it to `len` bytes.
-    pub fn create(path: &Path, len: u64) -> Result<OwnedFile, String> {
+    pub fn create(path: &Path, len: u64) -> Result<OwnedFile> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -220,18 +237,18 @@ impl OwnedFile {
             .open(path)
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    format!(
+                    Error::Input(format!(
                         "--path {} already exists: vmscale creates the file itself and never \
                          reuses one; remove it or name a new path",
                         path.display()
-                    )
+                    ))
                 } else {
-                    format!("--path {}: cannot create it: {e}", path.display())
+                    Error::Failed(format!("--path {}: cannot create it: {e}", path.display()))
                 }
             })?;
         let meta = file
             .metadata()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
         let owned = OwnedFile {
             file,
             path: Some(path.to_path_buf()),
@@ -242,13 +259,16 @@ impl OwnedFile {
     }
 
     /// An anonymous memory file (memfd), hugetlb-backed if asked.
-    pub fn memfd(len: u64, hugetlb: bool) -> Result<OwnedFile, String> {
+    pub fn memfd(len: u64, hugetlb: bool) -> Result<OwnedFile> {
         let name = CString::new("vmscale").unwrap_or_default();
         let flags = libc::MFD_CLOEXEC | if hugetlb { libc::MFD_HUGETLB } else { 0 };
         // SAFETY: name is a valid C string; the result is checked.
         let fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
         if fd < 0 {
-            return Err(format!("memfd_create failed: {}", exec::errno_text()));
+            return Err(Error::Failed(format!(
+                "memfd_create failed: {}",
+                exec::errno_text()
+            )));
         }
         // SAFETY: fd is a fresh descriptor we own.
         Self::unnamed(unsafe { File::from_raw_fd(fd) }, len)
@@ -256,7 +276,7 @@ impl OwnedFile {
 
     /// An unnamed file in `dir` (O_TMPFILE): nothing to remove, nothing to
     /// race with.
-    pub fn tmpfile(dir: &Path, len: u64) -> Result<OwnedFile, String> {
+    pub fn tmpfile(dir: &Path, len: u64) -> Result<OwnedFile> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -264,15 +284,15 @@ impl OwnedFile {
             .mode(0o600)
             .open(dir)
             .map_err(|e| {
-                format!(
+                Error::Failed(format!(
                     "{}: cannot create an unnamed file (O_TMPFILE) there: {e}",
                     dir.display()
-                )
+                ))
             })?;
         Self::unnamed(file, len)
     }
 
-    fn unnamed(file: File, len: u64) -> Result<OwnedFile, String> {
+    fn unnamed(file: File, len: u64) -> Result<OwnedFile> {
         let owned = OwnedFile {
             file,
             path: None,
@@ -282,10 +302,10 @@ impl OwnedFile {
         Ok(owned)
     }
 
-    fn size(&self, len: u64) -> Result<(), String> {
+    fn size(&self, len: u64) -> Result<()> {
         self.file
             .set_len(len)
-            .map_err(|e| format!("sizing the file to {len} bytes: {e}"))
+            .map_err(|e| Error::Failed(format!("sizing the file to {len} bytes: {e}")))
     }
 
     /// Drops this file's clean page cache (never the machine's).
@@ -311,7 +331,7 @@ impl Drop for OwnedFile {
 
 /// Maps `len` bytes for one task: of `file` at `offset` when there is one,
 /// else anonymous; advised for THP or base pages.
-pub fn map(spec: &Spec, len: usize, file: Option<&File>, offset: u64) -> Result<Region, String> {
+pub fn map(spec: &Spec, len: usize, file: Option<&File>, offset: u64) -> Result<Region> {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     let mut flags = if spec.shared {
         libc::MAP_SHARED
@@ -327,12 +347,12 @@ pub fn map(spec: &Spec, len: usize, file: Option<&File>, offset: u64) -> Result<
     }
     let region = Region::map_at(len, prot, flags, fd, offset as i64).map_err(|e| {
         if spec.pages == PageKind::Hugetlb {
-            format!(
+            Error::Failed(format!(
                 "mmap of {len} bytes of hugetlb pages failed ({e}): reserve more with \
                  --knob nr_hugepages=N"
-            )
+            ))
         } else {
-            format!("mmap of {len} bytes failed: {e}")
+            Error::Failed(format!("mmap of {len} bytes failed: {e}"))
         }
     })?;
     match spec.pages {
@@ -366,10 +386,20 @@ mod tests {
             backing: Backing::File,
             ..Spec::default()
         };
-        assert!(s.check(None, None).unwrap_err().contains("--path"));
+        assert!(
+            s.check(None, None)
+                .unwrap_err()
+                .to_string()
+                .contains("--path")
+        );
         s.path = Some("/tmp/x".into());
         s.pages = PageKind::Hugetlb;
-        assert!(s.check(None, None).unwrap_err().contains("hugetlbfs"));
+        assert!(
+            s.check(None, None)
+                .unwrap_err()
+                .to_string()
+                .contains("hugetlbfs")
+        );
         let s = Spec {
             backing: Backing::Memfd,
             pages: PageKind::Thp,
@@ -378,6 +408,7 @@ mod tests {
         assert!(
             s.check(Some("always"), Some("never"))
                 .unwrap_err()
+                .to_string()
                 .contains("thp_shmem=advise")
         );
         assert!(s.check(Some("never"), Some("advise")).is_ok());
@@ -394,6 +425,7 @@ mod tests {
             assert!(
                 OwnedFile::create(&p, 8192)
                     .unwrap_err()
+                    .to_string()
                     .contains("already exists")
             );
         }

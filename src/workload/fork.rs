@@ -13,7 +13,7 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, online, page_size};
+use super::options::{online, page_size};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -139,9 +139,9 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
     let cfg = Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        size: input(parse::size_arg("--size", &a.size))?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
+        size: parse::size_arg("--size", &a.size)?,
         backing: if a.shared_file {
             Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
         } else if a.file_dir.is_some() {
@@ -153,7 +153,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
         },
         forks: a.forks,
         touch: a.touch,
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         page_size: page_size(m),
     };
     Fork::new(cfg, m.clone())
@@ -213,12 +213,12 @@ impl Workload for Fork {
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task))?;
-        Ok(summarise(&out.reports, self.cfg.size / self.cfg.page_size)?)
+        summarise(&out.reports, self.cfg.size / self.cfg.page_size)
     }
 }
 
 impl Fork {
-    fn map(&self, task: usize) -> Result<Region, String> {
+    fn map(&self, task: usize) -> Result<Region> {
         let len = self.cfg.size as usize;
         let file = match &self.cfg.backing {
             Backing::Anon => None,
@@ -233,10 +233,10 @@ impl Fork {
                     .write(true)
                     .create_new(true)
                     .open(&path)
-                    .map_err(|e| format!("creating {}: {e}", path.display()))?;
+                    .map_err(|e| Error::Failed(format!("creating {}: {e}", path.display())))?;
                 let _ = std::fs::remove_file(&path);
                 f.set_len(self.cfg.size)
-                    .map_err(|e| format!("sizing {}: {e}", path.display()))?;
+                    .map_err(|e| Error::Failed(format!("sizing {}: {e}", path.display())))?;
                 Some(f)
             }
         };
@@ -263,7 +263,7 @@ impl Fork {
         let region = match self.map(task.index) {
             Ok(region) => region,
             Err(e) => {
-                r.fail(&e);
+                r.fail(&e.to_string());
                 return r;
             }
         };
@@ -334,7 +334,7 @@ impl Fork {
     }
 }
 
-fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData, String> {
+fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData> {
     exec::first_error(reports)?;
     let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();

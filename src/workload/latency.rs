@@ -11,7 +11,7 @@ use super::{Better, Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, line_size, list};
+use super::options::{line_size, list};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -104,7 +104,7 @@ impl Latency {
         if cfg.loads == 0 {
             return Err(Error::Input("--loads must be at least 1".into()));
         }
-        crate::error::input(exec::pin::plan(&cfg.pin, 1, &machine))?;
+        exec::pin::plan(&cfg.pin, 1, &machine)?;
         Ok(Latency { cfg, machine })
     }
 }
@@ -149,9 +149,9 @@ pub struct Args {
 
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Latency> {
-    let min = input(parse::size_arg("--min", &a.min))?;
+    let min = parse::size_arg("--min", &a.min)?;
     let max = match &a.max {
-        Some(t) => input(parse::size_arg("--max", t))?,
+        Some(t) => parse::size_arg("--max", t)?,
         None => {
             // Twice the LLC brackets its step and keeps a default run
             // within a minute (the largest sizes cost most per sample).
@@ -170,7 +170,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Latency> {
         sizes: doubling_sizes(min, max),
         pages: list(&a.pages),
         loads: a.loads,
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         line_size: line_size(m),
         thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
     };
@@ -230,7 +230,7 @@ impl Workload for Latency {
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let (pages, size) = parse_variant(&case.variant)
-            .ok_or_else(|| format!("bad latency case '{}'", case.variant))?;
+            .ok_or_else(|| Error::Failed(format!("bad latency case '{}'", case.variant)))?;
         let pages = if pages == "thp" {
             Pages::Huge
         } else {
@@ -265,7 +265,7 @@ impl Workload for Latency {
         })?;
         let r = &outcome.reports[0];
         if let Some(e) = r.error() {
-            return Err(e.into());
+            return Err(Error::Failed(e));
         }
         let mut d = SampleData::default();
         let ns = (r.end_ns - r.start_ns) as f64;

@@ -14,7 +14,7 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, list, online};
+use super::options::{list, online};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -131,15 +131,17 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
     let locks = parse::tasks(&a.locks, 256).map_err(|e| {
-        e.to_string()
-            .replace("--tasks", "--locks")
-            .replace("tasks", "locks")
+        Error::Input(
+            e.to_string()
+                .replace("--tasks", "--locks")
+                .replace("tasks", "locks"),
+        )
     });
     let cfg = Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        pin: input(a.pin.parse::<Pin>())?,
-        locks: input(locks)?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
+        pin: a.pin.parse::<Pin>()?,
+        locks: locks?,
         kinds: list(&a.kind),
         ops: a.ops,
         lines: a.lines,
@@ -200,7 +202,7 @@ impl Workload for Lockfan {
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let (kind, k) = parse_variant(&case.variant)
-            .ok_or_else(|| format!("bad lockfan case '{}'", case.variant))?;
+            .ok_or_else(|| Error::Failed(format!("bad lockfan case '{}'", case.variant)))?;
         let mutex = kind == "mutex";
         let stride = self.stride();
         let region = Region::shared(k * stride)?;
@@ -245,7 +247,7 @@ impl Workload for Lockfan {
 
 const V_DONE: usize = 0;
 
-fn init_mutex(region: &Region, off: usize) -> Result<(), String> {
+fn init_mutex(region: &Region, off: usize) -> Result<()> {
     // SAFETY: the mutex sits at the start of a 64-byte aligned lock line
     // (pthread_mutex_t is 40 bytes on Linux); attr is initialised before use
     // and destroyed after.
@@ -257,7 +259,9 @@ fn init_mutex(region: &Region, off: usize) -> Result<(), String> {
         let rc = libc::pthread_mutex_init(m, &attr);
         libc::pthread_mutexattr_destroy(&mut attr);
         if rc != 0 {
-            return Err(format!("pthread_mutex_init failed with error {rc}"));
+            return Err(Error::Failed(format!(
+                "pthread_mutex_init failed with error {rc}"
+            )));
         }
     }
     Ok(())

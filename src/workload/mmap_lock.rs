@@ -15,7 +15,7 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, online, page_size};
+use super::options::{online, page_size};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -123,12 +123,12 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<MmapLock> {
         })
         .collect::<Result<Vec<usize>>>()?;
     let cfg = Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
         changers,
-        size: input(parse::size_arg("--size", &a.size))?,
+        size: parse::size_arg("--size", &a.size)?,
         rate: a.rate,
         secs: a.time,
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         page_size: page_size(m),
     };
     MmapLock::new(cfg, m.clone())
@@ -185,7 +185,7 @@ impl Workload for MmapLock {
             .variant
             .strip_prefix('m')
             .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("bad mmap-lock case '{}'", case.variant))?;
+            .ok_or_else(|| Error::Failed(format!("bad mmap-lock case '{}'", case.variant)))?;
         let n = case.tasks;
         let mut cpus = exec::pin::plan(&self.cfg.pin, n, &self.machine)?;
         cpus.extend(std::iter::repeat_n(None, m));
@@ -199,7 +199,7 @@ impl Workload for MmapLock {
                 self.change(task, &finished, n)
             }
         })?;
-        Ok(summarise(&out.reports)?)
+        summarise(&out.reports)
     }
 }
 
@@ -292,7 +292,7 @@ impl MmapLock {
     }
 }
 
-fn summarise(reports: &[TaskReport]) -> Result<SampleData, String> {
+fn summarise(reports: &[TaskReport]) -> Result<SampleData> {
     exec::first_error(reports)?;
     let secs = |r: &TaskReport| r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
     let (changers, faulters): (Vec<&TaskReport>, Vec<&TaskReport>) = reports

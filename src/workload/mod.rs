@@ -124,6 +124,6 @@ pub fn check_pin(
     machine: &crate::machine::Snapshot,
 ) -> Result<()> {
     let most = tasks.iter().copied().max().unwrap_or(1);
-    crate::error::input(crate::exec::pin::plan(pin, most, machine))?;
+    crate::exec::pin::plan(pin, most, machine)?;
     Ok(())
 }

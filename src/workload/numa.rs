@@ -338,10 +338,12 @@ impl Workload for Numa {
 
     fn sample(&self, _case: &Case) -> Result<SampleData> {
         let procs = self.cfg.processes;
-        let block = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        let block = SharedBlock::new(procs)
+            .map_err(|e| Error::Failed(format!("shared memory for tasks: {e}")))?;
         // Children wait here after their work so the last locality sample
         // sees their mappings.
-        let done = SharedBlock::new(procs).map_err(|e| format!("shared memory for tasks: {e}"))?;
+        let done = SharedBlock::new(procs)
+            .map_err(|e| Error::Failed(format!("shared memory for tasks: {e}")))?;
         let tids = std::sync::Arc::new(TidTable::new(procs * self.cfg.threads)?);
         let forked =
             children::Forked::spawn(procs, "process", |p| self.child(p, &block, &done, &tids))?;
@@ -349,7 +351,7 @@ impl Workload for Numa {
         // Every early return below drops `forked`, which kills the workers.
         while (block.arrived() as usize) < procs {
             if let Some(e) = forked.exited_early("before the start") {
-                return Err(e.into());
+                return Err(Error::Failed(e));
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -386,7 +388,7 @@ impl Workload for Numa {
             if let Some(e) = stop {
                 done.release();
                 let _ = sampler.finish();
-                return Err(e.into());
+                return Err(Error::Failed(e));
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

@@ -5,9 +5,8 @@ use clap::ArgMatches;
 
 use super::Workload;
 use super::numa::{self, Numa, Pattern};
-use super::options::input;
 use super::spec::{Env, options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::machine::Snapshot;
 use crate::parse;
 
@@ -35,32 +34,24 @@ vmscale run numa02 --reps 3\n  \
 vmscale run numa02-smt --size 256M --loops 50 --interval 200ms --threshold 0.9";
 
 /// `--interval` ("1s", "200ms", "0.5") in whole milliseconds, at least 1.
-fn interval_ms(text: &str) -> std::result::Result<u64, String> {
-    let d = parse::duration(text).map_err(|e| format!("--interval: {e}"))?;
+fn interval_ms(text: &str) -> Result<u64> {
+    let d = parse::duration(text).map_err(|e| e.context("--interval"))?;
     match u64::try_from(d.as_millis()) {
         Ok(ms) if ms >= 1 => Ok(ms),
-        _ => Err(format!(
+        _ => Err(Error::Input(format!(
             "--interval '{text}' is out of range: use 1ms or more, e.g. 1s or 200ms"
-        )),
+        ))),
     }
 }
 
 /// The validated workload of pattern `p` that `args` describe.
 pub fn from_args(p: Pattern, a: &Args, m: &Snapshot) -> Result<Numa> {
-    let size = input(
-        a.size
-            .as_deref()
-            .map(|t| parse::size_arg("--size", t))
-            .transpose(),
-    )?;
-    let cfg = numa::plan(
-        p,
-        size,
-        a.loops,
-        input(interval_ms(&a.interval))?,
-        a.threshold,
-        m,
-    )?;
+    let size = a
+        .size
+        .as_deref()
+        .map(|t| parse::size_arg("--size", t))
+        .transpose()?;
+    let cfg = numa::plan(p, size, a.loops, interval_ms(&a.interval)?, a.threshold, m)?;
     Ok(Numa::new(cfg, m))
 }
 

@@ -1,12 +1,7 @@
-//! Helpers the workloads' option parsers share: a refusal of the user's
-//! input as `Error::Input` (exit 2), comma lists, and the machine facts
+//! Helpers the workloads' option parsers share: comma lists, and the machine facts
 //! options default to.
 
 use crate::machine::Snapshot;
-
-/// A parser's refusal of the user's input (exit 2); a parser that returns
-/// a typed error keeps its kind.
-pub use crate::error::input;
 
 /// A comma-separated list, trimmed, empty items left out.
 pub fn list(text: &str) -> Vec<String> {

@@ -26,16 +26,16 @@ pub enum Thp {
 
 impl Thp {
     /// `always` needs THP enabled (always or madvise) on the machine.
-    pub fn check(&self, machine: &Snapshot) -> Result<(), String> {
+    pub fn check(&self, machine: &Snapshot) -> Result<()> {
         if *self == Thp::Always {
             match machine.thp_enabled.as_deref() {
                 Some("always") | Some("madvise") => {}
                 other => {
-                    return Err(format!(
+                    return Err(Error::Input(format!(
                         "--thp always needs /sys/kernel/mm/transparent_hugepage/enabled set to \
                          always or madvise (it is {}): change it, or use --thp never",
                         other.unwrap_or("unknown")
-                    ));
+                    )));
                 }
             }
         }
@@ -52,12 +52,14 @@ impl Thp {
 }
 
 impl std::str::FromStr for Thp {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
         match s {
             "never" => Ok(Thp::Never),
             "always" => Ok(Thp::Always),
-            _ => Err(format!("unknown --thp '{s}': use never or always")),
+            _ => Err(Error::Input(format!(
+                "unknown --thp '{s}': use never or always"
+            ))),
         }
     }
 }
@@ -153,7 +155,7 @@ impl Pft {
                 )));
             }
         }
-        crate::error::input(pft.cfg.thp.check(&pft.machine))?;
+        pft.cfg.thp.check(&pft.machine)?;
         if pft.cfg.map.pages != PageKind::Base && pft.cfg.huge_size == 0 {
             return Err(Error::Input(
                 "the huge page size of this machine is unknown".into(),
@@ -302,13 +304,7 @@ impl Workload for Pft {
         } else {
             self.cfg.huge_size
         };
-        Ok(summarise(
-            &outcome.reports,
-            bytes as u64,
-            ps as u64,
-            huge,
-            spec,
-        )?)
+        summarise(&outcome.reports, bytes as u64, ps as u64, huge, spec)
     }
 }
 
@@ -342,7 +338,7 @@ fn fault_task(task: &Task, job: &Job) -> TaskReport {
     let region = match region {
         Ok(region) => region,
         Err(e) => {
-            r.fail(&e);
+            r.fail(&e.to_string());
             return r;
         }
     };
@@ -416,7 +412,7 @@ fn summarise(
     page_size: u64,
     huge_size: u64,
     spec: &Spec,
-) -> Result<SampleData, String> {
+) -> Result<SampleData> {
     exec::first_error(reports)?;
     let start = exec::first_start_ns(reports);
     let wall = exec::wall_ns(reports) as f64 / 1e9;

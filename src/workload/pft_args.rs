@@ -9,7 +9,7 @@ use clap::ArgMatches;
 
 use super::Workload;
 use super::fault_map::{self, PageKind};
-use super::options::{input, line_size, online, page_size};
+use super::options::{line_size, online, page_size};
 use super::pft::{self, Pft};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
@@ -78,13 +78,13 @@ pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
     let size =
         |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
     let cfg = pft::Config {
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
-        mode: input(a.mode.parse::<Mode>())?,
-        size_total: input(size("--size", &a.size))?,
-        size_per_task: input(size("--size-per-task", &a.size_per_task))?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
+        mode: a.mode.parse::<Mode>()?,
+        size_total: size("--size", &a.size)?,
+        size_per_task: size("--size-per-task", &a.size_per_task)?,
         cline: a.cline,
-        pin: input(a.pin.parse::<Pin>())?,
-        thp: input(a.thp.parse())?,
+        pin: a.pin.parse::<Pin>()?,
+        thp: a.thp.parse()?,
         populate: a.populate,
         page_size: page_size(m),
         line_size: line_size(m),
@@ -101,7 +101,7 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
         (None, pft::Thp::Always) => PageKind::Thp,
         (None, pft::Thp::Never) => PageKind::Base,
         (Some(p), thp) => {
-            let p: PageKind = input(p.parse())?;
+            let p: PageKind = p.parse()?;
             if thp == pft::Thp::Always && p != PageKind::Thp {
                 return Err(Error::Input(
                     "--thp always asks for THP: drop it, or use --pages thp alone".into(),
@@ -111,14 +111,14 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
         }
     };
     cfg.map = fault_map::Spec {
-        backing: input(a.backing.parse())?,
+        backing: a.backing.parse()?,
         path: a.path.clone(),
         shared: a.shared,
-        access: input(a.access.parse())?,
+        access: a.access.parse()?,
         pages,
     };
     // A knob the run sets counts instead of the machine's value now.
-    let plan = input(crate::knobs::Plan::parse(env.knobs))?;
+    let plan = crate::knobs::Plan::parse(env.knobs)?;
     let set = |name: &str| {
         plan.knobs
             .iter()
@@ -127,7 +127,7 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
     };
     let thp = set("thp").or_else(|| m.thp_enabled.clone());
     let shmem = set("thp_shmem").or_else(pft::read_shmem_enabled);
-    input(cfg.map.check(thp.as_deref(), shmem.as_deref()))?;
+    cfg.map.check(thp.as_deref(), shmem.as_deref())?;
     if let Some(path) = &cfg.map.path
         && std::fs::symlink_metadata(path).is_ok()
     {

@@ -14,7 +14,7 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{input, online, page_size};
+use super::options::{online, page_size};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -188,7 +188,7 @@ pub struct Args {
 fn modes(text: &str) -> Result<Vec<Mode>> {
     let mut out = Vec::new();
     for m in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
-        let m: Mode = input(m.parse())?;
+        let m: Mode = m.parse()?;
         if !out.contains(&m) {
             out.push(m);
         }
@@ -204,16 +204,13 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
     };
     let cfg = Config {
         test: a.test.clone(),
-        tasks: input(parse::tasks(&a.tasks, online(m)))?,
+        tasks: parse::tasks(&a.tasks, online(m))?,
         modes: modes(&a.mode)?,
-        size: input(parse::size_arg(
-            "--size",
-            a.size.as_deref().unwrap_or(default),
-        ))?,
+        size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
         secs: a.time,
         every: a.every,
         dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
-        pin: input(a.pin.parse::<Pin>())?,
+        pin: a.pin.parse::<Pin>()?,
         page_size: page_size(m),
     };
     Wis::new(cfg, m.clone())
@@ -283,7 +280,7 @@ impl Workload for Wis {
             (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
             _ => None,
         };
-        Ok(summarise(&out.reports, &series, tlb)?)
+        summarise(&out.reports, &series, tlb)
     }
 }
 
@@ -296,7 +293,7 @@ impl Wis {
             match OwnedFile::tmpfile(&self.cfg.dir, len as u64) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    r.fail(&e);
+                    r.fail(&e.to_string());
                     return r;
                 }
             }
@@ -330,7 +327,7 @@ impl Wis {
             match done {
                 Ok(k) => ops += k,
                 Err(e) => {
-                    r.fail(&e);
+                    r.fail(&e.to_string());
                     break;
                 }
             }
@@ -360,7 +357,7 @@ fn touch_pass(
     len: usize,
     ps: usize,
     tlb: bool,
-) -> Result<u64, String> {
+) -> Result<u64> {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     let flags = if shared {
         libc::MAP_SHARED
@@ -376,12 +373,17 @@ fn touch_pass(
             p.add(off).write_volatile(1);
             if tlb {
                 if libc::madvise(p.add(off).cast(), ps, libc::MADV_DONTNEED) != 0 {
-                    return Err(format!("madvise(DONTNEED) failed: {}", exec::errno_text()));
+                    return Err(Error::Failed(format!(
+                        "madvise(DONTNEED) failed: {}",
+                        exec::errno_text()
+                    )));
                 }
                 // Private memory reads back zero; a shared file keeps the 1.
                 let want = u8::from(shared);
                 if p.add(off).read_volatile() != want {
-                    return Err("MADV_DONTNEED left an unexpected value".into());
+                    return Err(Error::Failed(
+                        "MADV_DONTNEED left an unexpected value".into(),
+                    ));
                 }
             }
         }
@@ -391,7 +393,7 @@ fn touch_pass(
 }
 
 /// `k` map/unmap pairs without touching (mmap1/mmap2).
-fn map_unmap(file: Option<&OwnedFile>, len: usize, k: u64) -> Result<u64, String> {
+fn map_unmap(file: Option<&OwnedFile>, len: usize, k: u64) -> Result<u64> {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     for _ in 0..k {
         drop(Region::map(
@@ -405,7 +407,7 @@ fn map_unmap(file: Option<&OwnedFile>, len: usize, k: u64) -> Result<u64, String
 }
 
 /// `k` rounds of brk up one page and back: two ops each, as will-it-scale.
-fn brk_pass(ps: usize, k: u64) -> Result<u64, String> {
+fn brk_pass(ps: usize, k: u64) -> Result<u64> {
     // SAFETY: sbrk(0) only reads the break.
     let base = unsafe { libc::sbrk(0) } as *mut u8;
     for _ in 0..k {
@@ -413,7 +415,7 @@ fn brk_pass(ps: usize, k: u64) -> Result<u64, String> {
         // process (process mode only) allocates nothing meanwhile.
         unsafe {
             if libc::brk(base.wrapping_add(ps).cast()) != 0 || libc::brk(base.cast()) != 0 {
-                return Err(format!("brk failed: {}", exec::errno_text()));
+                return Err(Error::Failed(format!("brk failed: {}", exec::errno_text())));
             }
         }
     }
@@ -422,13 +424,13 @@ fn brk_pass(ps: usize, k: u64) -> Result<u64, String> {
 
 /// `k` malloc/free pairs of `len` bytes, through the C library as
 /// will-it-scale does.
-fn malloc_pass(len: usize, k: u64) -> Result<u64, String> {
+fn malloc_pass(len: usize, k: u64) -> Result<u64> {
     for _ in 0..k {
         // SAFETY: malloc'd memory is freed once, right away.
         unsafe {
             let p = libc::malloc(len);
             if p.is_null() {
-                return Err(format!("malloc({len}) failed"));
+                return Err(Error::Failed(format!("malloc({len}) failed")));
             }
             std::hint::black_box(p);
             libc::free(p);
@@ -458,7 +460,7 @@ fn summarise(
     reports: &[TaskReport],
     series: &Series,
     tlb: Option<(f64, f64)>,
-) -> Result<SampleData, String> {
+) -> Result<SampleData> {
     exec::first_error(reports)?;
     let secs = |r: &TaskReport| r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
     let rates: Vec<f64> = reports
@@ -530,7 +532,7 @@ mod tests {
 
     #[test]
     fn tlb_pass_reads_back_what_madvise_left() {
-        assert_eq!(touch_pass(None, false, 8 * 4096, 4096, true), Ok(8));
-        assert_eq!(malloc_pass(1024, 3), Ok(3));
+        assert_eq!(touch_pass(None, false, 8 * 4096, 4096, true).unwrap(), 8);
+        assert_eq!(malloc_pass(1024, 3).unwrap(), 3);
     }
 }

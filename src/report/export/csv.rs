@@ -20,7 +20,7 @@ fn line(cells: &[String]) -> String {
 }
 
 impl Exporter for Csv {
-    fn export(&self, report: &Report) -> Result<String, String> {
+    fn export(&self, report: &Report) -> crate::error::Result<String> {
         let r = &report.records;
         let mut out = line(&r.columns);
         for row in &r.rows {

@@ -87,7 +87,7 @@ pub fn blocks(blocks: &[Block]) -> String {
 }
 
 impl Exporter for Markdown {
-    fn export(&self, report: &Report) -> Result<String, String> {
+    fn export(&self, report: &Report) -> crate::error::Result<String> {
         Ok(blocks(&report.blocks))
     }
 }

@@ -244,7 +244,7 @@ pub struct Report {
 
 /// Writes a report in one format.
 pub trait Exporter {
-    fn export(&self, report: &Report) -> Result<String, String>;
+    fn export(&self, report: &Report) -> crate::error::Result<String>;
 }
 
 /// The exporter for `format`.

@@ -130,7 +130,7 @@ pub fn blocks(blocks: &[Block]) -> String {
 }
 
 impl Exporter for Text {
-    fn export(&self, report: &Report) -> Result<String, String> {
+    fn export(&self, report: &Report) -> crate::error::Result<String> {
         match &report.text {
             Some(t) => Ok(t.clone()),
             None => Ok(blocks(&report.blocks)),

@@ -6,6 +6,8 @@ use plotters::chart::SeriesAnno;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+use crate::error::{Error, Result};
+
 /// The canvas; the page scales it to its full width (viewBox).
 pub const WIDTH: u32 = 1000;
 pub const HEIGHT: u32 = 440;
@@ -65,7 +67,7 @@ pub fn draw_markers<'a, DB>(
     i: usize,
     pts: &[(f64, f64)],
     size: i32,
-) -> Result<(), String>
+) -> Result<()>
 where
     DB: DrawingBackend + 'a,
 {
@@ -97,7 +99,7 @@ where
 /// or a short note when drawing failed.
 pub fn render<F>(f: F) -> String
 where
-    F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<(), String>,
+    F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<()>,
 {
     render_sized(WIDTH, HEIGHT, f)
 }
@@ -105,32 +107,35 @@ where
 /// As [`render`], on a `width` x `height` canvas.
 pub fn render_sized<F>(width: u32, height: u32, f: F) -> String
 where
-    F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<(), String>,
+    F: FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Result<()>,
 {
     let mut out = String::new();
     let result = {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         root.fill(&WHITE)
-            .map_err(|e| e.to_string())
+            .map_err(e)
             .and_then(|_| f(&root))
-            .and_then(|_| root.present().map_err(|e| e.to_string()))
+            .and_then(|_| root.present().map_err(e))
     };
     match result {
         Ok(()) => out,
-        Err(e) => format!("<p class=\"note\">plot failed: {}</p>", escape(&e)),
+        Err(err) => format!(
+            "<p class=\"note\">plot failed: {}</p>",
+            escape(&err.to_string())
+        ),
     }
 }
 
-/// Maps any plotters error to a message.
-pub fn e<E: std::fmt::Display>(err: E) -> String {
-    err.to_string()
+/// Any plotters error: a drawing that failed.
+pub fn e<E: std::fmt::Display>(err: E) -> Error {
+    Error::Failed(err.to_string())
 }
 
 /// Draws the series legend the same way on every chart.
 pub fn legend<'a, DB, CT>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
-) -> Result<(), String>
+) -> Result<()>
 where
     DB: DrawingBackend + 'a,
     CT: plotters::coord::CoordTranslate,

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Numa;
+use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, TaskReport, clock, shared::SharedBlock};
 use crate::model::SampleData;
@@ -31,7 +32,7 @@ impl Numa {
         let region = match region {
             Ok(g) => g,
             Err(e) => {
-                r.fail(&e);
+                r.fail(&e.to_string());
                 block.put(p, r);
                 block.arrive();
                 done.arrive();
@@ -180,7 +181,7 @@ struct Guarded {
 }
 
 impl Guarded {
-    fn map(len: usize, page: usize) -> Result<Guarded, String> {
+    fn map(len: usize, page: usize) -> Result<Guarded> {
         let map = Region::map(
             len + 2 * page,
             libc::PROT_NONE,
@@ -199,7 +200,7 @@ impl Guarded {
     }
 
     /// First touch: zero every byte (faults every page in on this CPU's node).
-    fn touch(&self) -> Result<(), String> {
+    fn touch(&self) -> Result<()> {
         // SAFETY: data..data+len is readable and writable.
         unsafe { std::ptr::write_bytes(self.data(), 0, self.len) };
         Ok(())
@@ -208,24 +209,27 @@ impl Guarded {
 
 /// Runs `f` with the calling thread allowed only on `cpus`, then restores
 /// the thread's previous affinity.
-fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> Result<T>) -> Result<T> {
     let size = std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: cpu_set_t is plain data; CPU_SET indexes are checked against CPU_SETSIZE.
     unsafe {
         let mut old: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, size, &mut old) != 0 {
-            return Err(format!("sched_getaffinity: {}", exec::errno_text()));
+            return Err(Error::Failed(format!(
+                "sched_getaffinity: {}",
+                exec::errno_text()
+            )));
         }
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
             libc::CPU_SET(c, &mut set);
         }
         if libc::sched_setaffinity(0, size, &set) != 0 {
-            return Err(format!(
+            return Err(Error::Failed(format!(
                 "placing the first touch on CPUs {}: {}",
                 crate::machine::cpulist::format(cpus),
                 exec::errno_text()
-            ));
+            )));
         }
         let out = f();
         libc::sched_setaffinity(0, size, &old);
