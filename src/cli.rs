@@ -290,11 +290,11 @@ pub struct Harness {
     /// no_turbo, cpu_boost (see docs/knobs.md)
     #[arg(long = "knob", value_name = "NAME=V1,V2")]
     pub knob: Vec<String>,
-    /// Sample the workers' kernel and user stacks at HZ per second (999
+    /// Sample the workers' kernel and user stacks at HZ per second (499
     /// when no HZ is given) beside each measured sample: `cycles` where a
     /// PMU exists, `cpu-clock` otherwise (see docs/profile.md).
     #[arg(long, value_name = "HZ", num_args = 0..=1, require_equals = true,
-          default_missing_value = "999")]
+          default_missing_value = "499")]
     pub profile: Option<u64>,
     /// Record lock contention (lock:contention_begin/end), mmap_lock
     /// tracepoints and /proc/lock_stat deltas beside each measured sample

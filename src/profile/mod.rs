@@ -21,9 +21,11 @@ use perf_event::{Builder, SampleFlag};
 use sampler::{Recording, Sink};
 use symbols::Symbols;
 
-/// The default sampling rate: perf's 4000 Hz costs more than the 3 %
-/// budget on a small guest; 999 Hz avoids lockstep with the 1000 Hz tick.
-pub const DEFAULT_HZ: u64 = 999;
+/// The default sampling rate. The budget is 3 % of pft's fault/wsec: on
+/// the 2-CPU guest 999 Hz cost 3.1 % and 499 Hz 1.8 % (docs/profile.md,
+/// bench/profile_cost.rs); perf's 4000 Hz would cost more still. An odd
+/// rate avoids lockstep with the kernel tick (100 to 1000 Hz).
+pub const DEFAULT_HZ: u64 = 499;
 /// Deepest kernel + user stack kept.
 const MAX_STACK: u16 = 64;
 

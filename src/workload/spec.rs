@@ -144,6 +144,25 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_profile_flag_samples_at_the_default_rate() {
+        use clap::Parser;
+        let rate = |extra: &[&str]| {
+            let mut argv = vec!["vmscale", "run", "pft", "--size", "1M"];
+            argv.extend(extra);
+            match crate::cli::Cli::try_parse_from(argv)
+                .expect("parses")
+                .command
+            {
+                crate::cli::Command::Run(r) => r.harness.profile,
+                _ => panic!("not a run"),
+            }
+        };
+        assert_eq!(rate(&["--profile"]), Some(crate::profile::DEFAULT_HZ));
+        assert_eq!(rate(&["--profile=99"]), Some(99));
+        assert_eq!(rate(&[]), None);
+    }
+
+    #[test]
     fn every_workload_is_a_run_subcommand_in_registry_order() {
         let listed: Vec<String> = run_command()
             .get_subcommands()
