@@ -17,6 +17,9 @@ fn real_main() {
         commands::restore::at_start();
     }
     let result = match cli.command {
+        Command::Run(a) if a.name == vmscale::cli::QUICK => {
+            commands::quick::run(&db, &a.harness, &vmscale::machine::live())
+        }
         Command::Run(a) => commands::run::run(&db, a),
         Command::Show(a) if a.plot => commands::plot::plot(&db, &a.run, a.figure.as_deref()),
         Command::Show(a) => commands::show::show_as(

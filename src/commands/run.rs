@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{Harness, QUICK, RunArgs};
+use crate::cli::{Harness, RunArgs};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
@@ -15,11 +15,10 @@ use crate::runner::{self, KnobSetup, Plan, Reps, Session, Setup};
 use crate::store::Store;
 use crate::workload::{Env, Workload};
 
+/// `vmscale run NAME` for a registered workload (`run quick` is
+/// `quick::run`, chosen in main.rs).
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
-    if args.name == QUICK {
-        return super::quick::run(db, &args.harness, &machine);
-    }
     let w = build(&args, &machine)?;
     run_one(db, w.as_ref(), &args.harness, &machine)
 }
