@@ -102,7 +102,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--ops 200000")]
 }
 
-/// atomic in the registry (`workload::REGISTRY`).
 // `vmscale run atomic`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -143,6 +142,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// atomic in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "atomic",
     about: "The cost of counting: shared, folded, packed, locked and plain counters",

@@ -155,7 +155,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     )]
 }
 
-/// c2c in the registry (`workload::REGISTRY`).
 // `vmscale run c2c`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -194,6 +193,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// c2c in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "c2c",
     about: "Cache-line hand-off latency between every pair of CPUs",

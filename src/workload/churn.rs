@@ -67,7 +67,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--time 0.2 --every 0.05")]
 }
 
-/// churn in the registry (`workload::REGISTRY`).
 // `vmscale run churn`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -109,6 +108,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// churn in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "churn",
     about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",

@@ -179,7 +179,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     ]
 }
 
-/// cmd in the registry (`workload::REGISTRY`).
 // `vmscale run cmd`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -215,6 +214,7 @@ fn build(m: &ArgMatches, _: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?)?))
 }
 
+/// cmd in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "cmd",
     about: "Any external command under the harness: times, faults, vmstat and disk deltas",

@@ -106,7 +106,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--size 16M --forks 40")]
 }
 
-/// fork in the registry (`workload::REGISTRY`).
 // `vmscale run fork`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -163,6 +162,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// fork in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "fork",
     about: "fork over a populated mapping: forks/s, system time per fork and per page",

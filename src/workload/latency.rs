@@ -126,7 +126,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     ))]
 }
 
-/// latency in the registry (`workload::REGISTRY`).
 // `vmscale run latency`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -181,6 +180,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// latency in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "latency",
     about: "Dependent-load latency by working-set size, base pages and THP",

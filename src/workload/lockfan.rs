@@ -101,7 +101,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     )]
 }
 
-/// lockfan in the registry (`workload::REGISTRY`).
 // `vmscale run lockfan`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -153,6 +152,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// lockfan in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "lockfan",
     about: "One lock against the same work hashed over K locks",

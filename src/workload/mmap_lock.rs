@@ -82,7 +82,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--size 4M --time 0.1")]
 }
 
-/// mmap-lock in the registry (`workload::REGISTRY`).
 // `vmscale run mmap-lock`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -138,6 +137,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// mmap-lock in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "mmap-lock",
     about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",

@@ -153,7 +153,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// wis in the registry (`workload::REGISTRY`).
 // `vmscale run wis`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -220,6 +219,7 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
     Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
+/// wis in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "wis",
     about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
