@@ -5,6 +5,8 @@
 use super::cells;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
+use crate::workload::atomic::Stored;
+use crate::workload::stored::view;
 
 const ORDER: &[(&str, &str)] = &[
     ("shared", "one atomic counter for all tasks (lock xadd)"),
@@ -29,12 +31,13 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let mut tasks: Vec<usize> = run.cases.iter().map(|c| c.case.tasks).collect();
     tasks.sort_unstable();
     tasks.dedup();
+    let cfg: Stored = view(&run.meta.config);
     let mut out = format!(
         "atomic: the cost of counting, {} mode, {} increments per task,\n\
          fold every {}; {}\n",
-        cells::cfg(run, "mode"),
-        cells::cfg(run, "ops"),
-        cells::cfg(run, "fold"),
+        cfg.mode,
+        cfg.ops,
+        cfg.fold,
         cells::medians_of(run),
     );
     for (v, what) in ORDER.iter().filter(|v| variants.contains(&v.0)) {

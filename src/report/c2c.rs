@@ -7,7 +7,9 @@ use super::cells;
 use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
+use crate::workload::c2c::Stored;
 use crate::workload::c2c::{Pair, pair_figure};
+use crate::workload::stored::view;
 
 fn describe(variant: &str) -> &'static str {
     match variant {
@@ -20,19 +22,8 @@ fn describe(variant: &str) -> &'static str {
 
 /// The report's blocks; `colour` shades the matrix cells for a terminal.
 pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
-    let pairs: Vec<Pair> = run
-        .meta
-        .config
-        .get("pairs")
-        .and_then(|p| serde_json::from_value(p.clone()).ok())
-        .unwrap_or_default();
-    let cpus: Vec<usize> = run
-        .meta
-        .config
-        .get("cpus")
-        .and_then(|p| serde_json::from_value(p.clone()).ok())
-        .unwrap_or_default();
-    let fresh = run.meta.config.get("fresh_line").and_then(|v| v.as_bool()) == Some(true);
+    let cfg: Stored = view(&run.meta.config);
+    let (pairs, cpus, fresh) = (&cfg.pairs, &cfg.cpus, cfg.fresh_line);
     let mut out = vec![Block::Paragraph(format!(
         "c2c: cache-line hand-off latency, one way (round trip / 2), ns;\n\
          {} CPUs, {} pair(s), {};\n{} round trips x {} batches per pair\n",
@@ -43,12 +34,12 @@ pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
         } else {
             "one line for all pairs"
         },
-        cells::cfg(run, "rounds"),
-        cells::cfg(run, "batches"),
+        cfg.rounds,
+        cfg.batches,
     ))];
     for c in &run.cases {
         out.push(Block::Blank);
-        out.extend(variant_section(c, &pairs, &cpus, colour));
+        out.extend(variant_section(c, pairs, cpus, colour));
     }
     let (res, read) = run
         .cases

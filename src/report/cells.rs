@@ -42,15 +42,6 @@ pub fn max_over_run(run: &Run, figure: &str) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// A configuration value as text ("?" when absent).
-pub fn cfg(run: &Run, key: &str) -> String {
-    match run.meta.config.get(key) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Null) | None => "?".into(),
-        Some(v) => v.to_string(),
-    }
-}
-
 /// Whether tables on stdout may carry ANSI colours.
 pub fn colour_stdout() -> bool {
     use std::io::IsTerminal;

@@ -4,18 +4,20 @@
 use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{Run, Sample};
+use crate::workload::churn::Stored;
+use crate::workload::stored::view;
 
 fn fig(s: &Sample, k: &str) -> f64 {
     s.data.figures.get(k).copied().unwrap_or(f64::NAN)
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let c = &run.meta.config;
+    let cfg: Stored = view(&run.meta.config);
     let about = format!(
         "churn: mmap/touch/munmap of {} per loop for {} s, {} mode\n",
-        crate::parse::format_size(c.get("chunk").and_then(|v| v.as_u64()).unwrap_or(0)),
-        c.get("secs").and_then(|v| v.as_f64()).unwrap_or(0.0),
-        c.get("mode").and_then(|v| v.as_str()).unwrap_or("?"),
+        crate::parse::format_size(cfg.chunk),
+        cfg.secs,
+        cfg.mode.as_deref().unwrap_or("?"),
     );
     let mut out = vec![Block::Paragraph(about)];
     let mut table = Table {

@@ -5,6 +5,8 @@ use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{Run, Sample};
 use crate::stats::summary::summarise;
+use crate::workload::cmd::Stored;
+use crate::workload::stored::view;
 
 fn values(run: &Run, k: &str) -> Vec<f64> {
     run.cases
@@ -19,12 +21,8 @@ fn vm(s: &Sample, k: &str) -> i64 {
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let c = &run.meta.config;
-    let argv: Vec<&str> = c
-        .get("argv")
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
-        .unwrap_or_default();
+    let cfg: Stored = view(&run.meta.config);
+    let argv: Vec<&str> = cfg.argv.iter().map(String::as_str).collect();
     let mut out = vec![Block::Paragraph(format!(
         "cmd: {}\n",
         crate::parse::shell_words(&argv)
@@ -93,7 +91,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     out.push(Block::Paragraph(format!(
         "vmstat deltas (median sample):\n{vmstat}"
     )));
-    if let Some(dev) = c.get("device").and_then(|v| v.as_str()) {
+    if let Some(dev) = &cfg.device {
         let rows = crate::monitor::diskstats::SHOWN
             .iter()
             .map(|k| {
@@ -129,7 +127,8 @@ pub fn blocks(run: &Run) -> Vec<Block> {
 /// the warm-up the only real sample. Without `--setup` to reset its state,
 /// a warm-up several times slower than every measured sample says so.
 fn warm_up_check(run: &Run) -> String {
-    if run.meta.config.get("setup").is_some_and(|s| !s.is_null()) {
+    let cfg: Stored = view(&run.meta.config);
+    if cfg.setup.is_some() {
         return String::new();
     }
     let warm: Vec<f64> = run

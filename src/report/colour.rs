@@ -10,23 +10,13 @@ use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run, Sample};
 use crate::parse::format_size;
+use crate::workload::colour::Stored;
+use crate::workload::stored::view;
 
 const HEADLINE: &str = "eff_fraction";
 
 fn fig(s: &Sample, k: &str) -> Option<f64> {
     s.data.figures.get(k).copied()
-}
-
-fn cfg<'a>(run: &'a Run, k: &str) -> Option<&'a serde_json::Value> {
-    run.meta.config.get(k)
-}
-
-fn cfg_text(run: &Run, k: &str) -> String {
-    match cfg(run, k) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Null) | None => "?".into(),
-        Some(v) => v.to_string(),
-    }
 }
 
 /// Values of "prefix:N" keys of a task map, by N.
@@ -50,30 +40,26 @@ pub fn uniform_baseline(pages: f64, colours: f64) -> f64 {
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let page = cfg(run, "page_size")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(4096);
-    let size = cfg(run, "size_per_task")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
-    let touch = match cfg(run, "interleave").and_then(|v| v.as_u64()) {
+    let cfg: Stored = view(&run.meta.config);
+    let page = cfg.page_size.unwrap_or(4096);
+    let touch = match cfg.interleave {
         Some(k) => format!("interleaved touch, {k} page(s) per turn"),
         None => "parallel touch".into(),
     };
     let mut out = format!(
         "colour: page colours of memory allocated in parallel\n\
          {} mode, {} per task, {}, THP {}, {} KiB pages\n",
-        cfg_text(run, "mode"),
-        format_size(size),
+        cfg.mode,
+        format_size(cfg.size_per_task),
         touch,
-        cfg_text(run, "thp"),
+        cfg.thp,
         page / 1024
     );
-    let colours = cfg(run, "colours").and_then(|v| v.as_u64()).unwrap_or(0);
-    let l2 = cfg(run, "l2_colours").and_then(|v| v.as_u64());
+    let colours = cfg.colours;
+    let l2 = cfg.l2_colours;
     out.push_str(&format!(
         "colours: {colours} ({}){}\n",
-        cfg_text(run, "colours_from"),
+        cfg.colours_from,
         l2.map(|c| format!(", L2 {c}")).unwrap_or_default()
     ));
     let mut blocks = vec![Block::Paragraph(out)];

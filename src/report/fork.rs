@@ -4,31 +4,23 @@
 use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{Run, Sample};
+use crate::workload::fork::Stored;
+use crate::workload::stored::view;
 
 fn fig(s: &Sample, k: &str) -> f64 {
     s.data.figures.get(k).copied().unwrap_or(f64::NAN)
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let c = &run.meta.config;
-    let backing = match c.get("backing") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Object(o)) => o
-            .get("file")
-            .and_then(|p| p.as_str())
-            .map(|p| format!("shared file in {p}"))
-            .unwrap_or_else(|| "file".into()),
-        _ => "?".into(),
-    };
-    let size = c.get("size").and_then(|v| v.as_u64()).unwrap_or(0);
+    let cfg: Stored = view(&run.meta.config);
     let out = format!(
         "fork: {} mapping of {} per task, {} forks per task,\n\
          children write {} pages, {} mode\n",
-        backing,
-        crate::parse::format_size(size),
-        c.get("forks").and_then(|v| v.as_u64()).unwrap_or(0),
-        c.get("touch").and_then(|v| v.as_u64()).unwrap_or(0),
-        c.get("mode").and_then(|v| v.as_str()).unwrap_or("?"),
+        cfg.backing,
+        crate::parse::format_size(cfg.size),
+        cfg.forks,
+        cfg.touch,
+        cfg.mode.as_deref().unwrap_or("?"),
     );
     let mut rows = Vec::new();
     for cs in &run.cases {
@@ -81,4 +73,35 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 .into(),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::run;
+    use crate::report::export::text;
+    use serde_json::json;
+
+    fn head(config: serde_json::Value) -> String {
+        text::blocks(&blocks(&run("fork").config(config).build()))
+            .lines()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A shared-file backing names its directory; a run stored without
+    /// touch or mode, or with a count of another type, shows 0 and "?".
+    #[test]
+    fn the_header_reads_the_backing_and_survives_missing_fields() {
+        let h = head(json!({"backing": {"file": "/mnt/x"}, "size": 2097152, "forks": "9"}));
+        assert_eq!(
+            h,
+            "fork: shared file in /mnt/x mapping of 2 MiB per task, 0 forks per task,\n\
+             children write 0 pages, ? mode"
+        );
+        let h = head(json!({"backing": "anonymous", "touch": 4, "mode": "process"}));
+        assert!(h.starts_with("fork: anonymous mapping of 0 B"), "{h}");
+        assert!(h.ends_with("children write 4 pages, process mode"), "{h}");
+    }
 }

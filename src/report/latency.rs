@@ -9,7 +9,9 @@ use super::export::{Align, Block, Layout, Table};
 use crate::machine::Snapshot;
 use crate::model::Run;
 use crate::parse::format_size;
+use crate::workload::latency::Stored;
 use crate::workload::latency::parse_variant;
+use crate::workload::stored::view;
 
 /// A step is a rise of more than this factor between neighbouring sizes.
 const STEP: f64 = 1.25;
@@ -35,11 +37,12 @@ fn curve(run: &Run, pages: &str) -> Vec<(u64, f64, Option<f64>)> {
 pub fn blocks(run: &Run) -> Vec<Block> {
     let base = curve(run, "base");
     let thp = curve(run, "thp");
+    let cfg: Stored = view(&run.meta.config);
     let out = format!(
         "latency: dependent loads over one random cycle of {}-byte nodes,\n\
          at least {} loads per sample; ns per load, {}\n",
-        cells::cfg(run, "line_size"),
-        cells::cfg(run, "loads"),
+        cfg.line_size,
+        cfg.loads,
         cells::medians_of(run),
     );
     let mut sizes: Vec<u64> = base.iter().chain(&thp).map(|x| x.0).collect();

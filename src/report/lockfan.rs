@@ -4,7 +4,9 @@
 use super::cells;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::Run;
+use crate::workload::lockfan::Stored;
 use crate::workload::lockfan::parse_variant;
+use crate::workload::stored::view;
 
 pub fn blocks(run: &Run) -> Vec<Block> {
     let mut tasks: Vec<usize> = run.cases.iter().map(|c| c.case.tasks).collect();
@@ -23,13 +25,14 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         }
     }
     locks.sort_unstable();
+    let cfg: Stored = view(&run.meta.config);
     let out = format!(
         "lockfan: {} critical sections per task, each writing {} cache lines\n\
          under one of K locks; {} mode; {}\n\
          million ops/s (all tasks) at T tasks, and x: the speedup over K=1\n",
-        cells::cfg(run, "ops"),
-        cells::cfg(run, "lines"),
-        cells::cfg(run, "mode"),
+        cfg.ops,
+        cfg.lines,
+        cfg.mode,
         cells::medians_of(run),
     );
     let get = |kind: &str, k: usize, t: usize| {

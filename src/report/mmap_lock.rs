@@ -5,15 +5,16 @@
 use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
 use crate::model::Run;
+use crate::workload::mmap_lock::Stored;
+use crate::workload::stored::view;
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let c = &run.meta.config;
-    let size = c
-        .get("size")
-        .and_then(|v| v.as_u64())
+    let cfg: Stored = view(&run.meta.config);
+    let size = cfg
+        .size
         .map(crate::parse::format_size)
         .unwrap_or_else(|| "?".into());
-    let rate = c.get("rate").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    let rate = cfg.rate.unwrap_or(f64::NAN);
     let rate = if rate == 0.0 {
         "unthrottled".to_string()
     } else {

@@ -5,25 +5,18 @@
 use super::cells::names;
 use super::export::{Align, Block, KeyValue, Layout, Table};
 use crate::model::{Run, Sample};
+use crate::workload::numa::Stored;
+use crate::workload::stored::view;
 
 fn fig(s: &Sample, k: &str) -> f64 {
     s.data.figures.get(k).copied().unwrap_or(f64::NAN)
 }
 
-fn cfg<'a>(run: &'a Run, k: &str) -> Option<&'a serde_json::Value> {
-    run.meta.config.get(k)
-}
-
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let n = |k: &str| cfg(run, k).and_then(|v| v.as_u64()).unwrap_or(0);
-    let mem_nodes = cfg(run, "nodes_with_memory")
-        .and_then(|v| v.as_array())
-        .map(|a| a.len())
-        .unwrap_or(1);
-    let threshold = cfg(run, "threshold")
-        .and_then(|v| v.as_f64())
-        .unwrap_or(0.9);
-    let each = match cfg(run, "region_per_process").and_then(|v| v.as_bool()) {
+    let cfg: Stored = view(&run.meta.config);
+    let mem_nodes = cfg.nodes_with_memory.as_ref().map_or(1, |n| n.len());
+    let threshold = cfg.threshold.unwrap_or(0.9);
+    let each = match cfg.region_per_process {
         Some(true) => " per process",
         _ => "",
     };
@@ -31,11 +24,11 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         "{}: {} process(es) x {} threads, {} region{each}, {} passes,\n\
          first touch on node {}\n",
         run.meta.workload,
-        n("processes"),
-        n("threads"),
-        crate::parse::format_size(n("size")),
-        n("loops"),
-        n("first_node"),
+        cfg.processes,
+        cfg.threads,
+        crate::parse::format_size(cfg.size),
+        cfg.loops,
+        cfg.first_node,
     );
     if mem_nodes <= 1 {
         out.push_str(
@@ -48,7 +41,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             .iter()
             .any(|s| s.data.figures.contains_key("numa_balancing"))
     });
-    if let Some(nb) = cfg(run, "numa_balancing").and_then(|v| v.as_str())
+    if let Some(nb) = &cfg.numa_balancing
         && !measured
     {
         out.push_str(&format!("kernel.numa_balancing = {nb}\n"));
@@ -75,7 +68,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 });
             about.push_str(&format!(
                 "pages on node {}: {:.1} % after first touch{end}\n",
-                n("first_node"),
+                cfg.first_node,
                 l * 100.0,
             ));
         }
@@ -95,7 +88,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             format!(
                 "{:>14.0} (of {} expected)",
                 fig(s, "passes"),
-                n("loops") * n("processes") * n("threads")
+                cfg.loops * cfg.processes * cfg.threads
             ),
         ));
         for (label, k) in [
@@ -218,5 +211,32 @@ mod tests {
             .find(|l| l.starts_with("NUMA hint local percent"))
             .unwrap();
         assert!(line.ends_with(" 57"), "{line}");
+    }
+
+    /// Runs stored before region_per_process and numa_balancing were
+    /// recorded, and with a size of another type, still get their header.
+    #[test]
+    fn an_old_config_missing_fields_still_names_what_it_has() {
+        let cfg = serde_json::json!({
+            "processes": 2, "threads": 4, "size": "1G", "loops": 3,
+            "first_node": 1, "nodes_with_memory": [0, 1]
+        });
+        let one = sample().figure("elapsed", 1.0);
+        let r = run("numa01")
+            .config(cfg)
+            .case(case(1, "numa01").sample(one))
+            .build();
+        let out = crate::report::export::text::blocks(&blocks(&r));
+        let head: Vec<&str> = out.lines().take(2).collect();
+        assert_eq!(
+            head,
+            [
+                "numa01: 2 process(es) x 4 threads, 0 B region, 3 passes,",
+                "first touch on node 1"
+            ],
+            "{out}"
+        );
+        assert!(!out.contains("kernel.numa_balancing"), "{out}");
+        assert!(out.contains("(of 24 expected)"), "{out}");
     }
 }

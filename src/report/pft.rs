@@ -4,7 +4,7 @@
 use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run, Sample};
-use crate::workload::pft::{FAULT, HEADLINE, POPULATE};
+use crate::workload::pft::{FAULT, HEADLINE, POPULATE, Stored};
 
 fn fig(s: &Sample, name: &str) -> f64 {
     s.data.figures.get(name).copied().unwrap_or(f64::NAN)
@@ -34,25 +34,13 @@ fn gb(bytes: f64) -> String {
     }
 }
 
-fn cfg_str(run: &Run, key: &str) -> String {
-    match run.meta.config.get(key) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Null) | None => "?".into(),
-        Some(v) => v.to_string(),
-    }
-}
-
 fn cases<'a>(run: &'a Run, variant: &'a str) -> impl Iterator<Item = &'a CaseSamples> {
     run.cases.iter().filter(move |c| c.case.variant == variant)
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let page = run
-        .meta
-        .config
-        .get("page_size")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(4096);
+    let cfg = Stored::of(&run.meta.config);
+    let page = cfg.page_size.unwrap_or(4096);
     // The PMD THP size of the machine the run was taken on (2 MiB on x86-64).
     let thp_size = run
         .meta
@@ -60,40 +48,24 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         .get("thp_pmd_size")
         .and_then(|v| v.as_u64())
         .unwrap_or(2 << 20);
-    let pin = match run.meta.config.get("pin") {
-        Some(serde_json::Value::Object(o)) => o
-            .get("list")
-            .and_then(|l| l.as_array())
-            .map(|a| {
-                let cpus: Vec<usize> = a
-                    .iter()
-                    .filter_map(|v| v.as_u64())
-                    .map(|v| v as usize)
-                    .collect();
-                crate::machine::cpulist::format(&cpus)
-            })
-            .unwrap_or_else(|| "?".into()),
-        _ => cfg_str(run, "pin"),
-    };
-    let spec: crate::workload::fault_map::Spec =
-        serde_json::from_value(run.meta.config.clone()).unwrap_or_default();
-    let out = if spec == crate::workload::fault_map::Spec::default() {
+    let spec = &cfg.map;
+    let out = if *spec == crate::workload::fault_map::Spec::default() {
         format!(
             "pft: anonymous write faults, {} mode, {} KiB pages, THP {}, pin {}\n",
-            cfg_str(run, "mode"),
+            cfg.mode,
             page / 1024,
-            cfg_str(run, "thp"),
-            pin
+            cfg.thp,
+            cfg.pin
         )
     } else {
         format!(
             "pft: {}, {} mode, pin {}\n",
             spec.describe(),
-            cfg_str(run, "mode"),
-            pin
+            cfg.mode,
+            cfg.pin
         )
     };
-    let cline = cfg_str(run, "cline");
+    let cline = cfg.cline.to_string();
     let mut checks = Vec::new();
     let mut main = Vec::new();
     let mut counts = Vec::new();
@@ -141,7 +113,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 .get("kfaults")
                 .map_or("-".into(), |k| format!("{k:.0}")),
         ]);
-        checks.extend(fault_checks(c.case.tasks, s, page, thp_size, &spec));
+        checks.extend(fault_checks(c.case.tasks, s, page, thp_size, spec));
     }
     let mut out = vec![
         Block::Paragraph(out),
@@ -323,4 +295,51 @@ fn populate_section(run: &Run) -> Vec<Block> {
             layout: Some(Layout::spaced(&[4, 14, 14, 9])),
         }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+    use serde_json::json;
+
+    fn first_lines(config: serde_json::Value) -> Vec<String> {
+        let one = sample().figures(&[("fault/wsec", 1e5), ("bytes", 1e6), ("pages", 10.0)]);
+        let r = run("pft")
+            .config(config)
+            .case(case(2, FAULT).sample(one))
+            .build();
+        let out = text::blocks(&blocks(&r));
+        out.lines().take(4).map(String::from).collect()
+    }
+
+    /// A run stored before page_size, cline and the mapping were recorded
+    /// (and with its CPU list as an object) still names what it has.
+    #[test]
+    fn an_old_config_shows_what_it_stored_and_question_marks_for_the_rest() {
+        let l = first_lines(json!({"mode": "thread", "thp": "never", "pin": {"list": [0, 1, 2]}}));
+        assert_eq!(
+            l[0],
+            "pft: anonymous write faults, thread mode, 4 KiB pages, THP never, pin 0-2"
+        );
+        let row: Vec<&str> = l[2].split_whitespace().collect();
+        assert_eq!(row.get(2..4), Some(&["2", "?"][..]), "{l:?}");
+    }
+
+    /// An imported table's config has its own keys beside mode and thp;
+    /// a number where text is expected is shown as stored.
+    #[test]
+    fn an_imported_config_reads_without_the_fields_it_lacks() {
+        let c = Stored::of(&json!({
+            "imported": true, "caption": "pft run", "columns": ["Gb", "Rep"],
+            "mode": "process", "thp": null, "pin": 3, "page_size": "4k"
+        }));
+        assert_eq!(c.mode.to_string(), "process");
+        assert_eq!(c.thp.to_string(), "?");
+        assert_eq!(c.pin.to_string(), "3");
+        assert_eq!(c.cline.to_string(), "?");
+        assert_eq!(c.page_size, None);
+        assert_eq!(c.map, crate::workload::fault_map::Spec::default());
+    }
 }

@@ -6,6 +6,8 @@
 use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{Run, Sample};
+use crate::workload::stored::view;
+use crate::workload::wis::Stored;
 
 fn fig(s: &Sample, name: &str) -> String {
     match s.data.figures.get(name) {
@@ -15,18 +17,17 @@ fn fig(s: &Sample, name: &str) -> String {
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {
-    let c = &run.meta.config;
-    let test = c.get("test").and_then(|v| v.as_str()).unwrap_or("?");
+    let cfg: Stored = view(&run.meta.config);
+    let test = cfg.test.as_deref().unwrap_or("?");
     let about = crate::workload::wis::TESTS
         .iter()
         .find(|(n, _)| *n == test)
         .map_or("", |(_, a)| *a);
-    let size = c
-        .get("size")
-        .and_then(|v| v.as_u64())
+    let size = cfg
+        .size
         .map(crate::parse::format_size)
         .unwrap_or_else(|| "?".into());
-    let secs = c.get("secs").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    let secs = cfg.secs.unwrap_or(f64::NAN);
     let mut out = vec![Block::Paragraph(format!(
         "wis {test}: {about}\n{size} per loop, {secs} s per sample\n"
     ))];

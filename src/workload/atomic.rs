@@ -9,6 +9,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -38,6 +39,16 @@ pub struct Config {
     pub ops: u64,
     /// Folded variant: increments between folds into the global.
     pub fold: u64,
+}
+
+/// What the atomic report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    pub mode: Text,
+    pub ops: Text,
+    pub fold: Text,
 }
 
 pub struct Atomic {

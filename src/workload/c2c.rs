@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::stored::{Text, lenient};
 use serde::{Deserialize, Serialize};
 
 use super::region::{self, Region};
@@ -56,6 +57,21 @@ pub struct Config {
     pub rounds: u64,
     /// Timed batches per pair; the pair's figure is their median.
     pub batches: u64,
+}
+
+/// What the c2c report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    #[serde(deserialize_with = "lenient")]
+    pub cpus: Vec<usize>,
+    #[serde(deserialize_with = "lenient")]
+    pub pairs: Vec<Pair>,
+    #[serde(deserialize_with = "lenient")]
+    pub fresh_line: bool,
+    pub rounds: Text,
+    pub batches: Text,
 }
 
 pub struct C2c {

@@ -3,6 +3,7 @@
 //! samples its own fault count (rusage) about once a second with the real
 //! timestamp of each reading, so rates never assume the interval.
 
+use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
@@ -28,6 +29,19 @@ pub struct Config {
     pub every: f64,
     pub pin: Pin,
     pub page_size: u64,
+}
+
+/// What the churn report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    #[serde(deserialize_with = "lenient")]
+    pub chunk: u64,
+    #[serde(deserialize_with = "lenient")]
+    pub secs: f64,
+    #[serde(deserialize_with = "lenient")]
+    pub mode: Option<String>,
 }
 
 /// Readings kept per task (time, count); later readings overwrite the last.

@@ -5,6 +5,7 @@
 //! deltas for a named device with iostat-like figures, the mean over the
 //! sample and the worst of the per-interval values.
 
+use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,6 +29,32 @@ pub struct Config {
     pub device: Option<String>,
     /// Seconds between diskstats readings while the command runs.
     pub interval: f64,
+}
+
+/// What the cmd report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    /// The command's words (any that are not text left out).
+    #[serde(deserialize_with = "words")]
+    pub argv: Vec<String>,
+    /// The block device whose I/O was counted.
+    #[serde(deserialize_with = "lenient")]
+    pub device: Option<String>,
+    /// `--setup` when given (absent or null: none).
+    #[serde(deserialize_with = "lenient")]
+    pub setup: Option<serde::de::IgnoredAny>,
+}
+
+fn words<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Array(a) => a
+            .into_iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 pub struct Cmd {

@@ -5,6 +5,7 @@
 //! parent's wait4 return (exit_mmap, zap_pte_range, reap). System time is
 //! the parent's plus the children's (wait4 rusage); forks are counted.
 
+use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -42,6 +43,36 @@ pub struct Config {
     pub touch: u64,
     pub pin: Pin,
     pub page_size: u64,
+}
+
+/// What the fork report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    /// "anonymous", "shared file in DIR", "file", or "?".
+    #[serde(deserialize_with = "backing_text")]
+    pub backing: String,
+    #[serde(deserialize_with = "lenient")]
+    pub size: u64,
+    #[serde(deserialize_with = "lenient")]
+    pub forks: u64,
+    #[serde(deserialize_with = "lenient")]
+    pub touch: u64,
+    #[serde(deserialize_with = "lenient")]
+    pub mode: Option<String>,
+}
+
+fn backing_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Object(o) => o
+            .get("file")
+            .and_then(|p| p.as_str())
+            .map(|p| format!("shared file in {p}"))
+            .unwrap_or_else(|| "file".into()),
+        _ => "?".into(),
+    })
 }
 
 const V_FORKS: usize = 0;

@@ -4,6 +4,7 @@
 //! prefetchers cannot guess the next. Run on base pages and on THP, so the
 //! TLB's share of the latency shows as the difference.
 
+use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::{Pages, Region};
@@ -28,6 +29,15 @@ pub struct Config {
     pub pin: Pin,
     pub line_size: u64,
     pub thp_size: u64,
+}
+
+/// What the latency report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    pub line_size: Text,
+    pub loads: Text,
 }
 
 pub struct Latency {

@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -37,6 +38,16 @@ pub struct Config {
     pub ops: u64,
     /// Cache lines of data each lock protects (all touched per operation).
     pub lines: usize,
+}
+
+/// What the lockfan report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    pub ops: Text,
+    pub lines: Text,
+    pub mode: Text,
 }
 
 pub struct Lockfan {

@@ -8,6 +8,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
 use super::{Better, Case, Figure, SampleData, Workload};
@@ -36,6 +37,17 @@ pub struct Config {
     pub secs: f64,
     pub pin: Pin,
     pub page_size: u64,
+}
+
+/// What the mmap-lock report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    #[serde(deserialize_with = "lenient")]
+    pub size: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub rate: Option<f64>,
 }
 
 const V_ROLE_CHANGER: usize = 0;

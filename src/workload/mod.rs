@@ -21,6 +21,7 @@ pub mod pft;
 pub mod pft_args;
 pub mod region;
 pub mod spec;
+pub mod stored;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};

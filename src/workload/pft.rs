@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
+use super::stored::{Text, lenient, view};
 use super::{Better, Case, Figure, SampleData, Workload};
 use crate::error::{Error, Result};
 use crate::exec::region::Pages;
@@ -85,6 +86,54 @@ pub struct Config {
     /// The huge page size faults map with `pages` thp or hugetlb.
     #[serde(default)]
     pub huge_size: u64,
+}
+
+/// What pft's report prints of a stored run's configuration: fields of
+/// runs stored by older versions or imported may be missing ("?").
+#[derive(Debug, Default, Deserialize)]
+pub struct Stored {
+    #[serde(default)]
+    pub mode: Text,
+    #[serde(default)]
+    pub thp: Text,
+    #[serde(default)]
+    pub cline: Text,
+    /// The CPU list of a `--pin` list, else the policy as stored.
+    #[serde(default, deserialize_with = "pin_text")]
+    pub pin: Text,
+    #[serde(default, deserialize_with = "lenient")]
+    pub page_size: Option<u64>,
+    /// Read on its own: a stored map that does not parse is the default.
+    #[serde(skip)]
+    pub map: Spec,
+}
+
+impl Stored {
+    pub fn of(config: &serde_json::Value) -> Self {
+        Stored {
+            map: serde_json::from_value(config.clone()).unwrap_or_default(),
+            ..view(config)
+        }
+    }
+}
+
+fn pin_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Text, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Object(o) => Text::from(
+            o.get("list")
+                .and_then(|l| l.as_array())
+                .map(|a| {
+                    let cpus: Vec<usize> = a
+                        .iter()
+                        .filter_map(|v| v.as_u64())
+                        .map(|v| v as usize)
+                        .collect();
+                    crate::machine::cpulist::format(&cpus)
+                })
+                .unwrap_or_else(|| "?".into()),
+        ),
+        v => Text::of(v),
+    })
 }
 
 /// Indices into a task report's values.

@@ -5,6 +5,7 @@
 //! beside the operations, and the TLB tests count the shootdown interrupts
 //! of /proc/interrupts over the sample.
 
+use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
 use super::churn::{self, POINTS, Series};
@@ -68,6 +69,19 @@ pub struct Config {
     pub dir: std::path::PathBuf,
     pub pin: Pin,
     pub page_size: u64,
+}
+
+/// What the wis report prints of a stored run's configuration: fields of
+/// runs stored by older versions may be missing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    #[serde(deserialize_with = "lenient")]
+    pub test: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub size: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub secs: Option<f64>,
 }
 
 const V_OPS: usize = 0;
