@@ -86,43 +86,44 @@ fn main() {
             .collect()
     };
     let rate = |profiled: bool, probes: &mut vmscale::probes::Probes| -> f64 {
-        if !profiled || setup == "probes" {
-            let active = profiled.then(|| probes.start().expect("start the profile"));
-            let data = pft.sample(&case).expect("a pft sample");
-            if let Some(a) = active {
-                probes.finish(a).expect("finish the profile");
-            }
-            return data.figures[figure.as_str()];
+        let sample = || pft.sample(&case).expect("a pft sample").figures[figure.as_str()];
+        if !profiled {
+            return sample();
         }
-        let mut events = match setup.as_str() {
-            "counter" => per_cpu(Builder::new(Software::CPU_CLOCK).include_kernel()),
-            "dummy" => per_cpu(&Builder::new(Software::DUMMY)),
-            "open" | "ring" => {
-                let kind = vmscale::profile::EventKind::CpuClock;
-                per_cpu(&kind.builder(hz))
+        let kind = vmscale::profile::EventKind::CpuClock;
+        // Each setup's events stay open until its sample is taken.
+        match setup.as_str() {
+            "probes" => {
+                let active = probes.start().expect("start the profile");
+                let r = sample();
+                probes.finish(active).expect("finish the profile");
+                r
+            }
+            "ring" => {
+                let mut rings = vmscale::profile::sampler::open_per_cpu(&kind.builder(hz), 0)
+                    .expect("perf_event_open");
+                for (_, r) in rings.iter_mut() {
+                    r.enable().expect("enable");
+                }
+                sample()
+            }
+            "open" => {
+                let _events = per_cpu(&kind.builder(hz));
+                sample()
+            }
+            "counter" | "dummy" => {
+                let mut events = if setup == "counter" {
+                    per_cpu(Builder::new(Software::CPU_CLOCK).include_kernel())
+                } else {
+                    per_cpu(&Builder::new(Software::DUMMY))
+                };
+                for e in events.iter_mut() {
+                    e.enable().expect("enable");
+                }
+                sample()
             }
             other => panic!("unknown setup {other}"),
-        };
-        if setup != "open" && setup != "ring" {
-            for e in events.iter_mut() {
-                e.enable().expect("enable");
-            }
         }
-        if setup == "ring" {
-            let mut rings: Vec<_> = events
-                .into_iter()
-                .map(|e| e.sampled(512 << 10).expect("mmap"))
-                .collect();
-            for r in rings.iter_mut() {
-                r.enable().expect("enable");
-            }
-            let data = pft.sample(&case).expect("a pft sample");
-            drop(rings);
-            return data.figures[figure.as_str()];
-        }
-        let data = pft.sample(&case).expect("a pft sample");
-        drop(events);
-        data.figures[figure.as_str()]
     };
     // Warm up the allocator and the symbol cache.
     rate(false, &mut probes);
