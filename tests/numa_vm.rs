@@ -80,9 +80,12 @@ fn two_node_guest_runs_numa_for_real() {
     let out = scratch.dir.join("guest");
     let guest_commands = [
         "vmscale sysinfo --json > /out/sysinfo.json",
-        // The scanner starts after scan_delay_ms (1 s by default); a
-        // shorter delay lets a short TCG run see it work.
+        // The scanner starts after scan_delay_ms (1 s by default) and
+        // rescans at most every scan_period_min_ms (1 s); shorter ones let
+        // a short run see it work (at 1 s, numa02 once saw 73 PTEs
+        // updated in 3.8 s and none of its region moved).
         "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
+        "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
         "vmscale run numa01 --size 16M --loops 120 --reps 1 --warmup 0 \
          --interval 200ms --knob numa_balancing=0,1 --label vm-numa01",
         "vmscale run numa02 --size 16M --loops 200 --reps 1 --warmup 0 \
