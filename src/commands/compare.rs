@@ -1,15 +1,16 @@
 //! `vmscale compare`: runs side by side (the first is the baseline), the
 //! knob variants of one run, or plain sample files, in any output format.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::samplefile;
 use super::{Error, Result};
-use crate::model::{Better, Case, CaseSamples, Figure, Run, RunMeta, Sample, SampleData};
+use crate::model::{Better, Case, Figure, Run, RunMeta};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
+use crate::stats::case_data::CaseData;
 use crate::stats::comparison::{self, Options, RatioOf, Side};
+use crate::stats::work;
 use crate::store::Store;
 
 /// What `compare` was asked, already taken from the command line.
@@ -148,39 +149,19 @@ fn emit(c: &comparison::Comparison, format: Format) -> Result<()> {
     super::output::emit(format, &out)
 }
 
-/// A file's numbers as an in-memory run with one case, never stored.
-fn file_run(i: usize, path: &Path, v: &samplefile::Values, figure: &Figure) -> Run {
-    let case = Case::new(1, "file");
-    let samples = v
-        .values
-        .iter()
-        .enumerate()
-        .map(|(seq, x)| Sample {
-            seq: seq as i64,
-            warmup: false,
-            taken_at: String::new(),
-            data: SampleData {
-                figures: BTreeMap::from([(figure.name.clone(), *x)]),
-                tasks: Vec::new(),
-            },
-            vmstat: BTreeMap::new(),
-            noise: BTreeMap::new(),
-            flagged: false,
-        })
-        .collect();
-    Run {
-        meta: RunMeta {
-            label: Some(path.display().to_string()),
-            version: env!("CARGO_PKG_VERSION").into(),
-            figures: vec![figure.clone()],
-            origin: format!("file {}", path.display()),
-            ..RunMeta::bare(
-                i as i64 + 1,
-                "file",
-                serde_json::json!({ "path": path.display().to_string() }),
-            )
-        },
-        cases: vec![CaseSamples { case, samples }],
+/// A file as a run's description with no samples, never stored: its
+/// values stay where the parser put them.
+fn file_meta(i: usize, path: &Path, figure: &Figure) -> RunMeta {
+    RunMeta {
+        label: Some(path.display().to_string()),
+        version: env!("CARGO_PKG_VERSION").into(),
+        figures: vec![figure.clone()],
+        origin: format!("file {}", path.display()),
+        ..RunMeta::bare(
+            i as i64 + 1,
+            "file",
+            serde_json::json!({ "path": path.display().to_string() }),
+        )
     }
 }
 
@@ -200,11 +181,18 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             )));
         }
     };
-    let mut parsed = Vec::new();
-    for p in paths {
+    // Large files are read and parsed side by side, one per CPU.
+    let large = paths
+        .iter()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 1 << 20));
+    let read = work::map(paths, large, |p| {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Error::Input(format!("cannot read {}: {e}", p.display())))?;
-        let v = samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())?;
+        samplefile::parse(&p.display().to_string(), &text, r.column.as_deref())
+    });
+    let mut parsed = Vec::new();
+    for (p, v) in paths.iter().zip(read) {
+        let v = v?;
         if r.rate
             && let Some(bad) = v.values.iter().find(|x| **x <= 0.0)
         {
@@ -232,20 +220,28 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             Better::Higher
         });
     let figure = Figure::new(&parsed[0].column, "", better, r.rate);
-    let runs: Vec<Run> = paths
+    let case = Case::new(1, "file");
+    let metas: Vec<RunMeta> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| file_meta(i, p, &figure))
+        .collect();
+    let sides: Vec<Side> = metas
         .iter()
         .zip(&parsed)
-        .enumerate()
-        .map(|(i, (p, v))| file_run(i, p, v, &figure))
-        .collect();
-    let sides: Vec<Side> = runs
-        .iter()
-        .map(|run| {
-            let mut s = Side::run(run);
-            s.name = run.meta.label.clone().unwrap_or_default();
-            s.label = String::new();
-            s.run_id = None;
-            s
+        .map(|(meta, v)| Side {
+            name: meta.label.clone().unwrap_or_default(),
+            label: String::new(),
+            run_id: None,
+            meta,
+            cases: vec![(
+                case.key(),
+                CaseData::Values {
+                    case: &case,
+                    figure: &figure.name,
+                    values: &v.values,
+                },
+            )],
         })
         .collect();
     let opts = Options {

@@ -150,6 +150,7 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
                     match cell.ratio_ci_method.as_str() {
                         "normal" => "n ",
                         "bootstrap" => "b ",
+                        "paired" => "p ",
                         _ => "  ",
                     }
                 ),
@@ -194,21 +195,47 @@ fn better_word(b: Better) -> &'static str {
 
 fn legend(c: &Comparison) -> String {
     let base = &c.sides[0];
+    let tested = || {
+        c.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .flat_map(|r| r.cells.iter().skip(1))
+            .filter(|cell| cell.p.is_some())
+    };
+    let paired = tested().filter(|c| c.ratio_ci_method == "paired").count();
+    let tests_line = format!(
+        "adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n",
+        c.tests, c.alpha
+    );
+    let methods = if paired > 0 && paired == tested().count() {
+        format!(
+            "p-value: paired t-test against the baseline on the logs of the ratios of\n\
+             samples taken in the same round (knob variants, kernel rounds),\n{tests_line}\
+             Ratio: geometric mean of those ratios, [95% CI] by t on their logs\n\
+             (marked p): the PAIRED interval; slow drifts of the host cancel.\n"
+        )
+    } else {
+        format!(
+            "p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
+             {tests_line}Ratio: mean / baseline mean, [95% CI] by Welch's t on logs.\n{}",
+            if paired > 0 {
+                "[CI]p: samples taken in the same rounds: ratio, CI and p-value paired\n\
+                 (geometric mean of the rounds' ratios, t on their logs).\n"
+            } else {
+                ""
+            }
+        )
+    };
     format!(
         "Baseline: {}{}.\n\
          % change: positive is better, negative is worse (each title says which way\n\
-         the figure is better); Stddev, CoeffVar: less is better.\n\
-         p-value: Welch's t-test against the baseline (on logs for rates, Hmean rows),\n\
-         adj = Benjamini-Hochberg over all {} tests; * = adj < {}.\n\
-         Ratio: mean / baseline mean, [95% CI] by Welch's t on logs.\n{}{}",
+         the figure is better); Stddev, CoeffVar: less is better.\n{methods}{}{}",
         base.name,
         if base.label.is_empty() {
             String::new()
         } else {
             format!(" ({})", base.label)
         },
-        c.tests,
-        c.alpha,
         if ci_method_used(c, "bootstrap") {
             format!(
                 "[CI]b: seeded bootstrap (seed {}, {} rounds), values not all positive.\n",
@@ -358,11 +385,15 @@ fn blocks(c: &Comparison) -> Vec<Block> {
             better_word(r.figure.better)
         )));
         b.push(Block::Table(t));
-        b.push(Block::Paragraph(
+        b.push(Block::Paragraph(format!(
             "PAIRED: geometric mean of the ratios of neighbouring A/B samples (same\n\
-             round), t interval on their logs: slow drifts of the host cancel.\n"
-                .into(),
-        ));
+             round), t interval on their logs: slow drifts of the host cancel.{}\n",
+            if r.ratio_of == RatioOf::B {
+                " The\nRatio rows below give the same interval."
+            } else {
+                ""
+            }
+        )));
     }
     for g in &c.groups {
         let unit = if g.figure.unit.is_empty() {

@@ -82,12 +82,28 @@ fn series(samples: &[&Sample], figure: &str) -> Vec<(String, Vec<f64>)> {
 /// The mixture of `case`'s measured samples in `figure`, if they form two
 /// clear groups; `limit` bounds the list of what else differed.
 pub fn find(case: &CaseSamples, figure: &str, limit: usize) -> Option<CaseMixture> {
+    let values: Vec<f64> = case
+        .measured()
+        .filter_map(|s| s.data.figures.get(figure).copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    find_sorted(case, figure, &values, &mixture::sorted(&values), limit)
+}
+
+/// `find` for the case's finite measured values of `figure` (in sampling
+/// order) and their sorted copy, when the caller has them.
+pub fn find_sorted(
+    case: &CaseSamples,
+    figure: &str,
+    values: &[f64],
+    sorted: &[f64],
+    limit: usize,
+) -> Option<CaseMixture> {
+    let m = mixture::detect_sorted(values, sorted)?;
     let samples: Vec<&Sample> = case
         .measured()
         .filter(|s| s.data.figures.get(figure).is_some_and(|v| v.is_finite()))
         .collect();
-    let values: Vec<f64> = samples.iter().map(|s| s.data.figures[figure]).collect();
-    let m = mixture::detect(&values)?;
     let facts = |g: &mixture::Group| {
         let taken: Vec<&str> = g
             .indices
@@ -108,6 +124,26 @@ pub fn find(case: &CaseSamples, figure: &str, limit: usize) -> Option<CaseMixtur
         figure: figure.to_string(),
         differed: mixture::differences(&m, &series(&samples, figure), limit),
         groups: [facts(&m.groups[0]), facts(&m.groups[1])],
+    })
+}
+
+/// The mixture of bare values (a sample file: no times, nothing else
+/// measured), their positions as sample numbers.
+pub fn of_values(values: &[f64], sorted: &[f64], figure: &str) -> Option<CaseMixture> {
+    let m = mixture::detect_sorted(values, sorted)?;
+    let facts = |g: &mixture::Group| GroupFacts {
+        n: g.indices.len(),
+        median: g.median,
+        min: g.min,
+        max: g.max,
+        seqs: g.indices.iter().map(|&i| i as i64).collect(),
+        first_taken: String::new(),
+        last_taken: String::new(),
+    };
+    Some(CaseMixture {
+        figure: figure.to_string(),
+        groups: [facts(&m.groups[0]), facts(&m.groups[1])],
+        differed: Vec::new(),
     })
 }
 

@@ -8,18 +8,66 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::summary::{mean, stddev};
 
+/// What Welch's test and the log-ratio interval read of one side's values:
+/// their count, mean and standard deviation (n - 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moments {
+    pub n: usize,
+    pub mean: f64,
+    pub sd: f64,
+}
+
+impl Moments {
+    pub fn of(values: &[f64]) -> Moments {
+        super::work::pass(2 * values.len());
+        Moments {
+            n: values.len(),
+            mean: mean(values),
+            sd: stddev(values),
+        }
+    }
+
+    /// The moments of the logarithms; `None` unless every value is
+    /// positive and finite.
+    pub fn of_logs(values: &[f64]) -> Option<Moments> {
+        if values.iter().any(|&v| !(v > 0.0 && v.is_finite())) {
+            return None;
+        }
+        // Two passes over the logs, as `mean` and `stddev` would make over
+        // them, without holding them.
+        let n = values.len();
+        super::work::pass(2 * n);
+        let logs = || values.iter().map(|v| v.ln());
+        let m = logs().sum::<f64>() / n as f64;
+        let sd = if n < 2 {
+            0.0
+        } else {
+            (logs().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        };
+        Some(Moments { n, mean: m, sd })
+    }
+}
+
 /// Two-sided p-value of Welch's unequal-variance t-test between `a` and `b`.
 ///
 /// `None` when either side has fewer than two values (no variance estimate).
 /// When both sides have zero variance the test degenerates: equal means give
 /// p = 1, different means p = 0 (the samples cannot overlap).
 pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+    if a.iter().chain(b).any(|v| !v.is_finite()) {
         return None;
     }
-    let (ma, mb) = (mean(a), mean(b));
-    let (va, vb) = (stddev(a).powi(2) / na, stddev(b).powi(2) / nb);
+    welch_p_of(&Moments::of(a), &Moments::of(b))
+}
+
+/// Welch's test from the sides' moments (of finite values).
+pub fn welch_p_of(a: &Moments, b: &Moments) -> Option<f64> {
+    let (na, nb) = (a.n as f64, b.n as f64);
+    if a.n < 2 || b.n < 2 {
+        return None;
+    }
+    let (ma, mb) = (a.mean, b.mean);
+    let (va, vb) = (a.sd.powi(2) / na, b.sd.powi(2) / nb);
     let se2 = va + vb;
     if se2 <= 0.0 {
         return Some(if ma == mb { 1.0 } else { 0.0 });
@@ -220,23 +268,26 @@ pub fn normal_ratio_ci(base: &[f64], new: &[f64], rate: bool) -> Option<(f64, f6
 /// this covers it; the t quantile keeps n = 3 honest. `None` unless both
 /// sides have two or more values, all positive.
 pub fn log_t_ratio_ci(base: &[f64], new: &[f64], rate: bool) -> Option<(f64, f64)> {
-    if base.len() < 2
-        || new.len() < 2
-        || base.iter().chain(new).any(|&v| !(v > 0.0 && v.is_finite()))
-    {
+    let (lb, ln) = (Moments::of_logs(base)?, Moments::of_logs(new)?);
+    log_t_ratio_ci_of(&lb, &ln, figure_mean(new, rate) / figure_mean(base, rate))
+}
+
+/// `log_t_ratio_ci` from the moments of the sides' logs, around `ratio`.
+pub fn log_t_ratio_ci_of(
+    base_logs: &Moments,
+    new_logs: &Moments,
+    ratio: f64,
+) -> Option<(f64, f64)> {
+    if base_logs.n < 2 || new_logs.n < 2 {
         return None;
     }
-    let side = |v: &[f64]| {
-        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
-        stddev(&l).powi(2) / l.len() as f64
-    };
-    let (vb, vn) = (side(base), side(new));
-    let ratio = figure_mean(new, rate) / figure_mean(base, rate);
+    let side = |m: &Moments| m.sd.powi(2) / m.n as f64;
+    let (vb, vn) = (side(base_logs), side(new_logs));
     let se2 = vb + vn;
     if se2 <= 0.0 {
         return Some((ratio, ratio));
     }
-    let df = se2 * se2 / (vb * vb / (base.len() - 1) as f64 + vn * vn / (new.len() - 1) as f64);
+    let df = se2 * se2 / (vb * vb / (base_logs.n - 1) as f64 + vn * vn / (new_logs.n - 1) as f64);
     let h = super::summary::t95(df) * se2.sqrt();
     Some((ratio * (-h).exp(), ratio * h.exp()))
 }

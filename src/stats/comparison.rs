@@ -5,16 +5,23 @@
 //! layout lives in `report::compare_layout`.
 
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::case_groups::{self, CaseMixture};
+use std::borrow::Cow;
+
+use super::case_data::CaseData;
+use super::case_groups::CaseMixture;
 use super::compare::{
-    BOOTSTRAP_MAX_VALUES, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds, figure_p,
-    log_t_ratio_ci, normal_ratio_ci, pct_better, row_seed,
+    BOOTSTRAP_MAX_VALUES, Moments, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds,
+    figure_mean, log_t_ratio_ci_of, normal_ratio_ci, pct_better, row_seed, welch_p_of,
 };
-use super::paired::{self, PairedRatio};
-use super::summary::{Summary, mean, stddev, summarise};
-use crate::model::{Better, CaseSamples, Figure, Run, RunMeta};
+use super::mixture;
+use super::paired::{self, PairedRatio, Pairing};
+use super::summary::{Summary, summarise, summarise_sorted};
+use super::vmstat_spread::vmstat_case;
+pub use super::vmstat_spread::{Spread, VmstatCase, interesting_counter};
+use super::work;
+use crate::model::{Better, Figure, Run, RunMeta};
 
 /// One column of a comparison: a run, one knob variant of a run, or a file.
 pub struct Side<'a> {
@@ -25,7 +32,7 @@ pub struct Side<'a> {
     pub run_id: Option<i64>,
     pub meta: &'a RunMeta,
     /// Cases by the key they are matched on, in run order.
-    pub cases: Vec<(String, &'a CaseSamples)>,
+    pub cases: Vec<(String, CaseData<'a>)>,
 }
 
 impl<'a> Side<'a> {
@@ -36,7 +43,11 @@ impl<'a> Side<'a> {
             label: run.meta.label.clone().unwrap_or_default(),
             run_id: Some(run.meta.id),
             meta: &run.meta,
-            cases: run.cases.iter().map(|c| (c.case.key(), c)).collect(),
+            cases: run
+                .cases
+                .iter()
+                .map(|c| (c.case.key(), CaseData::Stored(c)))
+                .collect(),
         }
     }
 
@@ -70,7 +81,10 @@ impl<'a> Side<'a> {
                     .cases
                     .iter()
                     .filter(|c| &c.case.knobs_label() == setting)
-                    .map(|c| (format!("{}/{}", c.case.variant, c.case.tasks), c))
+                    .map(|c| {
+                        let key = format!("{}/{}", c.case.variant, c.case.tasks);
+                        (key, CaseData::Stored(c))
+                    })
                     .collect(),
             })
             .collect()
@@ -130,9 +144,17 @@ pub struct Cell {
     /// The interval is the normal (delta-method) one, not the bootstrap
     /// (rows over `BOOTSTRAP_MAX_VALUES` values that are not all positive).
     pub ratio_ci_normal: bool,
-    /// How `ratio_ci` was found: "welch-log" (Welch t on logs, positive
-    /// values), "bootstrap" or "normal" (values not all positive).
+    /// How `ratio` and `ratio_ci` were found: "paired" (the samples were
+    /// taken in the same rounds as the baseline's: the geometric mean of
+    /// the rounds' ratios and its t interval, `stats::paired`), else
+    /// mean(side) / mean(baseline) with "welch-log" (Welch t on logs,
+    /// positive values), "bootstrap" or "normal" (values not all positive).
     pub ratio_ci_method: String,
+    /// How `p` was found: "paired-log" (paired t-test on the logs of the
+    /// rounds' ratios), "welch-log" or "welch".
+    pub p_method: String,
+    /// Rounds paired, when `ratio_ci_method` is "paired".
+    pub pairs: Option<usize>,
     /// The side's samples fall into two groups in this figure.
     pub mixture: Option<CaseMixture>,
 }
@@ -151,21 +173,6 @@ pub struct Group {
     pub case: String,
     pub figure: Figure,
     pub rows: Vec<Row>,
-}
-
-/// Mean and standard deviation of a vmstat counter's per-sample delta.
-#[derive(Debug, Clone, Serialize)]
-pub struct Spread {
-    pub n: usize,
-    pub mean: f64,
-    pub stddev: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct VmstatCase {
-    pub key: String,
-    /// Counter -> one spread per side (None where the side lacks the case).
-    pub counters: BTreeMap<String, Vec<Option<Spread>>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -203,6 +210,9 @@ pub struct Comparison {
     pub tests: usize,
     /// Bootstrap resampling rounds: 2000, fewer for very large rows.
     pub bootstrap_rounds: usize,
+    /// How samples of the sides were taken together, if they were: rows
+    /// whose cases have these rounds get paired ratios and p-values.
+    pub pairing: Pairing,
     pub groups: Vec<Group>,
     pub vmstat: Vec<VmstatCase>,
     pub differences: Vec<Difference>,
@@ -211,16 +221,9 @@ pub struct Comparison {
     pub ratio: Option<RatioTable>,
 }
 
-fn values(c: &CaseSamples, figure: &str) -> Vec<f64> {
-    c.measured()
-        .filter_map(|s| s.data.figures.get(figure).copied())
-        .filter(|v| v.is_finite())
-        .collect()
-}
-
 /// The group a case belongs to: its key less the task count.
-fn group_of(c: &CaseSamples, key: &str) -> String {
-    let tasks = format!("/{}", c.case.tasks);
+fn group_of(c: &CaseData, key: &str) -> String {
+    let tasks = format!("/{}", c.case().tasks);
     match key.find(&tasks) {
         Some(i) if key[i + tasks.len()..].is_empty() || key[i + tasks.len()..].starts_with('/') => {
             format!("{}{}", &key[..i], &key[i + tasks.len()..])
@@ -229,28 +232,52 @@ fn group_of(c: &CaseSamples, key: &str) -> String {
     }
 }
 
-/// Counters worth a table: faults, THP, NUMA, migration, compaction, reclaim.
-pub fn interesting_counter(name: &str) -> bool {
-    name == "pgfault"
-        || name == "pgmajfault"
-        || [
-            "thp_",
-            "numa_",
-            "pgmigrate_",
-            "compact_",
-            "pgsteal_",
-            "pgscan_",
-            "pswp",
-        ]
-        .iter()
-        .any(|p| name.starts_with(p))
-}
-
 /// Groups in baseline order: (group name, [(case key, tasks)]).
 type Order = Vec<(String, Vec<(String, usize)>)>;
 
 /// Each side's cases by key.
-type Lookup<'a> = [BTreeMap<&'a str, &'a CaseSamples>];
+type Lookup<'a> = [BTreeMap<&'a str, CaseData<'a>>];
+
+/// What every cell of a row reads of one side's case, computed once.
+struct Prepared<'a> {
+    values: Cow<'a, [f64]>,
+    summary: Option<Summary>,
+    /// The mean as the figure is summarised (harmonic for rates).
+    mean: f64,
+    plain: Moments,
+    /// Of the logs, when all values are positive.
+    logs: Option<Moments>,
+    mixture: Option<CaseMixture>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(c: &CaseData<'a>, f: &Figure) -> Prepared<'a> {
+        let values = c.values(&f.name);
+        // One sort serves the median and the mixture search.
+        let sorted = mixture::sorted(&values);
+        Prepared {
+            summary: summarise_sorted(&values, &sorted, f.rate),
+            mean: figure_mean(&values, f.rate),
+            plain: Moments::of(&values),
+            logs: Moments::of_logs(&values),
+            mixture: c.mixture(&f.name, &values, &sorted, 4),
+            values,
+        }
+    }
+}
+
+/// Rows with more values than this (all sides) prepare their sides on
+/// several threads.
+const PARALLEL_VALUES: usize = 200_000;
+
+/// How the sides of a comparison of `kind` were sampled together.
+fn pairing_of(kind: &str) -> Pairing {
+    match kind {
+        "variants" => Pairing::Seq,
+        "runs" => Pairing::Round,
+        _ => Pairing::None,
+    }
+}
 
 /// Compares `sides`, the first being the baseline.
 pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
@@ -262,12 +289,13 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         .filter(|f| opts.figures.is_empty() || opts.figures.contains(&f.name))
         .cloned()
         .collect();
-    let lookup: Vec<BTreeMap<&str, &CaseSamples>> = sides
+    let lookup: Vec<BTreeMap<&str, CaseData>> = sides
         .iter()
         .map(|s| s.cases.iter().map(|(k, c)| (k.as_str(), *c)).collect())
         .collect();
     let order = order(base);
     let rounds = bootstrap_rounds(bootstrap_values(&order, &lookup) * figures.len());
+    let pairing = pairing_of(kind);
 
     let mut groups = Vec::new();
     for (gname, keys) in &order {
@@ -275,18 +303,31 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
             let rows = keys
                 .iter()
                 .map(|(key, tasks)| {
-                    let base_vals = values(lookup[0][key.as_str()], &f.name);
-                    let base = (base_vals.as_slice(), summarise(&base_vals, f.rate));
-                    let cells = lookup
-                        .iter()
-                        .enumerate()
-                        .map(|(i, l)| {
+                    let cases: Vec<Option<&CaseData>> =
+                        lookup.iter().map(|l| l.get(key.as_str())).collect();
+                    // Sides of many samples are prepared side by side.
+                    let large =
+                        cases.iter().flatten().map(|c| c.count()).sum::<usize>() > PARALLEL_VALUES;
+                    let prepared: Vec<Option<Prepared>> =
+                        work::map(&cases, large, |c| c.map(|c| Prepared::new(c, f)));
+                    let base_rounds = cases[0].and_then(|c| c.rounds(&f.name, pairing));
+                    let cells = (0..sides.len())
+                        .map(|i| {
+                            let (Some(c), Some(p)) = (cases[i], &prepared[i]) else {
+                                return empty_cell();
+                            };
                             let seed = row_seed(
                                 opts.seed,
                                 &format!("{key}\0{}\0{}", f.name, sides[i].name),
                             );
-                            l.get(key.as_str())
-                                .map_or_else(empty_cell, |c| cell(c, f, &base, i > 0, seed, rounds))
+                            let paired = match (&base_rounds, i > 0) {
+                                (Some(b), true) => c
+                                    .rounds(&f.name, pairing)
+                                    .and_then(|r| paired::ratio(b, &r)),
+                                _ => None,
+                            };
+                            let base = prepared[0].as_ref().unwrap_or(p);
+                            cell(p, base, i > 0, f, paired, seed, rounds)
                         })
                         .collect();
                     Row {
@@ -318,7 +359,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
     let ratio = if kind == "variants" && sides.len() == 2 {
         figures
             .first()
-            .map(|f| ratio_table(f, &order, &lookup, opts.ratio_of))
+            .map(|f| ratio_table(f, &order, &lookup, opts.ratio_of, pairing))
     } else {
         None
     };
@@ -337,6 +378,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         seed: opts.seed,
         tests,
         bootstrap_rounds: rounds,
+        pairing,
         groups,
         vmstat,
         differences,
@@ -351,8 +393,8 @@ fn order(base: &Side) -> Order {
     for (key, c) in &base.cases {
         let g = group_of(c, key);
         match order.iter_mut().find(|(name, _)| *name == g) {
-            Some((_, rows)) => rows.push((key.clone(), c.case.tasks)),
-            None => order.push((g, vec![(key.clone(), c.case.tasks)])),
+            Some((_, rows)) => rows.push((key.clone(), c.case().tasks)),
+            None => order.push((g, vec![(key.clone(), c.case().tasks)])),
         }
     }
     order
@@ -365,9 +407,7 @@ fn bootstrap_values(order: &Order, lookup: &Lookup) -> usize {
         .iter()
         .flat_map(|(_, keys)| keys)
         .map(|(key, _)| {
-            let n = |l: &BTreeMap<&str, &CaseSamples>| {
-                l.get(key.as_str()).map_or(0, |c| c.measured().count())
-            };
+            let n = |l: &BTreeMap<&str, CaseData>| l.get(key.as_str()).map_or(0, |c| c.count());
             (1..lookup.len())
                 .map(|i| n(&lookup[0]) + n(&lookup[i]))
                 .sum::<usize>()
@@ -376,41 +416,60 @@ fn bootstrap_values(order: &Order, lookup: &Lookup) -> usize {
 }
 
 /// One side's cell of a row: its summary, the change against the
-/// baseline's values, and (`tested`: not the baseline itself) the Welch
-/// p-value and the ratio's interval.
+/// baseline's, and (`tested`: not the baseline itself) the p-value and the
+/// ratio's interval: paired where rounds pair the samples, else Welch's
+/// (on logs for rates) and the ratio of means.
 fn cell(
-    c: &CaseSamples,
-    f: &Figure,
-    (base_vals, base_sum): &(&[f64], Option<Summary>),
+    p: &Prepared,
+    base: &Prepared,
     tested: bool,
+    f: &Figure,
+    paired: Option<PairedRatio>,
     seed: u64,
     rounds: usize,
 ) -> Cell {
-    let vals = values(c, &f.name);
-    let summary = summarise(&vals, f.rate);
     let mut cell = empty_cell();
-    cell.mixture = case_groups::find(c, &f.name, 4);
-    if let (Some(b), Some(s)) = (base_sum, &summary) {
-        cell.pct = Some(pcts(b, s, f.better));
-        if b.mean != 0.0 {
-            cell.ratio = Some(s.mean / b.mean);
-        }
-        if tested {
-            cell.p = figure_p(base_vals, &vals, f.rate);
-            if let Some(ci) = log_t_ratio_ci(base_vals, &vals, f.rate) {
-                cell.ratio_ci = Some(ci);
-                cell.ratio_ci_method = "welch-log".into();
-            } else if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
-                cell.ratio_ci = bootstrap_ratio_ci(base_vals, &vals, f.rate, seed, rounds);
-                cell.ratio_ci_method = "bootstrap".into();
-            } else {
-                cell.ratio_ci = normal_ratio_ci(base_vals, &vals, f.rate);
-                cell.ratio_ci_normal = true;
-                cell.ratio_ci_method = "normal".into();
-            }
-        }
+    cell.mixture = p.mixture.clone();
+    cell.summary = p.summary.clone();
+    let (Some(b), Some(s)) = (&base.summary, &p.summary) else {
+        return cell;
+    };
+    cell.pct = Some(pcts(b, s, f.better));
+    if b.mean != 0.0 {
+        cell.ratio = Some(s.mean / b.mean);
     }
-    cell.summary = summary;
+    if !tested {
+        return cell;
+    }
+    if let Some(pr) = paired {
+        cell.ratio = Some(pr.ratio);
+        cell.ratio_ci = Some(pr.ci95);
+        cell.ratio_ci_method = "paired".into();
+        cell.p = Some(pr.p);
+        cell.p_method = "paired-log".into();
+        cell.pairs = Some(pr.pairs);
+        return cell;
+    }
+    (cell.p, cell.p_method) = match (&base.logs, &p.logs) {
+        (Some(lb), Some(ls)) if f.rate => (welch_p_of(lb, ls), "welch-log".into()),
+        _ => (welch_p_of(&base.plain, &p.plain), "welch".into()),
+    };
+    let (base_vals, vals) = (&base.values[..], &p.values[..]);
+    if let Some(ci) = base
+        .logs
+        .zip(p.logs)
+        .and_then(|(lb, ls)| log_t_ratio_ci_of(&lb, &ls, p.mean / base.mean))
+    {
+        cell.ratio_ci = Some(ci);
+        cell.ratio_ci_method = "welch-log".into();
+    } else if base_vals.len() + vals.len() <= BOOTSTRAP_MAX_VALUES {
+        cell.ratio_ci = bootstrap_ratio_ci(base_vals, vals, f.rate, seed, rounds);
+        cell.ratio_ci_method = "bootstrap".into();
+    } else {
+        cell.ratio_ci = normal_ratio_ci(base_vals, vals, f.rate);
+        cell.ratio_ci_normal = true;
+        cell.ratio_ci_method = "normal".into();
+    }
     cell
 }
 
@@ -463,6 +522,8 @@ fn empty_cell() -> Cell {
         ratio_ci: None,
         ratio_ci_normal: false,
         ratio_ci_method: String::new(),
+        p_method: String::new(),
+        pairs: None,
         mixture: None,
     }
 }
@@ -480,80 +541,28 @@ fn pcts(b: &Summary, s: &Summary, better: Better) -> [f64; 6] {
     ]
 }
 
-/// A side's measured sample count and its per-sample counter deltas.
-type SideCounters<'a> = (usize, HashMap<&'a str, Vec<f64>>);
-
-fn vmstat_case(key: &str, lookup: &Lookup) -> Option<VmstatCase> {
-    // One pass over each side's samples: counter -> per-sample deltas.
-    let mut per_side: Vec<Option<SideCounters>> = Vec::new();
-    let mut names: BTreeSet<&str> = BTreeSet::new();
-    for l in lookup {
-        let Some(c) = l.get(key) else {
-            per_side.push(None);
-            continue;
-        };
-        let n = c.measured().count();
-        let mut acc: HashMap<&str, Vec<f64>> = HashMap::new();
-        for (i, s) in c.measured().enumerate() {
-            for (name, v) in &s.vmstat {
-                if *v != 0 && interesting_counter(name) {
-                    acc.entry(name.as_str()).or_insert_with(|| vec![0.0; n])[i] = *v as f64;
-                }
-            }
-        }
-        names.extend(acc.keys().copied());
-        per_side.push(Some((n, acc)));
-    }
-    if names.is_empty() {
-        return None;
-    }
-    let counters = names
-        .into_iter()
-        .map(|name| {
-            let spreads = per_side
-                .iter()
-                .map(|side| {
-                    let (n, acc) = side.as_ref()?;
-                    Some(match acc.get(name) {
-                        Some(v) => Spread {
-                            n: *n,
-                            mean: mean(v),
-                            stddev: stddev(v),
-                        },
-                        None => Spread {
-                            n: *n,
-                            mean: 0.0,
-                            stddev: 0.0,
-                        },
-                    })
-                })
-                .collect();
-            (name.to_string(), spreads)
-        })
-        .collect();
-    Some(VmstatCase {
-        key: key.to_string(),
-        counters,
-    })
-}
-
-fn ratio_table(f: &Figure, order: &Order, lookup: &Lookup, ratio_of: RatioOf) -> RatioTable {
+fn ratio_table(
+    f: &Figure,
+    order: &Order,
+    lookup: &Lookup,
+    ratio_of: RatioOf,
+    pairing: Pairing,
+) -> RatioTable {
     let mut rows = Vec::new();
     for (g, keys) in order {
         for (key, tasks) in keys {
             let m = |i: usize| {
                 lookup[i]
                     .get(key.as_str())
-                    .and_then(|c| summarise(&values(c, &f.name), f.rate))
+                    .and_then(|c| summarise(&c.values(&f.name), f.rate))
                     .map(|s| s.mean)
             };
             if let (Some(a), Some(b)) = (m(0), m(1)) {
                 let rounds = |i: usize| -> Vec<(i64, f64)> {
-                    lookup[i].get(key.as_str()).map_or(Vec::new(), |c| {
-                        c.measured()
-                            .filter_map(|s| s.data.figures.get(&f.name).map(|v| (s.seq, *v)))
-                            .collect()
-                    })
+                    lookup[i]
+                        .get(key.as_str())
+                        .and_then(|c| c.rounds(&f.name, pairing))
+                        .unwrap_or_default()
                 };
                 let (ra, rb) = (rounds(0), rounds(1));
                 let (ratio, paired) = match ratio_of {

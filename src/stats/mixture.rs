@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use super::compare::welch_p;
-use super::summary::{mean, median};
+use super::summary::median;
+use super::work;
 
 /// Fewest values the detector looks at.
 pub const MIN_N: usize = 8;
@@ -45,20 +46,74 @@ pub struct Mixture {
     pub separation: f64,
 }
 
-/// The best split of sorted `y`: (size of the lower group, gap, separation).
+/// Running mean and sum of squared deviations (Welford) of a group of
+/// values, one value added at a time.
+#[derive(Clone, Copy, Default)]
+struct Running {
+    n: f64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Running {
+    fn add(&mut self, v: f64) {
+        self.n += 1.0;
+        let d = v - self.mean;
+        self.mean += d / self.n;
+        self.m2 += d * (v - self.mean);
+    }
+}
+
+/// The best split of sorted `y`: (size of the lower group, gap,
+/// separation). The lower group's moments are carried forward one value at
+/// a time; the upper group's come from a backward pass, kept at the end of
+/// every block of about sqrt(n) splits and recomputed a block at a time
+/// from there (the same numbers as keeping them all, in O(sqrt n) memory
+/// instead of 16 bytes a value). O(n).
 fn best_split(y: &[f64]) -> Option<(usize, f64, f64)> {
     let n = y.len();
     let m0 = 3usize.max(n.div_ceil(10));
+    let last = n.saturating_sub(m0);
+    if m0 > last {
+        return None;
+    }
+    work::pass(4 * n);
+    let block = (n as f64).sqrt() as usize + 1;
+    let blocks = n.div_ceil(block);
+    // after[b]: the moments of the values after block b.
+    let mut after = vec![Running::default(); blocks];
+    let mut acc = Running::default();
+    for b in (0..blocks).rev() {
+        after[b] = acc;
+        for i in (b * block..((b + 1) * block).min(n)).rev() {
+            acc.add(y[i]);
+        }
+    }
+    let mut upper = vec![Running::default(); block];
+    let mut lower = Running::default();
+    for &v in &y[..m0 - 1] {
+        lower.add(v);
+    }
     let mut best: Option<(usize, f64, f64)> = None;
-    for k in m0..=n.saturating_sub(m0) {
-        let (l, r) = y.split_at(k);
-        let (ml, mr) = (mean(l), mean(r));
-        let ss: f64 = l.iter().map(|v| (v - ml).powi(2)).sum::<f64>()
-            + r.iter().map(|v| (v - mr).powi(2)).sum::<f64>();
-        let sd = (ss / (n - 2) as f64).sqrt();
+    let mut filled = usize::MAX;
+    for k in m0..=last {
+        let b = k / block;
+        if filled != b {
+            // The upper moments of every split in block b.
+            let (start, mut acc) = (b * block, after[b]);
+            let end = (start + block).min(n);
+            for i in (start..end).rev() {
+                acc.add(y[i]);
+                upper[i - start] = acc;
+            }
+            filled = b;
+        }
+        lower.add(y[k - 1]);
+        let r = upper[k - b * block];
+        let sd = ((lower.m2 + r.m2) / (n - 2) as f64).sqrt();
         let gap = y[k] - y[k - 1];
         let (g, d) = if sd > 0.0 {
-            (gap / sd, (mr - ml) / sd)
+            (gap / sd, (r.mean - lower.mean) / sd)
         } else if gap > 0.0 {
             (f64::INFINITY, f64::INFINITY)
         } else {
@@ -76,16 +131,35 @@ fn best_split(y: &[f64]) -> Option<(usize, f64, f64)> {
 /// exceed `gap_min(n)` and the group means lie `separation_min(n)` pooled
 /// within-group standard deviations apart, each group holding at least 3
 /// values and a tenth of them. `None` otherwise, and for fewer than
-/// `MIN_N` values or any non-finite value.
+/// `MIN_N` values or any non-finite value. O(n log n): one sort.
 pub fn detect(values: &[f64]) -> Option<Mixture> {
-    let n = values.len();
-    if n < MIN_N || values.iter().any(|v| !v.is_finite()) {
+    if values.len() < MIN_N || values.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
-    let sorted: Vec<f64> = order.iter().map(|&i| values[i]).collect();
-    let (k, mut gap, mut separation) = best_split(&sorted)?;
+    detect_sorted(values, &sorted(values))
+}
+
+/// A sorted copy of `values` (by `f64::total_cmp`).
+pub fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut v = values.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    work::sort(v.len());
+    v
+}
+
+/// `detect` for values whose sorted copy (`sorted(values)`) is at hand.
+pub fn detect_sorted(values: &[f64], sorted: &[f64]) -> Option<Mixture> {
+    let n = values.len();
+    if n < MIN_N || n != sorted.len() || !(sorted[0].is_finite() && sorted[n - 1].is_finite()) {
+        return None;
+    }
+    let (k, mut gap, mut separation) = best_split(sorted)?;
+    // The logs can only lower both measures: look at them only when the
+    // plain values pass.
+    let passes = |gap: f64, separation: f64| gap >= gap_min(n) && separation >= separation_min(n);
+    if !passes(gap, separation) {
+        return None;
+    }
     if sorted[0] > 0.0 {
         let logs: Vec<f64> = sorted.iter().map(|v| v.ln()).collect();
         let (kl, gl, dl) = best_split(&logs)?;
@@ -95,13 +169,17 @@ pub fn detect(values: &[f64]) -> Option<Mixture> {
         }
         gap = gap.min(gl);
         separation = separation.min(dl);
+        if !passes(gap, separation) {
+            return None;
+        }
     }
-    if gap < gap_min(n) || separation < separation_min(n) {
-        return None;
-    }
-    let group = |idx: &[usize]| {
-        let mut indices = idx.to_vec();
-        indices.sort_unstable();
+    // The gap is positive, so the lower group is every value below the
+    // upper group's least.
+    let cut = sorted[k];
+    let group = |lower: bool| {
+        let indices: Vec<usize> = (0..n)
+            .filter(|&i| values[i].total_cmp(&cut).is_lt() == lower)
+            .collect();
         let v: Vec<f64> = indices.iter().map(|&i| values[i]).collect();
         Group {
             median: median(&v),
@@ -111,7 +189,7 @@ pub fn detect(values: &[f64]) -> Option<Mixture> {
         }
     };
     Some(Mixture {
-        groups: [group(&order[..k]), group(&order[k..])],
+        groups: [group(true), group(false)],
         gap,
         separation,
     })
@@ -186,6 +264,67 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// The split search as it was first written: every split's moments
+    /// summed afresh, O(n^2). The reference the one-pass search must equal.
+    fn best_split_reference(y: &[f64]) -> Option<(usize, f64, f64)> {
+        let n = y.len();
+        let m0 = 3usize.max(n.div_ceil(10));
+        let mut best: Option<(usize, f64, f64)> = None;
+        for k in m0..=n.saturating_sub(m0) {
+            let (l, r) = y.split_at(k);
+            let (ml, mr) = (
+                crate::stats::summary::mean(l),
+                crate::stats::summary::mean(r),
+            );
+            let ss: f64 = l.iter().map(|v| (v - ml).powi(2)).sum::<f64>()
+                + r.iter().map(|v| (v - mr).powi(2)).sum::<f64>();
+            let sd = (ss / (n - 2) as f64).sqrt();
+            let gap = y[k] - y[k - 1];
+            let (g, d) = if sd > 0.0 {
+                (gap / sd, (mr - ml) / sd)
+            } else if gap > 0.0 {
+                (f64::INFINITY, f64::INFINITY)
+            } else {
+                (0.0, 0.0)
+            };
+            if best.is_none_or(|b| g > b.1) {
+                best = Some((k, g, d));
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn the_one_pass_split_search_equals_the_quadratic_one() {
+        // Unimodal, two groups, ties and a constant run; n from 8 to 600.
+        let mut rng = SplitMix64::new(41);
+        let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+        for trial in 0..400 {
+            let n = 8 + trial * 3 % 600;
+            let mut v: Vec<f64> = match trial % 4 {
+                0 => unimodal(&mut rng, n, 0.05, true),
+                1 => (0..n)
+                    .map(|i| if i % 3 == 0 { 300.0 } else { 600.0 } * (1.0 + 0.02 * rng.normal()))
+                    .collect(),
+                2 => (0..n).map(|_| (rng.below(5) as f64) * 1e6).collect(),
+                _ => (0..n)
+                    .map(|i| if i < n / 2 { 7.0 } else { 7.0 + rng.normal() })
+                    .collect(),
+            };
+            v.sort_by(f64::total_cmp);
+            let (fast, slow) = (best_split(&v), best_split_reference(&v));
+            let (Some(f), Some(s)) = (fast, slow) else {
+                assert_eq!(fast, slow);
+                continue;
+            };
+            assert_eq!(f.0, s.0, "trial {trial}: split {f:?} vs {s:?}");
+            assert!(
+                close(f.1, s.1) && close(f.2, s.2),
+                "trial {trial}: {f:?} vs {s:?}"
+            );
+        }
     }
 
     #[test]

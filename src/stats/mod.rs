@@ -2,10 +2,12 @@
 //! rule, mixtures and drifts, variance between invocations, the comparison
 //! tests and intervals (Welch, Benjamini-Hochberg, ratio intervals, paired
 //! A/B ratios), the comparison of runs built on them (`comparison`, and
-//! `run_diff` for what else differs between the runs) and the USL fit.
+//! `run_diff` for what else differs between the runs) and the USL fit;
+//! `work` counts the steps they take.
 //! Pure numbers, apart from `case_groups`, `comparison` and `run_diff`,
 //! which read stored runs.
 
+pub mod case_data;
 pub mod case_groups;
 pub mod colour;
 pub mod compare;
@@ -19,3 +21,5 @@ pub mod run_diff;
 pub mod stopping;
 pub mod summary;
 pub mod usl;
+pub mod vmstat_spread;
+pub mod work;

@@ -1,47 +1,113 @@
-//! The ratio of two interleaved variants from neighbouring pairs: knob
-//! variants are sampled A B A B, so sample i of A and sample i of B were
-//! taken seconds apart and share whatever the host was doing then. The
-//! log of each pair's ratio cancels slow drifts; their mean and its t
-//! interval give the ratio (a geometric mean of pair ratios) and its CI.
+//! The ratio of two sides sampled in the same rounds. Knob variants are
+//! sampled A B A B, so sample i of A and sample i of B were taken seconds
+//! apart and share whatever the host was doing; kernels booted in turn
+//! (A B A B over rounds) share a round the same way. The log of each
+//! round's ratio cancels slow drifts; their mean and its t interval give
+//! the ratio (a geometric mean of the rounds' ratios) and its CI, and a
+//! paired t-test its p-value.
 
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::summary::{mean, stddev, t95};
+
+/// The key of a sample's `noise` map that holds the round it was taken in
+/// when separate runs were sampled alternately round by round (kernels
+/// booted A B A B): `compare` pairs such runs by it.
+pub const ROUND: &str = "round";
+
+/// Which samples of two sides were taken together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Not paired: the sides were sampled apart (runs, files).
+    None,
+    /// Knob variants of one run: a round is a sample number (`seq`).
+    Seq,
+    /// Runs whose samples carry the round they were taken in (`ROUND`).
+    Round,
+}
 
 /// The paired estimate of new / base.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PairedRatio {
     pub ratio: f64,
     pub ci95: (f64, f64),
-    /// Pairs used (rounds where both sides have a positive value).
+    /// Rounds used (rounds where both sides have a positive value).
     pub pairs: usize,
+    /// Two-sided p-value of the paired t-test of ratio = 1 (on the logs).
+    pub p: f64,
 }
 
-/// Pairs `base` and `new` by round (the `i64` tags, e.g. sample sequence
-/// numbers) and estimates new / base; `None` with fewer than two pairs.
-/// Values that are not positive and finite are left out with their pair.
+/// Pairs `base` and `new` by round (the `i64` tags: sample sequence
+/// numbers, or rounds) and estimates new / base; `None` with fewer than
+/// two rounds both sides have. A side with several values in a round
+/// enters it with their geometric mean. Values that are not positive and
+/// finite are left out. O(n log n).
 pub fn ratio(base: &[(i64, f64)], new: &[(i64, f64)]) -> Option<PairedRatio> {
-    let ok = |v: f64| v > 0.0 && v.is_finite();
-    let d: Vec<f64> = base
-        .iter()
-        .filter(|(_, a)| ok(*a))
-        .filter_map(|(round, a)| {
-            new.iter()
-                .find(|(r, b)| r == round && ok(*b))
-                .map(|(_, b)| (b / a).ln())
-        })
-        .collect();
+    let d = round_log_ratios(base, new);
     let n = d.len();
     if n < 2 {
         return None;
     }
     let m = mean(&d);
-    let h = t95((n - 1) as f64) * stddev(&d) / (n as f64).sqrt();
+    let se = stddev(&d) / (n as f64).sqrt();
+    let df = (n - 1) as f64;
+    let h = t95(df) * se;
+    let p = if se > 0.0 {
+        StudentsT::new(0.0, 1.0, df)
+            .map(|t| (2.0 * t.cdf(-(m / se).abs())).clamp(0.0, 1.0))
+            .unwrap_or(f64::NAN)
+    } else if m == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
     Some(PairedRatio {
         ratio: m.exp(),
         ci95: ((m - h).exp(), (m + h).exp()),
         pairs: n,
+        p,
     })
+}
+
+/// Each round's mean log, by round.
+fn round_logs(v: &[(i64, f64)]) -> Vec<(i64, f64)> {
+    let mut logs: Vec<(i64, f64)> = v
+        .iter()
+        .filter(|(_, x)| *x > 0.0 && x.is_finite())
+        .map(|&(r, x)| (r, x.ln()))
+        .collect();
+    logs.sort_by_key(|&(r, _)| r);
+    super::work::sort(logs.len());
+    let mut out: Vec<(i64, f64)> = Vec::new();
+    let mut i = 0;
+    while i < logs.len() {
+        let r = logs[i].0;
+        let j = i + logs[i..].iter().take_while(|(q, _)| *q == r).count();
+        let values: Vec<f64> = logs[i..j].iter().map(|&(_, l)| l).collect();
+        out.push((r, mean(&values)));
+        i = j;
+    }
+    out
+}
+
+/// ln(new / base) of every round both sides have, in round order.
+fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f64> {
+    let (b, n) = (round_logs(base), round_logs(new));
+    let mut d = Vec::with_capacity(b.len().min(n.len()));
+    let mut j = 0;
+    for &(r, lb) in &b {
+        while j < n.len() && n[j].0 < r {
+            j += 1;
+        }
+        if let Some(&(q, ln)) = n.get(j)
+            && q == r
+        {
+            d.push(ln - lb);
+        }
+    }
+    d
 }
 
 #[cfg(test)]
@@ -81,6 +147,10 @@ mod tests {
             }
             let cov = hit as f64 / trials as f64;
             println!("paired n={n}: coverage {cov:.3}, narrower {narrower} of {trials}");
+            // The p-value says what the interval says.
+            let (a, b) = rounds(&mut rng, n, 0.2, 0.01);
+            let p = ratio(&a, &b).unwrap();
+            assert_eq!(p.p < 0.05, p.ci95.0 > 1.0 || p.ci95.1 < 1.0, "{p:?}");
             assert!(cov >= 0.93, "n={n}: {cov}");
             assert!(narrower > trials * 9 / 10, "n={n}: {narrower}");
         }
@@ -94,5 +164,13 @@ mod tests {
         assert_eq!(p.pairs, 2);
         assert!((p.ratio - 1.1).abs() < 1e-12 && (p.ci95.0 - 1.1).abs() < 1e-12);
         assert!(ratio(&a[..1], &b).is_none());
+        // Several samples a round (a kernel's run per boot): each round
+        // enters with its geometric mean, so 2 x 1.1 and 1.1 x 1.1 rounds
+        // give the same ratio as one sample each.
+        let a = [(0, 100.0), (0, 400.0), (1, 100.0)];
+        let b = [(0, 110.0), (0, 440.0), (1, 121.0), (1, 100.0)];
+        let p = ratio(&a, &b).unwrap();
+        assert_eq!(p.pairs, 2);
+        assert!((p.ratio - 1.1).abs() < 1e-12, "{p:?}");
     }
 }

@@ -86,7 +86,7 @@ pub fn differences(sides: &[Side]) -> Vec<Difference> {
         // The knob values a side's cases ran under.
         let mut case_knobs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (_, c) in &s.cases {
-            for (k, v) in &c.case.knobs {
+            for (k, v) in &c.case().knobs {
                 case_knobs.entry(k.clone()).or_default().insert(v.clone());
             }
         }
