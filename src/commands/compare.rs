@@ -220,15 +220,31 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             Better::Higher
         });
     let figure = Figure::new(&parsed[0].column, "", better, r.rate);
+    let opts = Options {
+        alpha: opts.alpha,
+        seed: opts.seed,
+        figures: Vec::new(),
+        ratio_of: opts.ratio_of,
+    };
+    emit(&compare_files(paths, &parsed, &figure, &opts), r.format)
+}
+
+/// The comparison of parsed sample files, each one side of one case.
+fn compare_files(
+    paths: &[PathBuf],
+    parsed: &[samplefile::Values],
+    figure: &Figure,
+    opts: &Options,
+) -> comparison::Comparison {
     let case = Case::new(1, "file");
     let metas: Vec<RunMeta> = paths
         .iter()
         .enumerate()
-        .map(|(i, p)| file_meta(i, p, &figure))
+        .map(|(i, p)| file_meta(i, p, figure))
         .collect();
     let sides: Vec<Side> = metas
         .iter()
-        .zip(&parsed)
+        .zip(parsed)
         .map(|(meta, v)| Side {
             name: meta.label.clone().unwrap_or_default(),
             label: String::new(),
@@ -244,13 +260,7 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
             )],
         })
         .collect();
-    let opts = Options {
-        alpha: opts.alpha,
-        seed: opts.seed,
-        figures: Vec::new(),
-        ratio_of: opts.ratio_of,
-    };
-    emit(&comparison::compare(&sides, "files", &opts), r.format)
+    comparison::compare(&sides, "files", opts)
 }
 
 impl From<crate::cli::CompareArgs> for Request {
@@ -267,6 +277,59 @@ impl From<crate::cli::CompareArgs> for Request {
             figures: a.figures,
             ratio_of: a.ratio_of,
             cross_workload: a.cross_workload,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::compare::SplitMix64;
+
+    /// Steps counted while two sample files of `n` log-normal values are
+    /// parsed, compared and laid out as text.
+    fn compare_steps(n: usize, rng: &mut SplitMix64) -> u64 {
+        let text = |scale: f64, rng: &mut SplitMix64| -> String {
+            (0..n)
+                .map(|_| format!("{:.4}\n", scale * (0.05 * rng.normal()).exp()))
+                .collect()
+        };
+        let (a, b) = (text(100.0, rng), text(101.0, rng));
+        let paths = [PathBuf::from("a.txt"), PathBuf::from("b.txt")];
+        let figure = Figure::new("value", "", Better::Higher, false);
+        let opts = Options {
+            alpha: 0.05,
+            seed: 1,
+            figures: Vec::new(),
+            ratio_of: RatioOf::B,
+        };
+        let (steps, lines) = work::counted(|| {
+            let parsed = [
+                samplefile::parse("a.txt", &a, None).unwrap(),
+                samplefile::parse("b.txt", &b, None).unwrap(),
+            ];
+            let c = compare_files(&paths, &parsed, &figure, &opts);
+            let out = export::exporter(Format::Text)
+                .export(&compare_layout::report(&c))
+                .unwrap();
+            out.lines().count()
+        });
+        assert!(lines > 10, "{lines} lines");
+        steps
+    }
+
+    #[test]
+    fn doubling_the_samples_does_not_quadruple_the_work() {
+        // The regression: 2 x 40,000 samples took 15 times as long
+        // as 2 x 10,000. Counted steps, not time: n log n grows by a bit
+        // more than 2 per doubling, n^2 by 4.
+        let mut rng = SplitMix64::new(9);
+        let steps: Vec<u64> = [10_000, 20_000, 40_000]
+            .iter()
+            .map(|&n| compare_steps(n, &mut rng))
+            .collect();
+        for w in steps.windows(2) {
+            assert!(w[1] * 10 < w[0] * 25, "steps {steps:?}");
         }
     }
 }

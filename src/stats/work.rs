@@ -67,3 +67,49 @@ pub fn map<T: Sync, R: Send>(items: &[T], parallel: bool, f: impl Fn(&T) -> R + 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::compare::SplitMix64;
+    use crate::stats::{paired, robust, stopping};
+
+    /// Steps of what adaptive stopping and `show` compute over n samples:
+    /// the stopping rule after a sample, the paired ratio of two knob
+    /// variants, the trend with Sen's slope, the median's interval.
+    fn steps(n: usize, rng: &mut SplitMix64) -> u64 {
+        let mut draw =
+            || -> Vec<f64> { (0..n).map(|_| 1e3 * (0.05 * rng.normal()).exp()).collect() };
+        let (a, b) = (draw(), draw());
+        let rule = stopping::Rule {
+            precision: 1e-6,
+            min_reps: 3,
+            max_reps: usize::MAX,
+            max_time: std::time::Duration::MAX,
+        };
+        counted(|| {
+            let stop = stopping::decide(&rule, &a, std::time::Duration::ZERO);
+            assert_eq!(stop, None);
+            assert!(stopping::paired_relative_ci(&[a.clone(), b.clone()]).is_finite());
+            assert!(robust::trend(&a).is_some());
+            assert!(robust::median_ci(&b).is_some());
+            let tagged = |v: &[f64]| -> Vec<(i64, f64)> {
+                v.iter().enumerate().map(|(i, x)| (i as i64, *x)).collect()
+            };
+            assert!(paired::ratio(&tagged(&a), &tagged(&b)).is_some());
+        })
+        .0
+    }
+
+    #[test]
+    fn stopping_and_the_centre_grow_by_n_log_n() {
+        let mut rng = SplitMix64::new(3);
+        let s: Vec<u64> = [2_000, 4_000, 8_000]
+            .iter()
+            .map(|&n| steps(n, &mut rng))
+            .collect();
+        for w in s.windows(2) {
+            assert!(w[1] * 10 < w[0] * 25, "steps {s:?}");
+        }
+    }
+}
