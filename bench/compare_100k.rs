@@ -1,42 +1,126 @@
-//! Benchmark (not a test): `vmscale compare` of two runs holding 100,000
-//! samples each. Fills a scratch store with pft-shaped samples (five
-//! figures, one task map, a dozen vmstat counters) over four task counts,
-//! then times the release binary five times and prints the median.
+//! Benchmark (not a test) of `vmscale compare`, in two parts.
+//!
+//! Growth on plain sample files (the default): two files of n log-normal
+//! values (5 % spread) for n = 10^4, 10^5, 10^6, 10^7 (`--max N` stops
+//! earlier), `vmscale compare a b` timed three times each (median) with
+//! the command's peak resident set, and the growth of the time per tenfold
+//! n (10 for linear work, 100 for quadratic).
+//!
+//! Stored runs (`--store`): a scratch store with two runs of 100,000
+//! pft-shaped samples each (five figures, one task map, a dozen vmstat
+//! counters) over four task counts, timed five times (median), with where
+//! the time goes in process.
 //!
 //!   cargo build --release && cargo run --release --example bench_compare
 //!
-//! Options: `--samples N` per run (default 100000), `--keep` to leave the
-//! store in place.
+//! Options: `--max N` (files), `--store` (stored runs instead),
+//! `--samples N` per run (stored runs, default 100000), `--binary PATH`
+//! to time another vmscale (an older build, for before/after figures),
+//! `--keep` to leave the scratch files in place.
 
 use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
 use vmscale::stats::compare::SplitMix64;
 use vmscale::store::{NewRun, Store};
 
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let samples: usize = args
-        .iter()
-        .position(|a| a == "--samples")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
     let keep = args.iter().any(|a| a == "--keep");
     let dir = std::env::temp_dir().join(format!("vmscale-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let db = dir.join("bench.db");
-    let exe = std::env::current_exe().expect("current exe");
-    let vmscale = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .map(|p| p.join("vmscale"))
-        .expect("target dir");
+    let vmscale = arg(&args, "--binary")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let exe = std::env::current_exe().expect("current exe");
+            exe.parent()
+                .and_then(|p| p.parent())
+                .map(|p| p.join("vmscale"))
+                .expect("target dir")
+        });
     assert!(
         vmscale.exists(),
         "build the binary first: cargo build --release"
     );
+    if args.iter().any(|a| a == "--store") {
+        stored(&args, &dir, &vmscale);
+    } else {
+        let max: usize = arg(&args, "--max")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10_000_000);
+        files(max, &dir, &vmscale);
+    }
+    if !keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
 
+/// Writes n log-normal values around `centre`, one a line.
+fn write_values(path: &Path, n: usize, centre: f64, rng: &mut SplitMix64) {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    for _ in 0..n {
+        writeln!(w, "{:.4}", centre * (0.05 * rng.normal()).exp()).expect("write");
+    }
+    w.flush().expect("flush");
+}
+
+fn files(max: usize, dir: &Path, vmscale: &Path) {
+    let mut rng = SplitMix64::new(3);
+    println!("   samples      median s     peak MiB   growth of time (x10 samples)");
+    let mut last: Option<f64> = None;
+    let mut n = 10_000;
+    while n <= max {
+        let (a, b) = (dir.join(format!("a{n}.txt")), dir.join(format!("b{n}.txt")));
+        write_values(&a, n, 100.0, &mut rng);
+        write_values(&b, n, 101.0, &mut rng);
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let out = std::process::Command::new(vmscale)
+                .arg("compare")
+                .arg(&a)
+                .arg(&b)
+                .args(["--better", "higher"])
+                .output()
+                .expect("run vmscale");
+            times.push(t.elapsed().as_secs_f64());
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        times.sort_by(f64::total_cmp);
+        // Sizes only grow, so the largest child so far is this size's.
+        let peak = vmscale::exec::clock::children_peak_rss_kib() as f64 / 1024.0;
+        println!(
+            "{:>10}  {:>12.3}  {:>11.0}   {}",
+            format!("2x{n}"),
+            times[1],
+            peak,
+            last.map_or("-".into(), |l| format!("{:.1}", times[1] / l))
+        );
+        last = Some(times[1]);
+        let _ = std::fs::remove_file(&a);
+        let _ = std::fs::remove_file(&b);
+        n *= 10;
+    }
+}
+
+fn stored(args: &[String], dir: &Path, vmscale: &Path) {
+    let samples: usize = arg(args, "--samples")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let db = dir.join("bench.db");
     let t = Instant::now();
     fill(&db, samples);
     eprintln!(
@@ -82,7 +166,7 @@ fn main() {
     let mut times = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let out = std::process::Command::new(&vmscale)
+        let out = std::process::Command::new(vmscale)
             .args(["--db", db.to_str().unwrap_or_default(), "compare", "1", "2"])
             .output()
             .expect("run vmscale");
@@ -98,9 +182,6 @@ fn main() {
         "compare of 2 runs x {samples} samples: median {:.3} s (min {:.3}, max {:.3}, 5 runs)",
         times[2], times[0], times[4]
     );
-    if !keep {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }
 
 fn fill(db: &std::path::Path, samples: usize) {

@@ -41,7 +41,8 @@ fn every_variant_agrees_with_the_kernel_counter() {
         (vec![], true),
         (vec!["--access", "read"], true),
         (vec!["--mode", "process"], true),
-        (vec!["--backing", "shm", "--shared"], false),
+        // shm is shared by definition: --shared is implied, and stored.
+        (vec!["--backing", "shm"], false),
         (vec!["--backing", "memfd"], false),
         (
             vec!["--backing", "memfd", "--shared", "--mode", "process"],
@@ -56,6 +57,10 @@ fn every_variant_agrees_with_the_kernel_counter() {
     ];
     for (extra, one_per_page) in variants {
         let run = run_variant(&s, &extra);
+        if extra == ["--backing", "shm"] {
+            let map = &run["meta"]["config"]["map"];
+            assert_eq!(map["shared"], true, "{map}");
+        }
         for (tasks, sample) in samples(&run) {
             let faults = fig(&sample, "faults");
             let pages = fig(&sample, "pages");

@@ -157,3 +157,21 @@ fn a_bad_row_fails_the_import_with_its_line_unless_skipped() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(figures_are_in_the_text(&runs[0], &text), 2);
 }
+
+#[test]
+fn a_mail_is_dated_by_its_date_header() {
+    // Its Date: Tue, 6 Sep 2005 14:48:31 -0700 (PDT); a file without
+    // headers is dated by the import.
+    let s = Scratch::new("mail-date");
+    let (runs, _) = import(&s, "with-headers.eml");
+    let meta = &runs[0]["meta"];
+    assert_eq!(meta["started_at"], "2005-09-06T21:48:31.000Z", "{meta}");
+    assert_eq!(meta["ended_at"], "2005-09-06T21:48:31.000Z", "{meta}");
+    let sample = &runs[0]["cases"][0]["samples"][0];
+    assert_eq!(sample["taken_at"], "2005-09-06T21:48:31.000Z");
+    let listed = ok(&s.vmscale(&["list"]));
+    assert!(listed.contains("2005-09-06 21:48"), "{listed}");
+    let (runs, _) = import(&s, "sizes-and-prose.txt");
+    let started = runs[0]["meta"]["started_at"].as_str().unwrap();
+    assert!(started > "2026", "{started}");
+}

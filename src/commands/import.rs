@@ -28,7 +28,9 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
     }
     let file = std::fs::canonicalize(&a.file).unwrap_or_else(|_| a.file.clone());
     let mut store = Store::open(db)?;
-    let now = crate::timefmt::now();
+    // A mail is dated by its Date header; anything else by the import.
+    let dated = import::mail_date(&text);
+    let now = dated.clone().unwrap_or_else(crate::timefmt::now);
     let mut runs = Vec::new();
     for (k, t) in tables.iter().enumerate() {
         let label = a.label.as_ref().map(|l| {
@@ -78,6 +80,9 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
             Status::Complete,
             Some(&format!("{} rows imported", t.rows.len())),
         )?;
+        if let Some(at) = &dated {
+            store.set_dates(id, at)?;
+        }
         runs.push(store.load(id)?);
     }
     if a.json {

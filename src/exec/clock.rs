@@ -73,3 +73,13 @@ pub fn ticks_per_second() -> u64 {
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 { t as u64 } else { 100 }
 }
+
+/// The largest resident set of any waited-for child so far, in KiB
+/// (getrusage's ru_maxrss): what benchmarks report as a command's peak.
+pub fn children_peak_rss_kib() -> u64 {
+    // SAFETY: rusage is plain old data; zeroed is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is valid and writable; RUSAGE_CHILDREN is defined.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    ru.ru_maxrss.max(0) as u64
+}

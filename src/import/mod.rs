@@ -3,8 +3,11 @@
 //! runtest CSV. Parsers are pure: text in, runs-to-be out; the import
 //! command stores them.
 
+pub mod mail_date;
 pub mod pft;
 pub mod wis;
+
+pub use mail_date::mail_date;
 
 use crate::error::{Error, Result};
 use crate::model::{Case, Figure, SampleData};

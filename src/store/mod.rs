@@ -271,6 +271,16 @@ impl Store {
         Ok(())
     }
 
+    /// Dates a finished run by when it was measured rather than stored (an
+    /// import of a mail dated by its `Date:` header): its start and end.
+    pub fn set_dates(&mut self, run_id: i64, at: &str) -> Result<()> {
+        self.db.get_mut().execute(
+            "UPDATE runs SET started_at = ?2, ended_at = ?2 WHERE id = ?1",
+            &[run_id.into(), at.into()],
+        )?;
+        Ok(())
+    }
+
     /// Removes a run that has no sample (one refused or failed before its
     /// first sample leaves nothing behind); returns whether it did.
     pub fn discard_if_empty(&mut self, run_id: i64) -> Result<bool> {

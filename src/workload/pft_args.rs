@@ -50,7 +50,8 @@ pub struct Args {
     /// The file for --backing file: created new (never an existing path), removed after
     #[arg(long, value_name = "PATH")]
     pub path: Option<PathBuf>,
-    /// A shared mapping instead of a private one (private file mappings take COW faults)
+    /// A shared mapping instead of a private one (private file mappings take COW faults;
+    /// implied by --backing shm)
     #[arg(long)]
     pub shared: bool,
     /// The fault taken: write, or read (zero page on anon; page cache and fault-around on files)
@@ -110,10 +111,12 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
             p
         }
     };
+    let backing: fault_map::Backing = a.backing.parse()?;
     cfg.map = fault_map::Spec {
-        backing: a.backing.parse()?,
+        backing,
         path: a.path.clone(),
-        shared: a.shared,
+        // Shared anonymous memory is what shm is.
+        shared: a.shared || backing == fault_map::Backing::Shm,
         access: a.access.parse()?,
         pages,
     };
