@@ -1,10 +1,12 @@
 //! Doctor checks on memory management: free page reporting and the balloon,
-//! THP and khugepaged, background compaction, NUMA balancing, swap.
+//! memory initialised lazily or hot-added, THP and khugepaged, background
+//! compaction, NUMA balancing, swap.
 
 use std::path::Path;
 
 use super::{Finding, Outcome, ev, fine, tune};
 use crate::machine::{read_trimmed, under};
+use crate::monitor::memory_size::MemorySize;
 
 const REPORTING: &str = "/sys/module/page_reporting/parameters";
 /// The largest buddy order (MAX_PAGE_ORDER on x86-64 and most kernels): at
@@ -273,6 +275,101 @@ pub fn swap(root: &Path) -> Outcome {
     })
 }
 
+/// The nodes hold this share of MemTotal or less: memory the kernel has
+/// not yet given to its nodes' free lists.
+const NODES_SHORT: f64 = 0.9;
+
+/// Memory the kernel initialises lazily after boot, or hot-adds: the
+/// nodes' MemTotal well below the machine's, or growing while doctor
+/// watched (`before`, `after` at the ends of its window).
+pub fn lazy_memory(root: &Path, before: &MemorySize, after: &MemorySize) -> Outcome {
+    let Some(total) = after.total_kib.filter(|_| after.nodes > 0) else {
+        return fine("lazy-memory", Vec::new());
+    };
+    let gib = |kib: u64| format!("{:.1} GiB", kib as f64 / (1u64 << 20) as f64);
+    let mut evidence = vec![
+        ev("/proc/meminfo MemTotal", gib(total)),
+        ev(
+            "/sys/devices/system/node/node*/meminfo MemTotal",
+            format!("{} over {} node(s)", gib(after.nodes_kib), after.nodes),
+        ),
+    ];
+    let cmdline = read_trimmed(root, "/proc/cmdline").unwrap_or_default();
+    let lazy: Vec<&str> = cmdline
+        .split_whitespace()
+        .filter(|w| {
+            w.starts_with("deferred_init")
+                || w.starts_with("memhp_default_state")
+                || w.starts_with("memory_hotplug")
+        })
+        .collect();
+    if !lazy.is_empty() {
+        evidence.push(ev("/proc/cmdline", lazy.join(" ")));
+    }
+    let grew = after.nodes_kib.saturating_sub(before.nodes_kib);
+    if grew > 0 {
+        evidence.push(ev(
+            "node MemTotal while watched",
+            format!("grew by {}", gib(grew)),
+        ));
+    }
+    let short = (after.nodes_kib as f64) <= NODES_SHORT * total as f64;
+    if !short && grew == 0 {
+        return fine("lazy-memory", evidence);
+    }
+    Outcome::Found(Finding {
+        check: "lazy-memory",
+        what: format!(
+            "the nodes hold {} of {} MemTotal{}: memory initialised lazily or              hot-added joins the free lists while runs fault, so some faults              take fresh pages whose first touch also pays for initialising              them (and on a VM for the host backing them), and fault cost              falls as the memory fills in; samples flagged noisy say when it              grew (noise memory_grew_kib)",
+            gib(after.nodes_kib),
+            gib(total),
+            if grew > 0 { ", and grew while watched" } else { "" }
+        ),
+        evidence,
+        fix: "measure once the nodes' MemTotal has reached MemTotal (touch the               memory once first, e.g. a pft run of most of MemAvailable), or               boot without lazy initialisation (drop deferred_init=lazy from               the kernel command line) and online hot-added memory before               measuring"
+            .into(),
+        tune: Vec::new(),
+    })
+}
+
 fn current(text: &str) -> String {
     crate::knobs::registry::current(text)
+}
+
+#[cfg(test)]
+mod lazy_tests {
+    use super::*;
+
+    fn size(total: u64, nodes: u64) -> MemorySize {
+        MemorySize {
+            total_kib: Some(total),
+            nodes_kib: nodes,
+            nodes: 1,
+        }
+    }
+
+    #[test]
+    fn nodes_short_of_memtotal_or_growing_are_lazy_memory() {
+        let root = Path::new("/nonexistent-vmscale-root");
+        // The machine: 5.8 GiB on the node of 23.5 GiB.
+        let (total, node) = (24_641_536, 6_081_740);
+        let Outcome::Found(f) = lazy_memory(root, &size(total, node), &size(total, node)) else {
+            panic!("short nodes not seen")
+        };
+        assert!(f.what.contains("5.8 GiB of 23.5 GiB"), "{}", f.what);
+        // Grown while watched, even when nearly complete.
+        let Outcome::Found(f) = lazy_memory(root, &size(total, total - 4096), &size(total, total))
+        else {
+            panic!("growth not seen")
+        };
+        assert!(f.evidence.iter().any(|e| e.value.starts_with("grew by")));
+        assert!(matches!(
+            lazy_memory(root, &size(total, total), &size(total, total)),
+            Outcome::Clear(_)
+        ));
+        assert!(matches!(
+            lazy_memory(root, &MemorySize::default(), &MemorySize::default()),
+            Outcome::Clear(_)
+        ));
+    }
 }

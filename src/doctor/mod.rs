@@ -5,12 +5,15 @@
 
 mod cpu;
 mod memory;
+mod scanners;
 pub mod tune;
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
+
+use crate::monitor::memory_size;
 
 /// One file read and what it said.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,12 +110,17 @@ pub fn examine(root: &Path, ctx: &Context) -> Report {
     if ctx.cpus.is_empty() {
         ctx.cpus = crate::machine::topology::online_cpus(root);
     }
+    let (memory0, threads0) = (memory_size::read(root), scanners::threads(root));
     let activity = cpu::Activity::watch(root, ctx.window);
+    let (memory1, threads1) = (memory_size::read(root), scanners::threads(root));
     let outcomes = vec![
         cpu::virtualisation(root),
         cpu::steal(root, &activity),
         memory::page_reporting(root),
         memory::balloon(root),
+        memory::lazy_memory(root, &memory0, &memory1),
+        scanners::damon(root, &threads1),
+        scanners::scanners(root, &threads0, &threads1),
         cpu::governor(root, &ctx.cpus),
         cpu::boost(root),
         cpu::smt_siblings(root, &ctx.cpus, &activity),

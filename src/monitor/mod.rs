@@ -2,6 +2,7 @@
 
 pub mod autonuma;
 pub mod diskstats;
+pub mod memory_size;
 pub mod numa_maps;
 pub mod stat;
 pub mod thread_locality;

@@ -1,6 +1,7 @@
 //! One sample and what is measured around it: an optional wait for a
-//! quiet machine, vmstat deltas, the CPU time others used meanwhile (the
-//! noise flag), and the profile and lock recording beside it.
+//! quiet machine, vmstat deltas, the CPU time others used meanwhile and
+//! memory the machine gained (the noise flag), and the profile and lock
+//! recording beside it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +11,7 @@ use super::Options;
 use crate::error::Result;
 use crate::exec::clock;
 use crate::model::{Case, Sample};
-use crate::monitor::{stat, vmstat};
+use crate::monitor::{memory_size, stat, vmstat};
 use crate::workload::Workload;
 
 /// CPU time of this process and its waited-for children, in seconds.
@@ -48,6 +49,7 @@ pub fn take(
         noise.insert("quiet_wait_s".to_string(), waited.as_secs_f64());
         noise.insert("quiet".to_string(), if quiet { 1.0 } else { 0.0 });
     }
+    let mem0 = memory_size::read(root);
     let before = vmstat::read_live();
     let cpu0 = stat::read(root);
     let own0 = own_cpu_s();
@@ -65,6 +67,7 @@ pub fn take(
     let own = own_cpu_s() - own0;
     let cpu1 = stat::read(root);
     let after = vmstat::read_live();
+    let mem1 = memory_size::read(root);
     let captured = match (probes, active) {
         (Some(p), Some(a)) => p.finish(a)?,
         _ => crate::probes::Captured::default(),
@@ -74,6 +77,13 @@ pub fn take(
         let n = stat::noise(&a, &b, own, wall, clock::ticks_per_second());
         flagged = n.flagged(opts.noise_threshold);
         noise.extend(n.to_map());
+    }
+    // Memory initialised lazily or hot-added during the sample: the pages
+    // it faulted may have been fresh ones (doctor's lazy-memory check).
+    let grew = mem1.nodes_kib.saturating_sub(mem0.nodes_kib);
+    if grew > 0 {
+        noise.insert("memory_grew_kib".to_string(), grew as f64);
+        flagged = true;
     }
     let sample = Sample {
         seq,
