@@ -43,9 +43,9 @@ pub fn read(root: &Path) -> MemorySize {
     };
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        if !name
+        if name
             .strip_prefix("node")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
+            .is_none_or(|n| n.parse::<u32>().is_err())
         {
             continue;
         }
