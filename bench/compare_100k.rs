@@ -82,24 +82,14 @@ fn files(max: usize, dir: &Path, vmscale: &Path) {
         let (a, b) = (dir.join(format!("a{n}.txt")), dir.join(format!("b{n}.txt")));
         write_values(&a, n, 100.0, &mut rng);
         write_values(&b, n, 101.0, &mut rng);
-        let mut times = Vec::new();
-        for _ in 0..3 {
-            let t = Instant::now();
-            let out = std::process::Command::new(vmscale)
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--better", "higher"])
-                .output()
-                .expect("run vmscale");
-            times.push(t.elapsed().as_secs_f64());
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        times.sort_by(f64::total_cmp);
+        let args: Vec<&std::ffi::OsStr> = vec![
+            "compare".as_ref(),
+            a.as_os_str(),
+            b.as_os_str(),
+            "--better".as_ref(),
+            "higher".as_ref(),
+        ];
+        let times = timed(vmscale, &args, 3);
         // Sizes only grow, so the largest child so far is this size's.
         let peak = vmscale::exec::clock::children_peak_rss_kib() as f64 / 1024.0;
         println!(
@@ -163,11 +153,21 @@ fn stored(args: &[String], dir: &Path, vmscale: &Path) {
         text.lines().count()
     );
 
+    let db = db.to_str().unwrap_or_default();
+    let times = timed(vmscale, &["--db", db, "compare", "1", "2"], 5);
+    println!(
+        "compare of 2 runs x {samples} samples: median {:.3} s (min {:.3}, max {:.3}, 5 runs)",
+        times[2], times[0], times[4]
+    );
+}
+
+/// Wall times of `runs` runs of `vmscale ARGS`, sorted; each must succeed.
+fn timed<S: AsRef<std::ffi::OsStr>>(vmscale: &Path, args: &[S], runs: usize) -> Vec<f64> {
     let mut times = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..runs {
         let t = Instant::now();
         let out = std::process::Command::new(vmscale)
-            .args(["--db", db.to_str().unwrap_or_default(), "compare", "1", "2"])
+            .args(args)
             .output()
             .expect("run vmscale");
         times.push(t.elapsed().as_secs_f64());
@@ -178,10 +178,7 @@ fn stored(args: &[String], dir: &Path, vmscale: &Path) {
         );
     }
     times.sort_by(f64::total_cmp);
-    println!(
-        "compare of 2 runs x {samples} samples: median {:.3} s (min {:.3}, max {:.3}, 5 runs)",
-        times[2], times[0], times[4]
-    );
+    times
 }
 
 fn fill(db: &std::path::Path, samples: usize) {
