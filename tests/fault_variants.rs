@@ -58,8 +58,8 @@ fn every_variant_agrees_with_the_kernel_counter() {
     for (extra, one_per_page) in variants {
         let run = run_variant(&s, &extra);
         if extra == ["--backing", "shm"] {
-            let map = &run["meta"]["config"]["map"];
-            assert_eq!(map["shared"], true, "{map}");
+            let config = &run["meta"]["config"];
+            assert_eq!(config["shared"], true, "{config}");
         }
         for (tasks, sample) in samples(&run) {
             let faults = fig(&sample, "faults");
