@@ -150,6 +150,7 @@ fn group_table(c: &Comparison, g: &Group) -> Table {
                     match cell.ratio_ci_method.as_str() {
                         "normal" => "n ",
                         "bootstrap" => "b ",
+                        "paired-round" => "p ",
                         _ => "  ",
                     }
                 ),
@@ -222,7 +223,12 @@ fn legend(c: &Comparison) -> String {
         } else {
             ""
         },
-    )
+    ) + if ci_method_used(c, "paired-round") {
+        "[CI]p: paired by guest round (kernels booted in turn): geometric mean of the\n\
+         rounds' ratios, t on rounds - 1 df.\n"
+    } else {
+        ""
+    }
 }
 
 fn ci_method_used(c: &Comparison, method: &str) -> bool {

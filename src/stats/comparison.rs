@@ -30,10 +30,22 @@ pub struct Side<'a> {
 
 impl<'a> Side<'a> {
     /// A whole run, its cases matched by `Case::key()`.
+    /// A guest run's column is named by its kernel release (mmtests'
+    /// columns), with the run id and label under it.
     pub fn run(run: &'a Run) -> Side<'a> {
+        let id = run.meta.id;
+        let label = run.meta.label.clone().unwrap_or_default();
+        let guest_release = run.meta.machine["kernel_release"]
+            .as_str()
+            .filter(|_| run.meta.machine["guest"].is_object());
+        let (name, label) = match guest_release {
+            Some(rel) if label.is_empty() || label == rel => (rel.to_string(), format!("run {id}")),
+            Some(rel) => (rel.to_string(), format!("{label} (run {id})")),
+            None => (format!("run {id}"), label),
+        };
         Side {
-            name: format!("run {}", run.meta.id),
-            label: run.meta.label.clone().unwrap_or_default(),
+            name,
+            label,
             run_id: Some(run.meta.id),
             meta: &run.meta,
             cases: run.cases.iter().map(|c| (c.case.key(), c)).collect(),
@@ -131,7 +143,8 @@ pub struct Cell {
     /// (rows over `BOOTSTRAP_MAX_VALUES` values that are not all positive).
     pub ratio_ci_normal: bool,
     /// How `ratio_ci` was found: "welch-log" (Welch t on logs, positive
-    /// values), "bootstrap" or "normal" (values not all positive).
+    /// values), "bootstrap" or "normal" (values not all positive), or
+    /// "paired-round" (guest runs of one session, paired by round).
     pub ratio_ci_method: String,
     /// The side's samples fall into two groups in this figure.
     pub mixture: Option<CaseMixture>,
@@ -267,6 +280,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         .map(|s| s.cases.iter().map(|(k, c)| (k.as_str(), *c)).collect())
         .collect();
     let order = order(base);
+    let by_round: Vec<bool> = sides.iter().map(|s| same_guest_session(base, s)).collect();
     let rounds = bootstrap_rounds(bootstrap_values(&order, &lookup) * figures.len());
 
     let mut groups = Vec::new();
@@ -275,7 +289,8 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
             let rows = keys
                 .iter()
                 .map(|(key, tasks)| {
-                    let base_vals = values(lookup[0][key.as_str()], &f.name);
+                    let base_case = lookup[0][key.as_str()];
+                    let base_vals = values(base_case, &f.name);
                     let base = (base_vals.as_slice(), summarise(&base_vals, f.rate));
                     let cells = lookup
                         .iter()
@@ -285,8 +300,13 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
                                 opts.seed,
                                 &format!("{key}\0{}\0{}", f.name, sides[i].name),
                             );
-                            l.get(key.as_str())
-                                .map_or_else(empty_cell, |c| cell(c, f, &base, i > 0, seed, rounds))
+                            l.get(key.as_str()).map_or_else(empty_cell, |c| {
+                                let mut cell = cell(c, f, &base, i > 0, seed, rounds);
+                                if i > 0 && by_round[i] {
+                                    paired_by_round(&mut cell, base_case, c, f);
+                                }
+                                cell
+                            })
                         })
                         .collect();
                     Row {
@@ -342,6 +362,24 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         differences,
         unmatched: unmatched(sides),
         ratio,
+    }
+}
+
+/// Guest runs of one `vmscale guest` session: booted in turn, round by
+/// round, so their samples pair by round.
+fn same_guest_session(a: &Side, b: &Side) -> bool {
+    let session = |s: &Side| s.meta.machine["guest"]["session"].as_str().map(str::to_string);
+    session(a).is_some() && session(a) == session(b)
+}
+
+/// Replaces a cell's ratio and interval by the estimate paired by guest
+/// round, where both sides have two rounds or more.
+fn paired_by_round(cell: &mut Cell, base: &CaseSamples, c: &CaseSamples, f: &Figure) {
+    if let Some(p) = paired::by_round(base, c, &f.name) {
+        cell.ratio = Some(p.ratio);
+        cell.ratio_ci = Some(p.ci95);
+        cell.ratio_ci_normal = false;
+        cell.ratio_ci_method = "paired-round".into();
     }
 }
 

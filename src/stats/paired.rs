@@ -7,6 +7,12 @@
 use serde::Serialize;
 
 use super::summary::{mean, stddev, t95};
+use crate::model::CaseSamples;
+
+/// The noise key holding the round of the boot a guest run's sample was
+/// taken in (`vmscale guest --rounds`): kernels boot in turn A B A B, so
+/// a round is the pairing unit between them.
+pub const GUEST_ROUND: &str = "guest_round";
 
 /// The paired estimate of new / base.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -42,6 +48,34 @@ pub fn ratio(base: &[(i64, f64)], new: &[(i64, f64)]) -> Option<PairedRatio> {
         ci95: ((m - h).exp(), (m + h).exp()),
         pairs: n,
     })
+}
+
+/// Each guest round's geometric mean of `figure` in `c` (positive finite
+/// values only), tagged with the round; empty when the samples carry no
+/// round.
+pub fn round_means(c: &CaseSamples, figure: &str) -> Vec<(i64, f64)> {
+    let mut logs: Vec<(i64, Vec<f64>)> = Vec::new();
+    for s in c.measured() {
+        let (Some(r), Some(v)) = (s.noise.get(GUEST_ROUND), s.data.figures.get(figure)) else {
+            continue;
+        };
+        if !(*v > 0.0 && v.is_finite()) {
+            continue;
+        }
+        let r = *r as i64;
+        match logs.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, l)) => l.push(v.ln()),
+            None => logs.push((r, vec![v.ln()])),
+        }
+    }
+    logs.into_iter().map(|(r, l)| (r, mean(&l).exp())).collect()
+}
+
+/// `new` / `base` paired by guest round: the ratio of each round's
+/// geometric means, their geometric mean and its t interval. `None` with
+/// fewer than two rounds on both sides.
+pub fn by_round(base: &CaseSamples, new: &CaseSamples, figure: &str) -> Option<PairedRatio> {
+    ratio(&round_means(base, figure), &round_means(new, figure))
 }
 
 #[cfg(test)]
@@ -84,6 +118,39 @@ mod tests {
             assert!(cov >= 0.93, "n={n}: {cov}");
             assert!(narrower > trials * 9 / 10, "n={n}: {narrower}");
         }
+    }
+
+    #[test]
+    fn guest_rounds_pair_on_their_geometric_means() {
+        use crate::model::{Case, Sample, SampleData};
+        let case = |vals: &[(u32, f64)]| CaseSamples {
+            case: Case::new(1, "fault"),
+            samples: vals
+                .iter()
+                .enumerate()
+                .map(|(i, (r, v))| Sample {
+                    seq: i as i64,
+                    warmup: false,
+                    taken_at: String::new(),
+                    data: SampleData {
+                        figures: [("x".to_string(), *v)].into(),
+                        tasks: Vec::new(),
+                    },
+                    vmstat: Default::default(),
+                    noise: [(GUEST_ROUND.to_string(), f64::from(*r))].into(),
+                    flagged: false,
+                })
+                .collect(),
+        };
+        let a = case(&[(1, 100.0), (1, 400.0), (2, 100.0), (2, 100.0)]);
+        let b = case(&[(1, 400.0), (1, 400.0), (2, 200.0), (2, 200.0)]);
+        let m = round_means(&a, "x");
+        assert_eq!(m.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 2]);
+        assert!((m[0].1 - 200.0).abs() < 1e-9 && (m[1].1 - 100.0).abs() < 1e-9, "{m:?}");
+        let p = by_round(&a, &b, "x").unwrap();
+        assert_eq!(p.pairs, 2);
+        assert!((p.ratio - 2.0).abs() < 1e-9, "{p:?}");
+        assert!(by_round(&a, &case(&[(1, 1.0)]), "x").is_none());
     }
 
     #[test]
