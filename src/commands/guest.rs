@@ -288,7 +288,9 @@ fn session_info(choice: &accel::Choice, t: &Topology) -> GuestInfo {
         topology: Some(t.shape.clone()),
         prealloc: kvm,
         pinned: if kvm && !online.is_empty() {
-            (0..t.shape.cpus).map(|i| online[i % online.len()]).collect()
+            (0..t.shape.cpus)
+                .map(|i| online[i % online.len()])
+                .collect()
         } else {
             Vec::new()
         },
@@ -297,6 +299,7 @@ fn session_info(choice: &accel::Choice, t: &Topology) -> GuestInfo {
 }
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
+    crate::exec::signals::install();
     let steps = split_plan(&a.plan)?;
     if steps.is_empty() && a.setup.is_empty() {
         return Err(Error::Input(
@@ -331,7 +334,11 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         distances,
     }
     .check()?;
-    let timeout = a.timeout.as_deref().map(crate::parse::duration).transpose()?;
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(crate::parse::duration)
+        .transpose()?;
     let kernels = a
         .kernels
         .iter()
@@ -352,7 +359,11 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .into_iter()
         .enumerate()
         .map(|(i, k)| {
-            let label = a.labels.get(i).cloned().unwrap_or_else(|| k.release.clone());
+            let label = a
+                .labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| k.release.clone());
             boot::prepare(k, label, i, &user, &scripts, &work.0)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -380,7 +391,10 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         accel::probe(&prepared[0].kernel.image, &initrd, &one, &work.0)
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {
-        eprint!("{}", accel::tcg_banner(&choice.why));
+        eprint!(
+            "{}",
+            super::output::wrap(&accel::tcg_banner(&choice.why), super::output::WIDTH)
+        );
     }
     let append = a.append.join(" ");
     let session = Session {
@@ -403,6 +417,10 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let mut failure = None;
     'rounds: for round in 1..=a.rounds {
         for (i, p) in prepared.iter().enumerate() {
+            if crate::exec::signals::caught().is_some() {
+                failure = Some(Error::Interrupted);
+                break 'rounds;
+            }
             let what = format!("round {round}/{} {}", a.rounds, p.label);
             bar.set_message(format!("{what}: booting"));
             let mut on_marker = |m: &Marker| match m {
@@ -411,7 +429,9 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
                 Marker::StepExit(..) => bar.inc(1),
                 _ => {}
             };
-            let dir = files.join(format!("round-{round}")).join(format!("kernel-{}", i + 1));
+            let dir = files
+                .join(format!("round-{round}"))
+                .join(format!("kernel-{}", i + 1));
             let verdict = boot::boot(&session, p, round, &dir, &mut on_marker)
                 .and_then(|b| judge(&b, p, round, steps.len()));
             match verdict {
@@ -505,7 +525,11 @@ fn report(prepared: &[Prepared], m: &Merged, rounds: u32) -> Result<()> {
             "{} ({}): runs {} in {}\n",
             p.kernel.release,
             p.label,
-            if ids.is_empty() { "none".into() } else { ids.join(", ") },
+            if ids.is_empty() {
+                "none".into()
+            } else {
+                ids.join(", ")
+            },
             crate::store::display(&m.store)
         ));
     }
@@ -548,6 +572,8 @@ fn between_boots(run: &crate::model::Run) -> Result<()> {
         records: Default::default(),
         data: serde_json::Value::Null,
     };
-    text.push_str(&crate::report::export::exporter(crate::report::export::Format::Text).export(&report)?);
+    text.push_str(
+        &crate::report::export::exporter(crate::report::export::Format::Text).export(&report)?,
+    );
     super::output::text(&text)
 }

@@ -61,7 +61,12 @@ pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
 }
 
 /// Boots `kernel` under KVM with the probe's initramfs, bounded.
-pub fn probe(kernel: &Path, initrd: &Path, topology: &Topology, work: &Path) -> Result<Option<String>> {
+pub fn probe(
+    kernel: &Path,
+    initrd: &Path,
+    topology: &Topology,
+    work: &Path,
+) -> Result<Option<String>> {
     let m = Machine {
         accel: Accel::Kvm,
         cpu: None,
@@ -164,8 +169,15 @@ mod tests {
         .unwrap();
         assert_eq!(c.accel, Accel::Tcg);
         assert!(c.why.contains("printed nothing in 30 s"), "{}", c.why);
-        assert!(choose("fast", &dir, &nodev, || Ok(None)).unwrap_err().is_input());
-        assert_eq!(choose("tcg", &dir, &nodev, || panic!()).unwrap().accel, Accel::Tcg);
+        assert!(
+            choose("fast", &dir, &nodev, || Ok(None))
+                .unwrap_err()
+                .is_input()
+        );
+        assert_eq!(
+            choose("tcg", &dir, &nodev, || panic!()).unwrap().accel,
+            Accel::Tcg
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

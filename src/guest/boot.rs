@@ -152,8 +152,14 @@ mod tests {
             ..GuestInfo::default()
         };
         let c = cmdline(&info, " rdinit=/nonexistent ");
-        assert!(c.starts_with("console=ttyS0 quiet panic=-1 vmscale.accel=tcg"), "{c}");
-        assert!(c.contains("vmscale.label=a%20b") && c.contains("vmscale.round=2"), "{c}");
+        assert!(
+            c.starts_with("console=ttyS0 quiet panic=-1 vmscale.accel=tcg"),
+            "{c}"
+        );
+        assert!(
+            c.contains("vmscale.label=a%20b") && c.contains("vmscale.round=2"),
+            "{c}"
+        );
         assert!(c.ends_with(" rdinit=/nonexistent"), "{c}");
         assert_eq!(GuestInfo::from_cmdline(&c), Some(info));
     }

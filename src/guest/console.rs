@@ -70,7 +70,8 @@ pub fn supervise(
     let (mut child, group) = Group::spawn(&mut cmd)
         .map_err(|e| Error::Refused(format!("cannot start {}: {e}", super::qemu::QEMU)))?;
     let stdout = child.stdout.take();
-    let log = std::fs::File::create(watch.log).map_err(|e| Error::io("cannot create", watch.log, e))?;
+    let log =
+        std::fs::File::create(watch.log).map_err(|e| Error::io("cannot create", watch.log, e))?;
     let (tx, rx) = mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
         let Some(out) = stdout else { return };

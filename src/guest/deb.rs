@@ -129,10 +129,14 @@ fn extract(deb: &Path, into: &Path) -> Result<()> {
             let Some(rel) = safe(&path).filter(|p| wanted(p)) else {
                 continue;
             };
-            let rel = rel.strip_prefix("usr").map(Path::to_path_buf).unwrap_or(rel);
+            let rel = rel
+                .strip_prefix("usr")
+                .map(Path::to_path_buf)
+                .unwrap_or(rel);
             let dest = into.join(&rel);
             if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| Error::io("cannot create", parent, e))?;
             }
             let mut out = File::create(&dest).map_err(|e| Error::io("cannot create", &dest, e))?;
             std::io::copy(&mut e, &mut out).map_err(|e| Error::io("cannot unpack", &dest, e))?;

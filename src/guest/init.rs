@@ -133,7 +133,12 @@ mod tests {
     fn words_are_quoted_for_sh() {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), r"'it'\''s'");
-        let plan = plan_script(&[vec!["run".into(), "pft".into(), "--label".into(), "x y".into()]]);
+        let plan = plan_script(&[vec![
+            "run".into(),
+            "pft".into(),
+            "--label".into(),
+            "x y".into(),
+        ]]);
         assert!(plan.contains("vmscale 'run' 'pft' '--label' 'x y' > /out/step-1.out"));
         assert!(plan.contains("step 1/1 start"));
     }

@@ -58,8 +58,8 @@ impl Userland {
             .filter(|a| !a.is_empty() && *a != "busybox" && !a.contains('/'))
             .map(str::to_string)
             .collect();
-        let exe = std::env::current_exe()
-            .map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
+        let exe =
+            std::env::current_exe().map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
         let vmscale = work.join("vmscale");
         let stripped = Command::new("strip")
             .arg("-o")
@@ -158,7 +158,15 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     };
     let mut made: Vec<String> = Vec::new();
     for d in [
-        "/bin", "/dev", "/proc", "/sys", "/tmp", "/out", "/root", "/root/state", "/mods",
+        "/bin",
+        "/dev",
+        "/proc",
+        "/sys",
+        "/tmp",
+        "/out",
+        "/root",
+        "/root/state",
+        "/mods",
     ] {
         a.dir(d).map_err(io)?;
         made.push(d.to_string());
@@ -189,14 +197,19 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     }
     let mut order = String::new();
     for m in mods {
-        a.entry(&format!("/mods/{}.ko", m.name), 0o100644, &modules::read(&m.path)?)
-            .map_err(io)?;
+        a.entry(
+            &format!("/mods/{}.ko", m.name),
+            0o100644,
+            &modules::read(&m.path)?,
+        )
+        .map_err(io)?;
         order.push_str(&m.name);
         order.push('\n');
     }
     a.entry("/modules.order", 0o100644, order.as_bytes())
         .map_err(io)?;
-    a.entry("/init", FILE, scripts.init.as_bytes()).map_err(io)?;
+    a.entry("/init", FILE, scripts.init.as_bytes())
+        .map_err(io)?;
     a.entry("/plan.sh", FILE, scripts.plan.as_bytes())
         .map_err(io)?;
     a.entry("/setup.sh", FILE, scripts.setup.as_bytes())
@@ -248,7 +261,11 @@ mod tests {
         let lib = bin.to_string_lossy().trim_start_matches('/').to_string();
         let lib_at = names.iter().position(|(x, _)| *x == lib).unwrap();
         let parent = dir.to_string_lossy().trim_start_matches('/').to_string();
-        assert!(names[..lib_at].iter().any(|(x, m)| *x == parent && *m == DIR));
+        assert!(
+            names[..lib_at]
+                .iter()
+                .any(|(x, m)| *x == parent && *m == DIR)
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

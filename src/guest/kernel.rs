@@ -38,7 +38,9 @@ pub fn release_of(head: &[u8]) -> std::result::Result<String, &'static str> {
         .filter(|p| *p != 0)
         .ok_or("the boot header names no kernel version")?;
     let at = ptr + 0x200;
-    let bytes = head.get(at..).ok_or("the kernel version lies past the header")?;
+    let bytes = head
+        .get(at..)
+        .ok_or("the kernel version lies past the header")?;
     let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
     let text = String::from_utf8_lossy(&bytes[..end.min(256)]).into_owned();
     let release = text.split_whitespace().next().unwrap_or("").to_string();
@@ -116,9 +118,8 @@ fn from_deb(deb_path: &Path) -> Result<Kernel> {
             images.len()
         )));
     };
-    let release = release_of(&head(image)?).map_err(|why| {
-        Error::Input(format!("--kernel {}: {why}", deb_path.display()))
-    })?;
+    let release = release_of(&head(image)?)
+        .map_err(|why| Error::Input(format!("--kernel {}: {why}", deb_path.display())))?;
     let modules = dir.join("lib/modules").join(&release);
     Ok(Kernel {
         given: deb_path.to_path_buf(),
@@ -158,7 +159,10 @@ mod tests {
         std::fs::write(&f, b"#!/bin/sh\necho not a kernel\n").unwrap();
         let e = resolve(&f, None).unwrap_err();
         let _ = std::fs::remove_file(&f);
-        assert!(e.is_input() && e.to_string().contains("not a bzImage"), "{e}");
+        assert!(
+            e.is_input() && e.to_string().contains("not a bzImage"),
+            "{e}"
+        );
         let e = resolve(Path::new("/nonexistent/vmlinuz"), None).unwrap_err();
         assert!(e.is_input(), "{e}");
         assert!(resolve(Path::new("/tmp"), None).unwrap_err().is_input());

@@ -87,7 +87,13 @@ fn depends(path: &Path) -> Result<Vec<String>> {
     Ok(info
         .split(|b| *b == 0)
         .filter_map(|kv| kv.strip_prefix(b"depends="))
-        .flat_map(|v| String::from_utf8_lossy(v).into_owned().split(',').map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .into_owned()
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .filter(|d| !d.is_empty())
         .collect())
 }

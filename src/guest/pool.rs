@@ -60,13 +60,17 @@ fn load_all(path: &Path) -> Result<Vec<Run>> {
 }
 
 /// The label of a pooled run: the kernel's, with the step's own label or
-/// workload after a `/` when the plan stores more than one run.
-pub fn pooled_label(kernel: &str, run: &Run, several: bool) -> String {
-    match (&run.meta.label, several) {
+/// workload after a `/` when the plan stores more than one run; an empty
+/// kernel label keeps the step's own label (bench/numa-vm.sh).
+pub fn pooled_label(kernel: &str, run: &Run, several: bool) -> Option<String> {
+    if kernel.is_empty() {
+        return run.meta.label.clone();
+    }
+    Some(match (&run.meta.label, several) {
         (Some(l), _) => format!("{kernel}/{l}"),
         (None, true) => format!("{kernel}/{}", run.meta.workload),
         (None, false) => kernel.to_string(),
-    }
+    })
 }
 
 /// Pools `rounds` of the kernel labelled `kernel` into `into`.
@@ -106,7 +110,12 @@ pub fn pool(kernel: &str, rounds: &[Round], into: &mut Store) -> Result<Vec<Pool
     Ok(out)
 }
 
-fn write_pooled(kernel: &str, parts: &[(u32, &Run)], several: bool, into: &mut Store) -> Result<i64> {
+fn write_pooled(
+    kernel: &str,
+    parts: &[(u32, &Run)],
+    several: bool,
+    into: &mut Store,
+) -> Result<i64> {
     let first = parts[0].1;
     let rounds: Vec<u32> = parts.iter().map(|(r, _)| *r).collect();
     let mut machine = first.meta.machine.clone();
@@ -124,7 +133,7 @@ fn write_pooled(kernel: &str, parts: &[(u32, &Run)], several: bool, into: &mut S
     }
     let label = pooled_label(kernel, first, several);
     let id = into.create_run(&NewRun {
-        label: Some(&label),
+        label: label.as_deref(),
         workload: &first.meta.workload,
         command_line: &first.meta.command_line,
         config: &first.meta.config,
@@ -145,8 +154,7 @@ fn write_pooled(kernel: &str, parts: &[(u32, &Run)], several: bool, into: &mut S
                 *n += 1;
                 // A step's own invocations stay apart inside each boot.
                 let inv = s.noise.get(INVOCATION).copied().unwrap_or(0.0);
-                s.noise
-                    .insert(INVOCATION.into(), i as f64 * 1000.0 + inv);
+                s.noise.insert(INVOCATION.into(), i as f64 * 1000.0 + inv);
                 s.noise.insert(GUEST_ROUND.into(), f64::from(*round));
                 into.add_sample(id, &c.case, &s)?;
             }

@@ -255,7 +255,10 @@ mod tests {
             qmp: None,
         };
         let a = args(&m).join(" ");
-        assert!(a.contains("-accel tcg,thread=multi -cpu Skylake-Server"), "{a}");
+        assert!(
+            a.contains("-accel tcg,thread=multi -cpu Skylake-Server"),
+            "{a}"
+        );
         assert!(a.contains("-append console=ttyS0 vmscale.accel=tcg"), "{a}");
         assert!(a.contains("file=/d.img,format=raw,if=virtio"), "{a}");
         assert!(!a.contains("prealloc") && !a.contains(" -S "), "{a}");
@@ -267,7 +270,10 @@ mod tests {
         let a = args(&m).join(" ");
         assert!(a.contains("-accel kvm -cpu host"), "{a}");
         assert!(a.contains("prealloc=on"), "{a}");
-        assert!(a.contains("-S -qmp unix:/run/q.sock,server=on,wait=off"), "{a}");
+        assert!(
+            a.contains("-S -qmp unix:/run/q.sock,server=on,wait=off"),
+            "{a}"
+        );
         assert_eq!(
             stderr_worth_showing(
                 "qemu: warning: TCG doesn't support requested feature: CPUID.01H:ECX.pcid\nreal\n"

@@ -261,7 +261,10 @@ mod tests {
         assert_eq!(t.distances[0], vec![10, 20, 30, 30]);
         assert_eq!(t.distances[3], vec![30, 30, 20, 10]);
         let a = t.qemu_args(false).join(" ");
-        assert!(a.contains("cpus=16,sockets=2,dies=1,cores=4,threads=2"), "{a}");
+        assert!(
+            a.contains("cpus=16,sockets=2,dies=1,cores=4,threads=2"),
+            "{a}"
+        );
         assert!(a.contains("node,nodeid=1,cpus=4-7,memdev=m1"), "{a}");
         assert!(a.contains("memory-backend-ram,id=m3,size=256M "), "{a}");
         assert!(a.contains("dist,src=0,dst=2,val=30"), "{a}");

@@ -157,10 +157,7 @@ impl GuestInfo {
         let mut g = GuestInfo::default();
         let mut any = false;
         for word in cmdline.split_whitespace() {
-            let Some((k, v)) = word
-                .strip_prefix(PREFIX)
-                .and_then(|kv| kv.split_once('='))
-            else {
+            let Some((k, v)) = word.strip_prefix(PREFIX).and_then(|kv| kv.split_once('=')) else {
                 continue;
             };
             match k {

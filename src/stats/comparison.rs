@@ -368,7 +368,11 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
 /// Guest runs of one `vmscale guest` session: booted in turn, round by
 /// round, so their samples pair by round.
 fn same_guest_session(a: &Side, b: &Side) -> bool {
-    let session = |s: &Side| s.meta.machine["guest"]["session"].as_str().map(str::to_string);
+    let session = |s: &Side| {
+        s.meta.machine["guest"]["session"]
+            .as_str()
+            .map(str::to_string)
+    };
     session(a).is_some() && session(a) == session(b)
 }
 

@@ -50,9 +50,10 @@ pub fn ratio(base: &[(i64, f64)], new: &[(i64, f64)]) -> Option<PairedRatio> {
     })
 }
 
-/// Each guest round's geometric mean of `figure` in `c` (positive finite
-/// values only), tagged with the round; empty when the samples carry no
-/// round.
+/// Each guest round's geometric mean of `figure` in `c`, tagged with the
+/// round; empty when the samples carry no round or a value is not
+/// positive and finite (a figure at its clock's resolution, such as CPU
+/// time in ticks, has zeros: it is not compared on logs).
 pub fn round_means(c: &CaseSamples, figure: &str) -> Vec<(i64, f64)> {
     let mut logs: Vec<(i64, Vec<f64>)> = Vec::new();
     for s in c.measured() {
@@ -60,7 +61,7 @@ pub fn round_means(c: &CaseSamples, figure: &str) -> Vec<(i64, f64)> {
             continue;
         };
         if !(*v > 0.0 && v.is_finite()) {
-            continue;
+            return Vec::new();
         }
         let r = *r as i64;
         match logs.iter_mut().find(|(x, _)| *x == r) {
@@ -146,11 +147,16 @@ mod tests {
         let b = case(&[(1, 400.0), (1, 400.0), (2, 200.0), (2, 200.0)]);
         let m = round_means(&a, "x");
         assert_eq!(m.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 2]);
-        assert!((m[0].1 - 200.0).abs() < 1e-9 && (m[1].1 - 100.0).abs() < 1e-9, "{m:?}");
+        assert!(
+            (m[0].1 - 200.0).abs() < 1e-9 && (m[1].1 - 100.0).abs() < 1e-9,
+            "{m:?}"
+        );
         let p = by_round(&a, &b, "x").unwrap();
         assert_eq!(p.pairs, 2);
         assert!((p.ratio - 2.0).abs() < 1e-9, "{p:?}");
         assert!(by_round(&a, &case(&[(1, 1.0)]), "x").is_none());
+        // A zero anywhere: no pairing on logs.
+        assert!(by_round(&a, &case(&[(1, 1.0), (1, 0.0), (2, 1.0)]), "x").is_none());
     }
 
     #[test]

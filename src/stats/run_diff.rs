@@ -73,7 +73,9 @@ fn describe(path: &str, values: &[Option<&Value>]) -> String {
 
 /// "run 3 tcg, run 5 kvm" when runs were measured under more than one
 /// accelerator (a run outside any guest counts as "host").
-pub fn mixed_accelerators<'a>(metas: impl Iterator<Item = &'a crate::model::RunMeta>) -> Option<String> {
+pub fn mixed_accelerators<'a>(
+    metas: impl Iterator<Item = &'a crate::model::RunMeta>,
+) -> Option<String> {
     let found: Vec<(i64, String)> = metas
         .map(|m| {
             let accel = m.machine["guest"]["accel"].as_str().unwrap_or("host");
@@ -84,7 +86,10 @@ pub fn mixed_accelerators<'a>(metas: impl Iterator<Item = &'a crate::model::RunM
     if kinds.len() < 2 {
         return None;
     }
-    let named: Vec<String> = found.iter().map(|(id, a)| format!("run {id} {a}")).collect();
+    let named: Vec<String> = found
+        .iter()
+        .map(|(id, a)| format!("run {id} {a}"))
+        .collect();
     Some(named.join(", "))
 }
 
