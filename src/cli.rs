@@ -145,13 +145,10 @@ A run is copied once, by its identity: merging the same files again adds nothing
 
 const GUEST_EXAMPLES: &str = "\
 Examples:
-  vmscale guest --kernel vmlinuz-6.1 --kernel arch/x86/boot/bzImage \\
-      -- run pft --tasks 1,2 --size 64M --reps 3
-  vmscale guest --kernel linux-image-6.1.0-48-amd64_6.1.172-1_amd64.deb \\
-      --kernel linux-image-6.1.0-48-cloud-amd64_6.1.172-1_amd64.deb --rounds 3 \\
-      -- run pft --tasks 1 --size 64M --- run fork --tasks 1
-  vmscale guest --kernel K.deb --cpus 16 --sockets 2 --nodes 4 --threads 2 \\
-      --mem 2G -- sysinfo --json --- run quick
+  vmscale guest --kernel A.deb --kernel B.deb -- run pft --tasks 1,2 --size 64M
+  vmscale guest --kernel /boot/vmlinuz-6.1.0-48-amd64 --kernel bzImage --rounds 3 -- run fork
+  vmscale guest --kernel K.deb --cpus 16 --sockets 2 --nodes 4 --threads 2 -- sysinfo --json
+  vmscale guest --kernel K.deb --label k -- run pft --tasks 1 --- run fork --tasks 1
 
 The plan after `--` is any vmscale command line; `---` separates several. Kernels
 boot in turn (A B A B ..) for --rounds rounds; each kernel's runs are pooled over

@@ -201,7 +201,7 @@ mod tests {
         )
         .unwrap();
         let log = std::fs::read_to_string(dir.join("console.log")).unwrap();
-        assert_eq!(log.lines().count() >= out.tail.len(), true);
+        assert!(log.lines().count() >= out.tail.len());
         let _ = std::fs::remove_dir_all(&dir);
         (out, seen)
     }

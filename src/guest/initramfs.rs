@@ -60,23 +60,63 @@ impl Userland {
             .collect();
         let exe =
             std::env::current_exe().map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
-        let vmscale = work.join("vmscale");
-        let stripped = Command::new("strip")
-            .arg("-o")
-            .arg(&vmscale)
-            .arg(&exe)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !stripped {
-            std::fs::copy(&exe, &vmscale).map_err(|e| Error::io("cannot copy", &exe, e))?;
-        }
+        let vmscale = stripped_copy(&exe, work)?;
         Ok(Userland {
             busybox,
             applets,
             vmscale,
             libs: shared_libraries(&exe),
         })
+    }
+}
+
+/// A stripped copy of `exe`, kept in the cache per binary (size and
+/// modification time), so boots after the first reuse it; a plain copy in
+/// `work` where `strip` is missing.
+fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
+    let meta = std::fs::metadata(exe).map_err(|e| Error::io("cannot read", exe, e))?;
+    let stamp = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let dir = super::deb::cache_dir().join("bin");
+    let cached = dir.join(format!("vmscale-{}-{stamp}", meta.len()));
+    if cached.is_file() {
+        return Ok(cached);
+    }
+    let tmp = dir.join(format!(".vmscale.{}.tmp", std::process::id()));
+    let stripped = std::fs::create_dir_all(&dir).is_ok()
+        && Command::new("strip")
+            .arg("-o")
+            .arg(&tmp)
+            .arg(exe)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if stripped && std::fs::rename(&tmp, &cached).is_ok() {
+        forget_old(&dir);
+        return Ok(cached);
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let copy = work.join("vmscale");
+    std::fs::copy(exe, &copy).map_err(|e| Error::io("cannot copy", exe, e))?;
+    Ok(copy)
+}
+
+/// Removes stripped binaries not used for a day (each build makes one).
+fn forget_old(dir: &Path) {
+    let day = std::time::Duration::from_secs(86_400);
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let old = e
+            .metadata()
+            .ok()
+            .and_then(|m| m.accessed().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if old && e.file_name().to_string_lossy().starts_with("vmscale-") {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 

@@ -89,7 +89,6 @@ fn depends(path: &Path) -> Result<Vec<String>> {
         .filter_map(|kv| kv.strip_prefix(b"depends="))
         .flat_map(|v| {
             String::from_utf8_lossy(v)
-                .into_owned()
                 .split(',')
                 .map(str::to_string)
                 .collect::<Vec<_>>()

@@ -70,7 +70,7 @@ fn default_distance(s: usize, d: usize, sockets: usize, cpu_nodes: usize, all: u
     if s == d {
         return 10;
     }
-    if sockets > 1 && cpu_nodes % sockets == 0 && s < cpu_nodes && d < cpu_nodes {
+    if sockets > 1 && cpu_nodes.is_multiple_of(sockets) && s < cpu_nodes && d < cpu_nodes {
         let per = cpu_nodes / sockets;
         return if s / per == d / per { 20 } else { 30 };
     }
@@ -133,7 +133,7 @@ impl Request {
                 self.mem_mib
             )));
         }
-        if self.mem_mib % all as u64 != 0 {
+        if !self.mem_mib.is_multiple_of(all as u64) {
             return Err(Error::Input(format!(
                 "--mem {}M does not split evenly over {all} nodes: give a multiple of {all} MiB",
                 self.mem_mib
