@@ -27,6 +27,18 @@ pub fn cache_dir() -> PathBuf {
         .join("vmscale")
 }
 
+/// "SIZE-MTIME_NS" of a file: what its entries in the cache are named by,
+/// so a changed file is unpacked (or stripped) again.
+pub fn cache_key(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{}-{mtime}", meta.len()))
+}
+
 /// True for a file that starts like an `ar` archive (a .deb does).
 pub fn is_deb(head: &[u8]) -> bool {
     head.starts_with(b"!<arch>\n")
@@ -68,18 +80,13 @@ fn safe(path: &Path) -> Option<PathBuf> {
 /// Unpacks what a guest needs from `deb` into the cache (once) and returns
 /// the directory holding `boot/` and `lib/modules/`.
 pub fn unpack(deb: &Path) -> Result<PathBuf> {
-    let meta = std::fs::metadata(deb).map_err(|e| Error::io("cannot read", deb, e))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
+    let stamp = cache_key(deb)?;
     let stem = deb
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    let dir = root.join(format!("{stem}-{}-{mtime}", meta.len()));
+    let dir = root.join(format!("{stem}-{stamp}"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }

@@ -74,14 +74,8 @@ impl Userland {
 /// modification time), so boots after the first reuse it; a plain copy in
 /// `work` where `strip` is missing.
 fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
-    let meta = std::fs::metadata(exe).map_err(|e| Error::io("cannot read", exe, e))?;
-    let stamp = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
     let dir = super::deb::cache_dir().join("bin");
-    let cached = dir.join(format!("vmscale-{}-{stamp}", meta.len()));
+    let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
     if cached.is_file() {
         return Ok(cached);
     }

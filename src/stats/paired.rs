@@ -160,6 +160,56 @@ mod tests {
     }
 
     #[test]
+    fn the_round_paired_interval_covers_1_for_the_same_kernel_twice() {
+        use crate::model::{Case, Sample, SampleData};
+        // A/A: every boot has its own level (between-boot sd 10 %, a slow
+        // host drift over the rounds), 3 samples around it (5 %).
+        let mut rng = SplitMix64::new(2026);
+        let case = |vals: Vec<(u32, f64)>| CaseSamples {
+            case: Case::new(1, "fault"),
+            samples: vals
+                .into_iter()
+                .map(|(r, v)| Sample {
+                    seq: 0,
+                    warmup: false,
+                    taken_at: String::new(),
+                    data: SampleData {
+                        figures: [("x".to_string(), v)].into(),
+                        tasks: Vec::new(),
+                    },
+                    vmstat: Default::default(),
+                    noise: [(GUEST_ROUND.to_string(), f64::from(r))].into(),
+                    flagged: false,
+                })
+                .collect(),
+        };
+        for rounds in [2u32, 3, 5] {
+            let trials = 2000;
+            let mut hit = 0;
+            for _ in 0..trials {
+                let mut boot = |r: u32| -> Vec<(u32, f64)> {
+                    let level = 1000.0
+                        * (1.0 + 0.3 * (f64::from(r) / 2.0).sin())
+                        * (0.1 * rng.normal()).exp();
+                    (0..3)
+                        .map(|_| (r, level * (0.05 * rng.normal()).exp()))
+                        .collect()
+                };
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for r in 1..=rounds {
+                    a.extend(boot(r));
+                    b.extend(boot(r));
+                }
+                let p = by_round(&case(a), &case(b), "x").unwrap();
+                hit += (p.ci95.0 <= 1.0 && 1.0 <= p.ci95.1) as usize;
+            }
+            let cov = hit as f64 / trials as f64;
+            println!("round-paired A/A, {rounds} rounds: coverage {cov:.3}");
+            assert!(cov >= 0.93, "{rounds} rounds: {cov}");
+        }
+    }
+
+    #[test]
     fn rounds_are_matched_by_tag_and_gaps_skipped() {
         let a = [(0, 100.0), (1, 200.0), (2, 0.0), (3, 100.0)];
         let b = [(1, 220.0), (0, 110.0), (2, 5.0)];
