@@ -248,6 +248,14 @@ fn two_node_guest_runs_numa_for_real() {
         "worst-thread locality never moved: {series:?}"
     );
 
+    // The host's pft beside the guest's: compare warns that one ran on the
+    // host and one under an emulated (or KVM) CPU.
+    let mixed = scratch.vmscale(&["compare", "host-pft", "vm/pft"]);
+    let warned = common::stderr(&mixed);
+    assert!(mixed.status.success(), "{warned}");
+    assert!(warned.contains("different accelerators"), "{warned}");
+    assert!(warned.contains("host") && warned.contains("tcg"), "{warned}");
+
     // pft spread over the nodes: one task per node, pages faulted locally.
     let pft = show(&scratch.db(), "vm/pft");
     let sample = &pft["cases"][0]["samples"][0];
