@@ -36,7 +36,7 @@ fn host_release() -> String {
 /// after it.
 fn ratio_intervals(text: &str) -> Vec<(f64, f64, String)> {
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("Ratio")) {
+    for line in text.lines().filter(|l| l.starts_with("Ratio ")) {
         let mut rest = line;
         while let Some(open) = rest.find('[') {
             let close = open + rest[open..].find(']').unwrap();
@@ -166,13 +166,28 @@ fn the_same_kernel_twice_over_two_rounds_holds_1() {
         ],
     );
     let text = common::ok(&o);
-    let intervals = ratio_intervals(&text);
-    assert!(!intervals.is_empty(), "{text}");
+    // The headline figure's interval, paired by round (the two kernels
+    // booted in turn). A 95 % interval misses the truth 1 time in 20 by
+    // design (src/stats/paired.rs shows its coverage on seeded A/A
+    // rounds); the other figures' rows are printed, not asserted, so the
+    // test does not fail by chance several times over.
+    let headline: String = text
+        .lines()
+        .filter(|l| l.starts_with("Ratio ") && l.contains("fault/wsec"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let intervals = ratio_intervals(&headline);
+    assert_eq!(intervals.len(), 1, "{text}");
     for (lo, hi, mark) in &intervals {
-        assert!(*lo <= 1.0 && 1.0 <= *hi, "[{lo},{hi}] misses 1:\n{text}");
-        // Paired by round: the two kernels booted in turn.
         assert_eq!(mark, "p", "{text}");
+        assert!(*lo <= 1.0 && 1.0 <= *hi, "[{lo},{hi}] misses 1:\n{text}");
     }
+    let all = ratio_intervals(&text);
+    let missed = all
+        .iter()
+        .filter(|(lo, hi, _)| !(*lo <= 1.0 && 1.0 <= *hi))
+        .count();
+    println!("A/A: {missed} of {} ratio intervals miss 1", all.len());
     assert!(text.contains("Between boots"), "{text}");
     // Each kernel's run pools both rounds, every sample tagged.
     for label in ["a", "b"] {

@@ -254,7 +254,10 @@ fn two_node_guest_runs_numa_for_real() {
     let warned = common::stderr(&mixed);
     assert!(mixed.status.success(), "{warned}");
     assert!(warned.contains("different accelerators"), "{warned}");
-    assert!(warned.contains("host") && warned.contains("tcg"), "{warned}");
+    assert!(
+        warned.contains("host") && warned.contains("tcg"),
+        "{warned}"
+    );
 
     // pft spread over the nodes: one task per node, pages faulted locally.
     let pft = show(&scratch.db(), "vm/pft");
