@@ -434,10 +434,15 @@ fn a_panicking_guest_shows_its_console_and_keeps_the_rounds_before() {
     );
     let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("round 2: the kernel panicked"), "{err}");
+    // The panic line itself (a long trace may push it out of the tail),
+    // then the console's last lines.
+    assert!(
+        err.contains("round 2: the kernel panicked: ") && err.contains("sysrq triggered crash"),
+        "{err}"
+    );
     let console: Vec<&str> = err.lines().filter(|l| l.starts_with("  | ")).collect();
     assert!((1..=40).contains(&console.len()), "{err}");
-    assert!(console.iter().any(|l| l.contains("Kernel panic")), "{err}");
+    assert!(console.iter().any(|l| l.contains("panic")), "{err}");
     // The completed round was merged, whole.
     let run = show(&scratch.db(), "k");
     assert_eq!(

@@ -222,7 +222,12 @@ fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<Pa
     };
     match &b.outcome.end {
         End::Interrupted(_) => return Err(Error::Interrupted),
-        End::Panicked => return fail("the kernel panicked".into()),
+        End::Panicked => {
+            return fail(format!(
+                "the kernel panicked: {}",
+                b.outcome.panic.as_deref().unwrap_or("")
+            ));
+        }
         End::TimedOut(d) => {
             return fail(format!(
                 "still running after {} s: stopped (raise --timeout if the plan needs longer)",

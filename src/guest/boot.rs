@@ -57,7 +57,9 @@ pub fn prepare(
 
 /// The guest kernel's command line.
 pub fn cmdline(info: &GuestInfo, append: &str) -> String {
-    let mut c = String::from("console=ttyS0 quiet panic=-1");
+    // no_timer_check: under TCG on a loaded host the IO-APIC timer check
+    // can fail and panic the boot ("IO-APIC + timer doesn't work!").
+    let mut c = String::from("console=ttyS0 quiet panic=-1 no_timer_check");
     for p in info.to_params() {
         c.push(' ');
         c.push_str(&p);
@@ -153,7 +155,7 @@ mod tests {
         };
         let c = cmdline(&info, " rdinit=/nonexistent ");
         assert!(
-            c.starts_with("console=ttyS0 quiet panic=-1 vmscale.accel=tcg"),
+            c.starts_with("console=ttyS0 quiet panic=-1 no_timer_check vmscale.accel=tcg"),
             "{c}"
         );
         assert!(

@@ -41,6 +41,8 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Whether the console printed anything at all.
     pub spoke: bool,
+    /// The kernel's panic line, which a long trace may push out of `tail`.
+    pub panic: Option<String>,
 }
 
 /// What to watch for.
@@ -98,7 +100,7 @@ pub fn supervise(
     }
     let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
     let mut deadline = begun + watch.bound;
-    let mut panicked = false;
+    let mut panic: Option<String> = None;
     let mut spoke = false;
     let mut take = |line: String, tail: &mut VecDeque<String>| -> Option<Marker> {
         spoke = true;
@@ -116,8 +118,8 @@ pub fn supervise(
     let end = loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(line) => {
-                if line.contains(PANIC) {
-                    panicked = true;
+                if line.contains(PANIC) && panic.is_none() {
+                    panic = Some(line.trim().to_string());
                     deadline = deadline.min(Instant::now() + AFTER_PANIC);
                 }
                 if let Some(m) = take(line, &mut tail) {
@@ -144,14 +146,14 @@ pub fn supervise(
         if let Some((code, at)) = exited
             && (closed || at.elapsed() > Duration::from_secs(1))
         {
-            break if panicked {
+            break if panic.is_some() {
                 End::Panicked
             } else {
                 End::Exited(code)
             };
         }
         if Instant::now() >= deadline {
-            break if panicked {
+            break if panic.is_some() {
                 End::Panicked
             } else {
                 End::TimedOut(watch.bound)
@@ -169,6 +171,7 @@ pub fn supervise(
         tail: tail.into_iter().collect(),
         elapsed: begun.elapsed(),
         spoke,
+        panic,
     })
 }
 
