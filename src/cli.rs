@@ -138,6 +138,87 @@ vmscale man -o /usr/local/share/man/man1/vmscale.1"
 vmscale --db postgres://vmscale@db/lab merge /shared/run-*.db\n\n\
 A run is copied once, by its identity: merging the same files again adds nothing.")]
     Merge(MergeArgs),
+    /// Boot each kernel in a QEMU guest, run the same plan in each, and compare them
+    #[command(after_help = GUEST_EXAMPLES)]
+    Guest(GuestArgs),
+}
+
+const GUEST_EXAMPLES: &str = "\
+Examples:
+  vmscale guest --kernel A.deb --kernel B.deb -- run pft --tasks 1,2 --size 64M
+  vmscale guest --kernel /boot/vmlinuz-6.1.0-48-amd64 --kernel bzImage --rounds 3 -- run fork
+  vmscale guest --kernel K.deb --cpus 16 --sockets 2 --nodes 4 --threads 2 -- sysinfo --json
+  vmscale guest --kernel K.deb --label k -- run pft --tasks 1 --- run fork --tasks 1
+
+The plan after `--` is any vmscale command line; `---` separates several. Kernels
+boot in turn (A B A B ..) for --rounds rounds; each kernel's runs are pooled over
+its rounds and stored under its --label (default: its release). Debian kernel
+packages: bench/guest-kernels.sh. See docs/guest.md.";
+
+#[derive(Args, Debug)]
+pub struct GuestArgs {
+    /// A kernel: a bzImage/vmlinuz file or a Debian kernel package (.deb); repeat
+    /// for each kernel, the first is the baseline
+    #[arg(long = "kernel", value_name = "FILE", required = true)]
+    pub kernels: Vec<PathBuf>,
+    /// The label of each kernel's runs, in --kernel order [default: its release]
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// Modules of a bzImage kernel (a lib/modules/RELEASE directory) [default:
+    /// /lib/modules/RELEASE where it exists; a .deb brings its own]
+    #[arg(long, value_name = "DIR")]
+    pub modules: Option<PathBuf>,
+    /// Added to every guest kernel's command line
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Vec<String>,
+    /// vCPUs [default: the fewest that fill --sockets, --dies, --threads and --nodes]
+    #[arg(long)]
+    pub cpus: Option<usize>,
+    /// NUMA nodes with CPUs (the CPUs are split over them in order)
+    #[arg(long, default_value_t = 1)]
+    pub nodes: usize,
+    /// Nodes with memory and no CPUs, numbered after the others
+    #[arg(long, default_value_t = 0)]
+    pub memory_only_nodes: usize,
+    /// Node distances SRC-DST=VALUE[,...] [default: 10 local, 20 within a socket, 30 across]
+    #[arg(long, value_name = "S-D=V,...")]
+    pub distance: Vec<String>,
+    /// Sockets (packages)
+    #[arg(long, default_value_t = 1)]
+    pub sockets: usize,
+    /// Dies per socket
+    #[arg(long, default_value_t = 1)]
+    pub dies: usize,
+    /// SMT threads per core
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Guest memory over all nodes (split evenly)
+    #[arg(long, default_value = "1G")]
+    pub mem: String,
+    /// auto: KVM where a probe boot shows it works, else TCG (the CPU emulated)
+    #[arg(long, default_value = "auto", value_name = "auto|kvm|tcg")]
+    pub accel: String,
+    /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]
+    #[arg(long, value_name = "MODEL")]
+    pub cpu: Option<String>,
+    /// Boot the kernels in turn this many times (A B A B ..); runs are pooled per kernel
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    /// Stop a guest after this long [default: derived from the plan]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// A shell line run in the guest before the plan (e.g. a debugfs write); repeatable
+    #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
+    pub setup: Vec<String>,
+    /// Keep each guest's files here (console log, step outputs, guest store)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Leave the store alone: the pooled runs stay in --out's pooled.db
+    #[arg(long)]
+    pub no_merge: bool,
+    /// The plan: a vmscale command line, several separated by `---`
+    #[arg(last = true, value_name = "PLAN")]
+    pub plan: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,7 @@ pub mod commands;
 pub mod doctor;
 pub mod error;
 pub mod exec;
+pub mod guest;
 pub mod import;
 pub mod knobs;
 pub mod limits;

@@ -48,6 +48,7 @@ fn real_main() {
         Command::Completions(a) => commands::completions::completions(a.shell),
         Command::Man(_) => commands::completions::man(),
         Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json),
+        Command::Guest(a) => commands::guest::guest(&db, &a),
     };
     if let Err(e) = result {
         eprintln!("vmscale: {e}");

@@ -1,4 +1,4 @@
-//! NUMA for real: boots a 2-node QEMU guest with bench/numa-vm.sh (Debian's
+//! NUMA for real: boots a 2-node QEMU guest with `vmscale guest` (Debian's
 //! kernel, NUMA balancing built in), runs vmscale inside it, brings the
 //! guest's store back into a private host store and checks what the guest
 //! measured: the topology QEMU was given, the AutoNUMA counters with
@@ -6,38 +6,17 @@
 //! on the node, mmtests' cost on the real deltas, and pft spread over the
 //! nodes.
 //!
-//! Needs root (the script installs qemu-system-x86 and busybox-static and
-//! unpacks the kernel package). Without it the test fails under CI=true and
-//! says why it skipped elsewhere. The guest runs under TCG (see the script
-//! on KVM), small sizes, a few minutes at most.
+//! Needs QEMU and busybox-static (.ci/run installs them) and apt-get for
+//! the kernel package (bench/guest-kernels.sh). Without them the test
+//! fails under CI=true and says why it skipped elsewhere. The guest runs
+//! under TCG, small sizes, a few minutes at most.
 
 mod common;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 const MEM_PER_NODE_MIB: u64 = 256;
-
-/// Why the guest cannot run here, if it cannot.
-fn missing() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root: the guest's packages are installed with apt-get".into());
-    }
-    let apt = Command::new("apt-get").arg("--version").output();
-    if !apt.is_ok_and(|o| o.status.success()) {
-        return Some("no apt-get to install qemu-system-x86 and busybox-static".into());
-    }
-    None
-}
-
-fn skip_or_fail(why: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI=true and the NUMA guest cannot run: {why}");
-    }
-    eprintln!("SKIPPED numa_vm: {why} (under CI=true this fails)");
-}
 
 fn show(db: &Path, label: &str) -> Value {
     common::json(&common::vmscale_with_db(db, &["show", label, "--json"]))
@@ -72,53 +51,107 @@ fn vmstat(sample: &Value, name: &str) -> f64 {
 
 #[test]
 fn two_node_guest_runs_numa_for_real() {
-    if let Some(why) = missing() {
-        skip_or_fail(&why);
+    if !common::guest::available("numa_vm") {
         return;
     }
     let scratch = common::Scratch::new("numa-vm");
     let out = scratch.dir.join("guest");
-    let guest_commands = [
-        "vmscale sysinfo --json > /out/sysinfo.json",
-        // The scanner starts after scan_delay_ms (1 s by default) and
-        // rescans at most every scan_period_min_ms (1 s); shorter ones let
-        // a short run see it work (at 1 s, numa02 once saw 73 PTEs
-        // updated in 3.8 s and none of its region moved).
-        "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
-        "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
-        "vmscale run numa01 --size 16M --loops 120 --reps 1 --warmup 0 \
-         --interval 200ms --knob numa_balancing=0,1 --label vm-numa01",
-        "vmscale run numa02 --size 16M --loops 200 --reps 1 --warmup 0 \
-         --interval 200ms --label vm-numa02",
-        "vmscale run pft --tasks 2 --size 16M --pin spread --reps 1 --warmup 0 \
-         --label vm-pft",
-    ];
     // A host run first, so the guest's runs are added to a store that has
     // runs of its own.
     common::ok(&scratch.vmscale(&[
         "run", "pft", "--tasks", "1", "--size", "1M", "--reps", "1", "--warmup", "0", "--label",
         "host-pft",
     ]));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/numa-vm.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .args(["--vmscale", env!("CARGO_BIN_EXE_vmscale")])
-        .args(["--mem-per-node", &MEM_PER_NODE_MIB.to_string()])
-        .args(["--timeout", "270"])
-        .arg("--db")
-        .arg(scratch.db())
-        .arg("--out")
-        .arg(&out)
-        .arg("--")
-        .args(guest_commands)
-        .status()
-        .expect("run bench/numa-vm.sh");
-    let log = std::fs::read_to_string(out.join("guest.log")).unwrap_or_default();
-    assert!(status.success(), "bench/numa-vm.sh failed: {status}\n{log}");
+    // The cloud flavour: NUMA balancing and sched debugfs as the generic
+    // kernel, and half its boot time under TCG (fewer drivers probe).
+    let kernel = &common::guest::kernels()[1];
+    let mem = format!("{}M", 2 * MEM_PER_NODE_MIB);
+    let plan = [
+        "sysinfo",
+        "--json",
+        "---",
+        "run",
+        "numa01",
+        "--size",
+        "16M",
+        "--loops",
+        "120",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--interval",
+        "200ms",
+        "--knob",
+        "numa_balancing=0,1",
+        "--label",
+        "numa01",
+        "---",
+        "run",
+        "numa02",
+        "--size",
+        "16M",
+        "--loops",
+        "200",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--interval",
+        "200ms",
+        "--label",
+        "numa02",
+        "---",
+        "run",
+        "pft",
+        "--tasks",
+        "2",
+        "--size",
+        "16M",
+        "--pin",
+        "spread",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--label",
+        "pft",
+    ];
+    let mut args = vec![
+        "--kernel",
+        common::guest::s(kernel),
+        "--label",
+        "vm",
+        "--accel",
+        "tcg",
+        "--nodes",
+        "2",
+        "--cpus",
+        "2",
+        "--mem",
+        &mem,
+        "--out",
+        common::guest::s(&out),
+        // The scanner starts after scan_delay_ms (1 s by default) and
+        // rescans at most every scan_period_min_ms (1 s); shorter ones let
+        // a short run see it work (at 1 s, numa02 once saw 73 PTEs
+        // updated in 3.8 s and none of its region moved). Written by
+        // --setup lines before the plan.
+        "--setup",
+        "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
+        "--setup",
+        "echo 100 > /sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
+        "--",
+    ];
+    args.extend(plan);
+    let o = common::guest::guest(&scratch.db(), &args);
+    common::ok(&o);
+    let results = out.join("round-1/kernel-1/results");
 
     // The topology QEMU was told: 2 nodes, one CPU and 256 MiB each, 10/20.
     let sys: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sysinfo.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(results.join("step-1.out")).unwrap())
+            .unwrap();
     let nodes = sys["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2, "{sys}");
     for (i, n) in nodes.iter().enumerate() {
@@ -137,12 +170,11 @@ fn two_node_guest_runs_numa_for_real() {
     // they ran in the guest.
     let host = show(&scratch.db(), "host-pft");
     assert_eq!(host["meta"]["id"], 1);
-    let numa01 = show(&scratch.db(), "vm-numa01");
+    let numa01 = show(&scratch.db(), "vm/numa01");
     assert!(numa01["meta"]["id"].as_i64().unwrap() > 1);
-    let cmdline = numa01["meta"]["machine"]["kernel_cmdline"]
-        .as_str()
-        .unwrap();
-    assert!(cmdline.contains("vmscale_guest=numa-vm-2n"), "{cmdline}");
+    let guest = &numa01["meta"]["machine"]["guest"];
+    assert_eq!(guest["topology"]["nodes"], 2, "{guest}");
+    assert_eq!(guest["label"], "vm");
     assert_eq!(
         numa01["meta"]["machine"]["nodes"].as_array().unwrap().len(),
         2
@@ -204,7 +236,7 @@ fn two_node_guest_runs_numa_for_real() {
     }
     // numa02 with balancing on (the guest's default): its private region
     // moves to the thread working on it, and the figure moves with it.
-    let numa02 = show(&scratch.db(), "vm-numa02");
+    let numa02 = show(&scratch.db(), "vm/numa02");
     let s = &numa02["cases"][0]["samples"][0];
     assert_eq!(figure(s, "numa_balancing"), 1.0);
     assert_eq!(figure(s, "locality_threads"), 2.0);
@@ -216,8 +248,19 @@ fn two_node_guest_runs_numa_for_real() {
         "worst-thread locality never moved: {series:?}"
     );
 
+    // The host's pft beside the guest's: compare warns that one ran on the
+    // host and one under an emulated (or KVM) CPU.
+    let mixed = scratch.vmscale(&["compare", "host-pft", "vm/pft"]);
+    let warned = common::stderr(&mixed);
+    assert!(mixed.status.success(), "{warned}");
+    assert!(warned.contains("different accelerators"), "{warned}");
+    assert!(
+        warned.contains("host") && warned.contains("tcg"),
+        "{warned}"
+    );
+
     // pft spread over the nodes: one task per node, pages faulted locally.
-    let pft = show(&scratch.db(), "vm-pft");
+    let pft = show(&scratch.db(), "vm/pft");
     let sample = &pft["cases"][0]["samples"][0];
     let mut cpus: Vec<f64> = sample["data"]["tasks"]
         .as_array()

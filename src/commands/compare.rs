@@ -92,6 +92,7 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     }
     check_workloads(&loaded, r.cross_workload)?;
     check_figures(&loaded[0].meta, &opts)?;
+    warn_accelerators(&loaded);
     let (sides, kind) = if loaded.len() == 1 {
         let v = Side::variants(&loaded[0]);
         if v.is_empty() {
@@ -109,6 +110,32 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
         super::probes_out::emit(&super::probes_out::compare_text(&store, &ids)?)?;
     }
     Ok(())
+}
+
+/// Runs measured under different accelerators (a guest under KVM, one
+/// under TCG, the host itself) are not comparable for speed: warn.
+fn warn_accelerators(runs: &[Run]) {
+    if let Some(which) = crate::stats::run_diff::mixed_accelerators(runs.iter().map(|r| &r.meta)) {
+        super::output::warn(&format!(
+            "these runs were measured under different accelerators ({which}): TCG \
+             emulates the CPU and KVM runs it, so their figures differ by far more than \
+             the kernels do; compare runs of one accelerator"
+        ));
+    }
+}
+
+/// `vmscale guest`'s comparison of its kernels' runs (the first the
+/// baseline), as `compare` prints stored runs.
+pub fn compare_loaded(runs: &[Run]) -> Result<()> {
+    warn_accelerators(runs);
+    let opts = Options {
+        alpha: 0.05,
+        seed: 1,
+        figures: Vec::new(),
+        ratio_of: RatioOf::B,
+    };
+    let sides: Vec<Side> = runs.iter().map(Side::run).collect();
+    emit(&comparison::compare(&sides, "runs", &opts), Format::Text)
 }
 
 /// Runs of different workloads measure different things under the same

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod conflicts;
 pub mod doctor;
 pub mod fit;
+pub mod guest;
 pub mod import;
 pub mod list;
 pub mod manage;

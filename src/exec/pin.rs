@@ -139,6 +139,12 @@ fn spread_order(machine: &Snapshot) -> Vec<usize> {
 
 /// Pins the calling thread to `cpu` and checks that it took.
 pub fn pin_current(cpu: usize) -> Result<()> {
+    pin_thread(0, cpu)
+}
+
+/// Pins thread `tid` (0: the calling thread) to `cpu` and checks that it
+/// took (a guest's vCPU threads are pinned this way).
+pub fn pin_thread(tid: libc::pid_t, cpu: usize) -> Result<()> {
     // SAFETY: cpu_set_t is plain data; CPU_SET/CPU_ISSET index within it
     // (checked against CPU_SETSIZE first).
     unsafe {
@@ -147,14 +153,14 @@ pub fn pin_current(cpu: usize) -> Result<()> {
         }
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(Error::Failed(format!(
                 "pinning to CPU {cpu} failed: {}",
                 std::io::Error::last_os_error()
             )));
         }
         let mut got: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut got) != 0
+        if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut got) != 0
             || !libc::CPU_ISSET(cpu, &got)
         {
             return Err(Error::Failed(format!(

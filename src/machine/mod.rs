@@ -5,6 +5,7 @@
 
 pub mod caches;
 pub mod cpulist;
+pub mod guest;
 pub mod kernel;
 pub mod memory;
 pub mod snapshot;

@@ -94,6 +94,10 @@ pub struct Snapshot {
     pub hypervisor_present: Option<bool>,
     pub mem_total_kib: Option<u64>,
     pub mem_available_kib: Option<u64>,
+    /// How `vmscale guest` booted this kernel (from its command line);
+    /// absent on a machine it did not boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<super::guest::GuestInfo>,
 }
 
 impl Snapshot {
@@ -113,7 +117,11 @@ impl Snapshot {
             .collect();
         let meminfo = memory::read_meminfo(root);
         let hypervisor = kernel::hypervisor(root);
+        let kernel_cmdline = kernel::cmdline(root);
         Snapshot {
+            guest: kernel_cmdline
+                .as_deref()
+                .and_then(super::guest::GuestInfo::from_cmdline),
             cpu_model: topology::read_cpu_model(root),
             cpus,
             nodes,
@@ -124,7 +132,7 @@ impl Snapshot {
             thp_enabled: memory::thp_setting(root, "enabled"),
             thp_defrag: memory::thp_setting(root, "defrag"),
             kernel_release: kernel::release(root),
-            kernel_cmdline: kernel::cmdline(root),
+            kernel_cmdline,
             sysctls: kernel::sysctls(root),
             hypervisor: hypervisor.name,
             hypervisor_present: hypervisor.present,

@@ -80,6 +80,16 @@ fn by_invocation(case: &CaseSamples, figure: &str) -> Vec<Vec<f64>> {
     groups.into_iter().map(|(_, g)| g).collect()
 }
 
+/// Samples of a `vmscale guest` run pooled over rounds: each round was
+/// one boot, taken as the run's invocation.
+fn booted_in_rounds(run: &Run) -> bool {
+    run.cases.iter().any(|c| {
+        c.samples
+            .iter()
+            .any(|s| s.noise.contains_key(crate::stats::paired::GUEST_ROUND))
+    })
+}
+
 /// One row of the invocation table and the plan for 1 %.
 fn levels_row(key: &str, l: &Levels) -> Vec<String> {
     let (k, r) = l.plan(0.01, 1.0);
@@ -241,7 +251,11 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     if !invocations.is_empty() {
         out.push(Block::Blank);
         out.push(Block::Table(Table {
-            title: "Between invocations (relative sd; interval from the invocation means):".into(),
+            title: if booted_in_rounds(run) {
+                "Between boots (guest rounds; relative sd; interval from the boot means):".into()
+            } else {
+                "Between invocations (relative sd; interval from the invocation means):".into()
+            },
             header: vec![strings(&[
                 "case",
                 "inv",

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::case_groups::{self, CaseMixture};
-use super::paired::{Pairing, ROUND};
+use super::paired::{GUEST_ROUND, Pairing};
 use crate::model::{Case, CaseSamples};
 
 #[derive(Debug, Clone, Copy)]
@@ -82,7 +82,7 @@ impl<'a> CaseData<'a> {
         let round = |s: &crate::model::Sample| match pairing {
             Pairing::None => None,
             Pairing::Seq => Some(s.seq),
-            Pairing::Round => s.noise.get(ROUND).map(|r| *r as i64),
+            Pairing::Round => s.noise.get(GUEST_ROUND).map(|r| *r as i64),
         };
         super::work::pass(c.samples.len());
         let mut out = Vec::new();

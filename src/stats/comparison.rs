@@ -37,10 +37,22 @@ pub struct Side<'a> {
 
 impl<'a> Side<'a> {
     /// A whole run, its cases matched by `Case::key()`.
+    /// A guest run's column is named by its kernel release (mmtests'
+    /// columns), with the run id and label under it.
     pub fn run(run: &'a Run) -> Side<'a> {
+        let id = run.meta.id;
+        let label = run.meta.label.clone().unwrap_or_default();
+        let guest_release = run.meta.machine["kernel_release"]
+            .as_str()
+            .filter(|_| run.meta.machine["guest"].is_object());
+        let (name, label) = match guest_release {
+            Some(rel) if label.is_empty() || label == rel => (rel.to_string(), format!("run {id}")),
+            Some(rel) => (rel.to_string(), format!("{label} (run {id})")),
+            None => (format!("run {id}"), label),
+        };
         Side {
-            name: format!("run {}", run.meta.id),
-            label: run.meta.label.clone().unwrap_or_default(),
+            name,
+            label,
             run_id: Some(run.meta.id),
             meta: &run.meta,
             cases: run
@@ -145,8 +157,9 @@ pub struct Cell {
     /// (rows over `BOOTSTRAP_MAX_VALUES` values that are not all positive).
     pub ratio_ci_normal: bool,
     /// How `ratio` and `ratio_ci` were found: "paired" (the samples were
-    /// taken in the same rounds as the baseline's: the geometric mean of
-    /// the rounds' ratios and its t interval, `stats::paired`), else
+    /// taken in the same rounds as the baseline's, knob variants or guest
+    /// runs of one session: the geometric mean of the rounds' ratios and
+    /// its t interval, `stats::paired`), else
     /// mean(side) / mean(baseline) with "welch-log" (Welch t on logs,
     /// positive values), "bootstrap" or "normal" (values not all positive).
     pub ratio_ci_method: String,
@@ -294,6 +307,12 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         .map(|s| s.cases.iter().map(|(k, c)| (k.as_str(), *c)).collect())
         .collect();
     let order = order(base);
+    // Variants of one run are sampled in rounds; runs only when they are
+    // guest runs of one session (kernels booted in turn).
+    let by_round: Vec<bool> = sides
+        .iter()
+        .map(|s| kind == "variants" || same_guest_session(base, s))
+        .collect();
     let rounds = bootstrap_rounds(bootstrap_values(&order, &lookup) * figures.len());
     let pairing = pairing_of(kind);
 
@@ -320,7 +339,7 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
                                 opts.seed,
                                 &format!("{key}\0{}\0{}", f.name, sides[i].name),
                             );
-                            let paired = match (&base_rounds, i > 0) {
+                            let paired = match (&base_rounds, i > 0 && by_round[i]) {
                                 (Some(b), true) => c
                                     .rounds(&f.name, pairing)
                                     .and_then(|r| paired::ratio(b, &r)),
@@ -385,6 +404,17 @@ pub fn compare(sides: &[Side], kind: &str, opts: &Options) -> Comparison {
         unmatched: unmatched(sides),
         ratio,
     }
+}
+
+/// Guest runs of one `vmscale guest` session: booted in turn, round by
+/// round, so their samples pair by round.
+fn same_guest_session(a: &Side, b: &Side) -> bool {
+    let session = |s: &Side| {
+        s.meta.machine["guest"]["session"]
+            .as_str()
+            .map(str::to_string)
+    };
+    session(a).is_some() && session(a) == session(b)
 }
 
 /// The baseline's cases grouped by case less task count, in run order.

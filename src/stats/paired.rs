@@ -11,10 +11,10 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::summary::{mean, stddev, t95};
 
-/// The key of a sample's `noise` map that holds the round it was taken in
-/// when separate runs were sampled alternately round by round (kernels
-/// booted A B A B): `compare` pairs such runs by it.
-pub const ROUND: &str = "round";
+/// The noise key holding the round of the boot a guest run's sample was
+/// taken in (`vmscale guest --rounds`): kernels boot in turn A B A B, so
+/// a round is the pairing unit between the runs of one guest session.
+pub const GUEST_ROUND: &str = "guest_round";
 
 /// Which samples of two sides were taken together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -24,7 +24,8 @@ pub enum Pairing {
     None,
     /// Knob variants of one run: a round is a sample number (`seq`).
     Seq,
-    /// Runs whose samples carry the round they were taken in (`ROUND`).
+    /// Guest runs of one session, whose samples carry their boot's round
+    /// (`GUEST_ROUND`).
     Round,
 }
 

@@ -71,6 +71,28 @@ fn describe(path: &str, values: &[Option<&Value>]) -> String {
     path.to_string()
 }
 
+/// "run 3 tcg, run 5 kvm" when runs were measured under more than one
+/// accelerator (a run outside any guest counts as "host").
+pub fn mixed_accelerators<'a>(
+    metas: impl Iterator<Item = &'a crate::model::RunMeta>,
+) -> Option<String> {
+    let found: Vec<(i64, String)> = metas
+        .map(|m| {
+            let accel = m.machine["guest"]["accel"].as_str().unwrap_or("host");
+            (m.id, accel.to_string())
+        })
+        .collect();
+    let kinds: BTreeSet<&str> = found.iter().map(|(_, a)| a.as_str()).collect();
+    if kinds.len() < 2 {
+        return None;
+    }
+    let named: Vec<String> = found
+        .iter()
+        .map(|(id, a)| format!("run {id} {a}"))
+        .collect();
+    Some(named.join(", "))
+}
+
 pub fn differences(sides: &[Side]) -> Vec<Difference> {
     let mut flat: Vec<BTreeMap<String, Value>> = Vec::new();
     for s in sides {

@@ -151,6 +151,16 @@ impl Store {
         Ok(())
     }
 
+    /// Sets a run's start and end times (a run pooled from several
+    /// stored runs keeps the first start and the last end).
+    pub fn set_times(&mut self, id: i64, started_at: &str, ended_at: Option<&str>) -> Result<()> {
+        self.db.get_mut().execute(
+            "UPDATE runs SET started_at = ?2, ended_at = ?3 WHERE id = ?1",
+            &[id.into(), started_at.into(), ended_at.into()],
+        )?;
+        Ok(())
+    }
+
     /// The id the next created run will get (for naming a suite before
     /// its first run exists).
     pub fn next_id(&self) -> Result<i64> {

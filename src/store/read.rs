@@ -120,7 +120,8 @@ impl Store {
     }
 
     /// Loads a run for statistics: per-task figures and noise are left
-    /// empty (they are most of the parsing on large runs).
+    /// empty (they are most of the parsing on large runs), but for the
+    /// noise of guest runs, whose rounds pair them.
     pub fn load_figures(&self, id: i64) -> Result<Run> {
         self.load_with(id, false)
     }
@@ -185,7 +186,10 @@ impl Store {
                 "SELECT case_key, seq, warmup, taken_at, figures, tasks, vmstat, noise, flagged
                  FROM samples WHERE run_id = ?1 ORDER BY id"
             } else {
-                "SELECT case_key, seq, warmup, taken_at, figures, '[]', vmstat, '{}', flagged
+                // Noise only where it pairs samples: the round of a
+                // `vmscale guest` boot (statistics pair kernels by it).
+                "SELECT case_key, seq, warmup, taken_at, figures, '[]', vmstat,
+                        CASE WHEN noise LIKE '%guest_round%' THEN noise ELSE '{}' END, flagged
                  FROM samples WHERE run_id = ?1 ORDER BY id"
             },
             &[id.into()],

@@ -1,0 +1,183 @@
+//! KVM or TCG. KVM is used where it boots the kernel: /dev/kvm must open,
+//! the KVM module must be an ordinary one (kvm-pvm, a nested kind, boots
+//! only kernels built for it), and a probe boot must reach init within a
+//! bound (a guest that prints nothing by then is a failed probe, so the
+//! probe cannot hang). Otherwise TCG, which emulates the CPU.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::console::{self, End, Watch};
+use super::init::Marker;
+use super::qemu::{self, Accel, Machine};
+use super::topology::Topology;
+use crate::error::{Error, Result};
+
+/// The longest a probe boot may take to reach init under KVM.
+pub const PROBE_BOUND: Duration = Duration::from_secs(30);
+
+/// The accelerator chosen and why.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub accel: Accel,
+    /// Why not KVM (for the TCG banner); empty under KVM.
+    pub why: String,
+}
+
+/// Why KVM cannot be used here without booting anything, if it cannot.
+pub fn kvm_unusable(sys: &Path, dev: &Path) -> Option<String> {
+    if sys.join("module/kvm_pvm").exists() {
+        return Some(
+            "/dev/kvm is kvm-pvm (nested, pagetable-based), which boots only guest \
+             kernels built for PVM"
+                .into(),
+        );
+    }
+    if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open(dev) {
+        return Some(format!("{} cannot be opened: {e}", dev.display()));
+    }
+    None
+}
+
+/// What a probe boot's end says: `None` if KVM works.
+pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
+    match end {
+        End::Stopped => None,
+        End::TimedOut(d) if !spoke => Some(format!(
+            "a KVM probe boot printed nothing in {} s",
+            d.as_secs()
+        )),
+        End::TimedOut(d) => Some(format!(
+            "a KVM probe boot did not reach init in {} s",
+            d.as_secs()
+        )),
+        End::Panicked => Some("the kernel panicked in a KVM probe boot".into()),
+        End::Exited(code) => Some(format!(
+            "QEMU exited ({}) in a KVM probe boot before init",
+            code.map_or("by a signal".into(), |c| format!("status {c}"))
+        )),
+        End::Interrupted(_) => Some("interrupted".into()),
+    }
+}
+
+/// Boots `kernel` under KVM with the probe's initramfs, bounded.
+pub fn probe(
+    kernel: &Path,
+    initrd: &Path,
+    topology: &Topology,
+    work: &Path,
+) -> Result<Option<String>> {
+    let m = Machine {
+        accel: Accel::Kvm,
+        cpu: None,
+        topology,
+        kernel,
+        initrd,
+        append: "console=ttyS0 quiet panic=-1",
+        disk: None,
+        qmp: None,
+    };
+    let cmd = qemu::command(&m, &work.join("probe.stderr"))?;
+    let mut ignore = |_: &Marker| {};
+    let out = console::supervise(
+        cmd,
+        Watch {
+            bound: PROBE_BOUND,
+            log: &work.join("probe.console"),
+            stop_at: Some(Marker::ProbeOk),
+            on_marker: &mut ignore,
+        },
+        || Ok(()),
+    )?;
+    if let End::Interrupted(_) = out.end {
+        return Err(Error::Interrupted);
+    }
+    Ok(probe_verdict(&out.end, out.spoke))
+}
+
+/// Decides the accelerator for `asked` ("auto", "kvm" or "tcg"); `boot`
+/// runs the probe boot when one is needed.
+pub fn choose(
+    asked: &str,
+    sys: &Path,
+    dev: &Path,
+    boot: impl FnOnce() -> Result<Option<String>>,
+) -> Result<Choice> {
+    let tcg = |why: String| {
+        Ok(Choice {
+            accel: Accel::Tcg,
+            why,
+        })
+    };
+    match asked {
+        "tcg" => tcg("--accel tcg".into()),
+        "auto" | "kvm" => {
+            let why = match kvm_unusable(sys, dev) {
+                Some(why) => Some(why),
+                None => boot()?,
+            };
+            match (why, asked) {
+                (None, _) => Ok(Choice {
+                    accel: Accel::Kvm,
+                    why: String::new(),
+                }),
+                (Some(why), "kvm") => Err(Error::Refused(format!(
+                    "--accel kvm: {why}; use --accel tcg (or auto) to emulate the CPU"
+                ))),
+                (Some(why), _) => tcg(why),
+            }
+        }
+        other => Err(Error::Input(format!(
+            "--accel {other}: use auto (KVM where it boots the kernel, else TCG), kvm or tcg"
+        ))),
+    }
+}
+
+/// The banner printed once when the CPU is emulated.
+pub fn tcg_banner(why: &str) -> String {
+    format!(
+        "vmscale guest: TCG: the guest's CPU is emulated ({why}).\n  \
+         The comparison is of the kernels' code paths, not of hardware speed:\n  \
+         read ratios between kernels, not absolute figures.\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kvm_pvm_and_an_unopenable_device_fall_back_without_booting() {
+        let dir = std::env::temp_dir().join(format!("vmscale-accel-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("module/kvm_pvm")).unwrap();
+        let nodev = dir.join("kvm");
+        let c = choose("auto", &dir, &nodev, || panic!("no probe boot")).unwrap();
+        assert_eq!(c.accel, Accel::Tcg);
+        assert!(c.why.contains("kvm-pvm"), "{}", c.why);
+        let e = choose("kvm", &dir, &nodev, || panic!("no probe boot")).unwrap_err();
+        assert!(matches!(e, Error::Refused(_)), "{e}");
+        std::fs::remove_dir_all(dir.join("module")).unwrap();
+        let c = choose("auto", &dir, &nodev, || panic!("no probe boot")).unwrap();
+        assert!(c.why.contains("cannot be opened"), "{}", c.why);
+        // A device that opens: the probe decides.
+        std::fs::write(&nodev, b"").unwrap();
+        let c = choose("auto", &dir, &nodev, || Ok(None)).unwrap();
+        assert_eq!(c.accel, Accel::Kvm);
+        let c = choose("auto", &dir, &nodev, || {
+            Ok(probe_verdict(&End::TimedOut(PROBE_BOUND), false))
+        })
+        .unwrap();
+        assert_eq!(c.accel, Accel::Tcg);
+        assert!(c.why.contains("printed nothing in 30 s"), "{}", c.why);
+        assert!(
+            choose("fast", &dir, &nodev, || Ok(None))
+                .unwrap_err()
+                .is_input()
+        );
+        assert_eq!(
+            choose("tcg", &dir, &nodev, || panic!()).unwrap().accel,
+            Accel::Tcg
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,168 @@
+//! One boot put together: the kernel's initramfs, its command line with
+//! the guest's record (`vmscale.*` parameters the snapshot reads back),
+//! QEMU started and watched, and the results disk read back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::console::{self, Outcome, Watch};
+use super::init::Marker;
+use super::initramfs::{self, Scripts, Userland};
+use super::kernel::Kernel;
+use super::modules;
+use super::qemu::{self, Accel, Machine};
+use super::topology::Topology;
+use super::transport::{self, Results};
+use crate::error::Result;
+use crate::machine::guest::GuestInfo;
+
+/// What every boot of one `vmscale guest` shares.
+pub struct Session<'a> {
+    pub topology: &'a Topology,
+    pub accel: Accel,
+    pub cpu: Option<&'a str>,
+    /// `--append`, after vmscale's own parameters.
+    pub append: &'a str,
+    /// The record each boot carries; `label` and `round` set per boot.
+    pub info: GuestInfo,
+    pub bound: Duration,
+}
+
+/// A kernel with its initramfs, ready to boot.
+pub struct Prepared {
+    pub kernel: Kernel,
+    pub label: String,
+    pub initrd: PathBuf,
+}
+
+/// Resolves the modules `kernel` needs and writes its initramfs into
+/// `work` as `initrd-INDEX`.
+pub fn prepare(
+    kernel: Kernel,
+    label: String,
+    index: usize,
+    user: &Userland,
+    scripts: &Scripts,
+    work: &Path,
+) -> Result<Prepared> {
+    let mods = modules::resolve(kernel.modules.as_deref(), &kernel.release, modules::NEEDED)?;
+    let initrd = work.join(format!("initrd-{index}"));
+    initramfs::write(&initrd, user, &mods, scripts)?;
+    Ok(Prepared {
+        kernel,
+        label,
+        initrd,
+    })
+}
+
+/// The guest kernel's command line.
+pub fn cmdline(info: &GuestInfo, append: &str) -> String {
+    // no_timer_check: under TCG on a loaded host the IO-APIC timer check
+    // can fail and panic the boot ("IO-APIC + timer doesn't work!").
+    let mut c = String::from("console=ttyS0 quiet panic=-1 no_timer_check");
+    for p in info.to_params() {
+        c.push(' ');
+        c.push_str(&p);
+    }
+    if !append.trim().is_empty() {
+        c.push(' ');
+        c.push_str(append.trim());
+    }
+    c
+}
+
+/// What one boot gave.
+pub struct Booted {
+    pub outcome: Outcome,
+    pub results: Option<Results>,
+    /// Where its console log, QEMU's stderr and results are.
+    pub dir: PathBuf,
+}
+
+/// Boots `p` for `round` with its files in `dir`.
+pub fn boot(
+    s: &Session,
+    p: &Prepared,
+    round: u32,
+    dir: &Path,
+    on_marker: &mut dyn FnMut(&Marker),
+) -> Result<Booted> {
+    std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io("cannot create", dir, e))?;
+    let mut info = s.info.clone();
+    info.label = Some(p.label.clone());
+    info.round = Some(round);
+    let append = cmdline(&info, s.append);
+    let disk = dir.join("results.img");
+    transport::create_disk(&disk)?;
+    let qmp = dir.join("qmp.sock");
+    let kvm = s.accel == Accel::Kvm;
+    let m = Machine {
+        accel: s.accel,
+        cpu: s.cpu,
+        topology: s.topology,
+        kernel: &p.kernel.image,
+        initrd: &p.initrd,
+        append: &append,
+        disk: Some(&disk),
+        qmp: kvm.then_some(qmp.as_path()),
+    };
+    let cmd = qemu::command(&m, &dir.join("qemu.stderr"))?;
+    let pinned = info.pinned.clone();
+    let outcome = console::supervise(
+        cmd,
+        Watch {
+            bound: s.bound,
+            log: &dir.join("console.log"),
+            stop_at: None,
+            on_marker,
+        },
+        || {
+            if kvm {
+                qemu::pin_and_start(&qmp, &pinned)
+            } else {
+                Ok(())
+            }
+        },
+    );
+    let _ = std::fs::remove_file(&qmp);
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = std::fs::remove_file(&disk);
+            return Err(e);
+        }
+    };
+    let results = transport::read_disk(&disk, &dir.join("results"));
+    let _ = std::fs::remove_file(&disk);
+    Ok(Booted {
+        outcome,
+        results: results?,
+        dir: dir.to_path_buf(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_carries_the_record_and_the_append_last() {
+        let info = GuestInfo {
+            accel: "tcg".into(),
+            label: Some("a b".into()),
+            round: Some(2),
+            ..GuestInfo::default()
+        };
+        let c = cmdline(&info, " rdinit=/nonexistent ");
+        assert!(
+            c.starts_with("console=ttyS0 quiet panic=-1 no_timer_check vmscale.accel=tcg"),
+            "{c}"
+        );
+        assert!(
+            c.contains("vmscale.label=a%20b") && c.contains("vmscale.round=2"),
+            "{c}"
+        );
+        assert!(c.ends_with(" rdinit=/nonexistent"), "{c}");
+        assert_eq!(GuestInfo::from_cmdline(&c), Some(info));
+    }
+}

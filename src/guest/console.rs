@@ -1,0 +1,245 @@
+//! One guest's life as its serial console shows it: QEMU started in its
+//! own process group (killed with vmscale, as `run cmd` does), each
+//! console line kept in a log and the last 40 in memory, init's markers
+//! passed on for progress, and the guest stopped at a bound, at a panic,
+//! or when vmscale is asked to stop.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::init::{Marker, marker};
+use crate::error::{Error, Result};
+use crate::exec::{group::Group, signals};
+
+/// Console lines shown when a guest fails.
+pub const TAIL: usize = 40;
+
+/// How a guest ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// QEMU exited by itself (the guest powered off, or QEMU failed).
+    Exited(Option<i32>),
+    /// The kernel panicked.
+    Panicked,
+    /// Still running at the bound: stopped.
+    TimedOut(Duration),
+    /// vmscale got this signal: stopped.
+    Interrupted(i32),
+    /// Stopped on purpose once the wanted marker came (the probe).
+    Stopped,
+}
+
+/// A guest's end and what its console said last.
+#[derive(Debug)]
+pub struct Outcome {
+    pub end: End,
+    pub tail: Vec<String>,
+    pub elapsed: Duration,
+    /// Whether the console printed anything at all.
+    pub spoke: bool,
+    /// The kernel's panic line, which a long trace may push out of `tail`.
+    pub panic: Option<String>,
+}
+
+/// What to watch for.
+pub struct Watch<'a> {
+    pub bound: Duration,
+    /// The console log written as lines come.
+    pub log: &'a Path,
+    /// Stop the guest when this marker comes.
+    pub stop_at: Option<Marker>,
+    pub on_marker: &'a mut dyn FnMut(&Marker),
+}
+
+const PANIC: &str = "Kernel panic - not syncing";
+/// After a panic QEMU exits by itself (panic=-1, -no-reboot); this long at
+/// most.
+const AFTER_PANIC: Duration = Duration::from_secs(5);
+
+/// Runs `cmd` to its end; `started` runs once QEMU is up (KVM pinning),
+/// and its error stops the guest.
+pub fn supervise(
+    mut cmd: Command,
+    watch: Watch,
+    started: impl FnOnce() -> Result<()>,
+) -> Result<Outcome> {
+    signals::install();
+    let begun = Instant::now();
+    let (mut child, group) = Group::spawn(&mut cmd)
+        .map_err(|e| Error::Refused(format!("cannot start {}: {e}", super::qemu::QEMU)))?;
+    let stdout = child.stdout.take();
+    let log =
+        std::fs::File::create(watch.log).map_err(|e| Error::io("cannot create", watch.log, e))?;
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let Some(out) = stdout else { return };
+        let mut log = std::io::BufWriter::new(log);
+        let mut r = BufReader::new(out);
+        let mut buf = Vec::new();
+        while r.read_until(b'\n', &mut buf).is_ok_and(|n| n > 0) {
+            let line = String::from_utf8_lossy(&buf)
+                .trim_end_matches(['\r', '\n'])
+                .to_string();
+            let _ = writeln!(log, "{line}");
+            let _ = log.flush();
+            if tx.send(line).is_err() {
+                break;
+            }
+            buf.clear();
+        }
+    });
+    if let Err(e) = started() {
+        drop(group);
+        let _ = child.wait();
+        let _ = reader.join();
+        return Err(e);
+    }
+    let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL);
+    let mut deadline = begun + watch.bound;
+    let mut panic: Option<String> = None;
+    let mut spoke = false;
+    let mut take = |line: String, tail: &mut VecDeque<String>| -> Option<Marker> {
+        spoke = true;
+        if tail.len() == TAIL {
+            tail.pop_front();
+        }
+        let m = marker(&line);
+        tail.push_back(line);
+        m
+    };
+    // QEMU's exit status once seen, and when: its last console lines are
+    // still read (for at most a second) before deciding.
+    let mut exited: Option<(Option<i32>, Instant)> = None;
+    let mut closed = false;
+    let end = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => {
+                if line.contains(PANIC) && panic.is_none() {
+                    panic = Some(line.trim().to_string());
+                    deadline = deadline.min(Instant::now() + AFTER_PANIC);
+                }
+                if let Some(m) = take(line, &mut tail) {
+                    (watch.on_marker)(&m);
+                    if watch.stop_at.as_ref() == Some(&m) {
+                        break End::Stopped;
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                closed = true;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(sig) = signals::caught() {
+            break End::Interrupted(sig);
+        }
+        if exited.is_none()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            exited = Some((status.code(), Instant::now()));
+        }
+        if let Some((code, at)) = exited
+            && (closed || at.elapsed() > Duration::from_secs(1))
+        {
+            break if panic.is_some() {
+                End::Panicked
+            } else {
+                End::Exited(code)
+            };
+        }
+        if Instant::now() >= deadline {
+            break if panic.is_some() {
+                End::Panicked
+            } else {
+                End::TimedOut(watch.bound)
+            };
+        }
+    };
+    drop(group);
+    let _ = child.wait();
+    let _ = reader.join();
+    while let Ok(line) = rx.try_recv() {
+        take(line, &mut tail);
+    }
+    Ok(Outcome {
+        end,
+        tail: tail.into_iter().collect(),
+        elapsed: begun.elapsed(),
+        spoke,
+        panic,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch_sh(script: &str, bound: Duration, stop_at: Option<Marker>) -> (Outcome, Vec<Marker>) {
+        let dir = std::env::temp_dir().join(format!(
+            "vmscale-console-test-{}-{}",
+            std::process::id(),
+            script.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = Command::new("sh");
+        c.args(["-c", script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped());
+        let mut seen = Vec::new();
+        let mut on = |m: &Marker| seen.push(m.clone());
+        let out = supervise(
+            c,
+            Watch {
+                bound,
+                log: &dir.join("console.log"),
+                stop_at,
+                on_marker: &mut on,
+            },
+            || Ok(()),
+        )
+        .unwrap();
+        let log = std::fs::read_to_string(dir.join("console.log")).unwrap();
+        assert!(log.lines().count() >= out.tail.len());
+        let _ = std::fs::remove_dir_all(&dir);
+        (out, seen)
+    }
+
+    #[test]
+    fn markers_the_tail_and_the_end() {
+        let (out, seen) = watch_sh(
+            "for i in $(seq 1 60); do echo line $i; done; echo 'vmscale-guest: step 1/1 exit 0'",
+            Duration::from_secs(20),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)));
+        assert_eq!(out.tail.len(), TAIL);
+        assert_eq!(out.tail[0], "line 22"); // 61 lines, the last 40
+        assert_eq!(seen, vec![Marker::StepExit(1, 1, 0)]);
+    }
+
+    #[test]
+    fn a_silent_guest_is_stopped_at_the_bound_and_a_panic_is_seen() {
+        let (out, _) = watch_sh("sleep 30", Duration::from_millis(300), None);
+        assert!(matches!(out.end, End::TimedOut(_)), "{:?}", out.end);
+        assert!(!out.spoke);
+        assert!(out.elapsed < Duration::from_secs(10));
+        let (out, _) = watch_sh(
+            "echo 'Kernel panic - not syncing: VFS: Unable to mount root fs'; exit 0",
+            Duration::from_secs(20),
+            None,
+        );
+        assert_eq!(out.end, End::Panicked);
+        let (out, seen) = watch_sh(
+            "echo 'vmscale-guest: probe ok'; sleep 30",
+            Duration::from_secs(20),
+            Some(Marker::ProbeOk),
+        );
+        assert_eq!(out.end, End::Stopped);
+        assert_eq!(seen, vec![Marker::ProbeOk]);
+    }
+}

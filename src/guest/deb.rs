@@ -1,0 +1,192 @@
+//! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
+//! the kernel image and its modules. vmscale unpacks only what a guest
+//! needs (the image, the block and virtio drivers, modules.builtin) into
+//! its cache, once per package file, and reuses it after.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The cache: $VMSCALE_CACHE_DIR, else $XDG_CACHE_HOME/vmscale, else
+/// ~/.cache/vmscale (as bench/guest-kernels.sh).
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("VMSCALE_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|p| Path::new(p).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .unwrap_or_else(|| PathBuf::from("/root/.cache"))
+        .join("vmscale")
+}
+
+/// "SIZE-MTIME_NS" of a file: what its entries in the cache are named by,
+/// so a changed file is unpacked (or stripped) again.
+pub fn cache_key(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Ok(format!("{}-{mtime}", meta.len()))
+}
+
+/// True for a file that starts like an `ar` archive (a .deb does).
+pub fn is_deb(head: &[u8]) -> bool {
+    head.starts_with(b"!<arch>\n")
+}
+
+/// Whether a path inside the package is one the guest needs.
+fn wanted(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    let s = s.trim_start_matches("./");
+    let s = s.strip_prefix("usr/").unwrap_or(s);
+    if let Some(name) = s.strip_prefix("boot/") {
+        return name.starts_with("vmlinuz-") && !name.contains('/');
+    }
+    let Some(rest) = s.strip_prefix("lib/modules/") else {
+        return false;
+    };
+    let Some((_, inside)) = rest.split_once('/') else {
+        return false;
+    };
+    inside == "modules.builtin"
+        || ["kernel/drivers/virtio/", "kernel/drivers/block/"]
+            .iter()
+            .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
+}
+
+/// The path as a relative path without `..`, or `None`.
+fn safe(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Unpacks what a guest needs from `deb` into the cache (once) and returns
+/// the directory holding `boot/` and `lib/modules/`.
+pub fn unpack(deb: &Path) -> Result<PathBuf> {
+    let stamp = cache_key(deb)?;
+    let stem = deb
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kernel".into());
+    let root = cache_dir().join("unpacked");
+    let dir = root.join(format!("{stem}-{stamp}"));
+    if dir.join("complete").is_file() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&root).map_err(|e| Error::io("cannot create", &root, e))?;
+    let tmp = root.join(format!(".{stem}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| Error::io("cannot create", &tmp, e))?;
+    let unpacked = extract(deb, &tmp);
+    if let Err(e) = unpacked {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    std::fs::write(tmp.join("complete"), b"").map_err(|e| Error::io("cannot write", &tmp, e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&tmp, &dir).map_err(|e| Error::io("cannot rename", &tmp, e))?;
+    Ok(dir)
+}
+
+fn extract(deb: &Path, into: &Path) -> Result<()> {
+    let bad = |why: String| Error::Input(format!("--kernel {}: {why}", deb.display()));
+    let file = File::open(deb).map_err(|e| Error::io("cannot open", deb, e))?;
+    let mut ar = ar::Archive::new(file);
+    while let Some(entry) = ar.next_entry() {
+        let entry = entry.map_err(|e| bad(format!("not a Debian package ({e})")))?;
+        let name = String::from_utf8_lossy(entry.header().identifier()).into_owned();
+        let reader: Box<dyn Read> = match name.as_str() {
+            "data.tar.xz" => Box::new(liblzma::read::XzDecoder::new(entry)),
+            "data.tar" => Box::new(entry),
+            n if n.starts_with("data.tar") => {
+                return Err(bad(format!(
+                    "its data is {n}; vmscale reads data.tar.xz (Debian's kernel packages) \
+                     or data.tar: unpack it with dpkg-deb -x and give the vmlinuz file"
+                )));
+            }
+            _ => continue,
+        };
+        let mut tar = tar::Archive::new(reader);
+        let entries = tar
+            .entries()
+            .map_err(|e| bad(format!("damaged data.tar ({e})")))?;
+        for e in entries {
+            let mut e = e.map_err(|e| bad(format!("damaged data.tar ({e})")))?;
+            if !e.header().entry_type().is_file() {
+                continue;
+            }
+            let path = e.path().map_err(|e| bad(format!("damaged path ({e})")))?;
+            let Some(rel) = safe(&path).filter(|p| wanted(p)) else {
+                continue;
+            };
+            let rel = rel
+                .strip_prefix("usr")
+                .map(Path::to_path_buf)
+                .unwrap_or(rel);
+            let dest = into.join(&rel);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| Error::io("cannot create", parent, e))?;
+            }
+            let mut out = File::create(&dest).map_err(|e| Error::io("cannot create", &dest, e))?;
+            std::io::copy(&mut e, &mut out).map_err(|e| Error::io("cannot unpack", &dest, e))?;
+        }
+        return Ok(());
+    }
+    Err(bad("no data.tar member: not a Debian package".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_image_the_drivers_and_the_builtin_list_are_wanted() {
+        for yes in [
+            "./boot/vmlinuz-6.1.0-48-amd64",
+            "./lib/modules/6.1.0-48-amd64/modules.builtin",
+            "./lib/modules/6.1.0-48-amd64/kernel/drivers/virtio/virtio_pci.ko",
+            "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
+        ] {
+            assert!(wanted(Path::new(yes)), "{yes}");
+        }
+        for no in [
+            "./boot/config-6.1.0-48-amd64",
+            "./lib/modules/6.1.0-48-amd64/kernel/drivers/net/e1000.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/drbd/drbd.ko",
+            "./usr/share/doc/x",
+        ] {
+            assert!(!wanted(Path::new(no)), "{no}");
+        }
+        assert!(safe(Path::new("./a/../b")).is_none());
+        assert_eq!(safe(Path::new("./a/b")), Some(PathBuf::from("a/b")));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_package_is_bad_input() {
+        let dir = std::env::temp_dir().join(format!("vmscale-deb-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("x.deb");
+        std::fs::write(&f, b"!<arch>\nnot really").unwrap();
+        let e = extract(&f, &dir).unwrap_err();
+        assert!(e.is_input(), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,169 @@
+//! The guest's side, as busybox shell: /init mounts the kernel's file
+//! systems, loads the modules, runs the setup lines and each plan step
+//! (a vmscale command line) against the guest store, announces every
+//! stage on the console (`vmscale-guest: ...` lines the host follows),
+//! writes /out as a tar onto the results disk and powers off.
+
+/// The prefix of every line the guest's init prints for the host.
+pub const MARKER: &str = "vmscale-guest:";
+
+/// A word in single quotes for sh.
+pub fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// /init: everything but the plan and the setup lines.
+pub fn init_script() -> String {
+    format!(
+        r#"#!/bin/sh
+export PATH=/bin HOME=/root VMSCALE_DB=/out/guest.db VMSCALE_STATE_DIR=/root/state
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+echo "{m} up $(uname -r)"
+for mod in $(cat /modules.order); do
+  insmod /mods/$mod.ko || echo "{m} cannot load module $mod"
+done
+uname -r > /out/release
+cat /proc/cmdline > /out/cmdline
+# The topology as the guest kernel sees it (copied with cat: sysfs files
+# claim 4096 bytes, which tar would trust).
+for f in /sys/devices/system/cpu/online /sys/devices/system/cpu/cpu*/topology/* \
+         /sys/devices/system/node/online /sys/devices/system/node/node*/cpulist \
+         /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
+  mkdir -p "/out/sysfs-topology${{f%/*}}" && cat "$f" > "/out/sysfs-topology$f" 2>/dev/null
+done
+cd /root
+if [ -s /setup.sh ]; then
+  echo "{m} setup"
+  sh -x /setup.sh > /out/setup.log 2>&1
+  echo $? > /out/setup.status
+fi
+sh /plan.sh
+i=0
+while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -b /dev/vda ]; then
+  tar -cf /dev/vda -C /out . && sync && echo "{m} results written"
+else
+  echo "{m} no results disk: /dev/vda never appeared"
+fi
+poweroff -f
+"#,
+        m = MARKER
+    )
+}
+
+/// /plan.sh: each step's output into /out/step-N.{{out,err,status}}.
+pub fn plan_script(steps: &[Vec<String>]) -> String {
+    let n = steps.len();
+    let mut s = String::from("#!/bin/sh\n");
+    for (i, step) in steps.iter().enumerate() {
+        let k = i + 1;
+        let words: Vec<String> = step.iter().map(|w| quote(w)).collect();
+        s.push_str(&format!(
+            "echo \"{MARKER} step {k}/{n} start\"\n\
+             vmscale {} > /out/step-{k}.out 2> /out/step-{k}.err\n\
+             rc=$?\necho $rc > /out/step-{k}.status\n\
+             echo \"{MARKER} step {k}/{n} exit $rc\"\n",
+            words.join(" ")
+        ));
+    }
+    s
+}
+
+/// /setup.sh: the `--setup` lines as given.
+pub fn setup_script(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("#!/bin/sh\n");
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+/// The probe's /init: says it is up and powers off.
+pub fn probe_script() -> String {
+    format!("#!/bin/sh\necho \"{MARKER} probe ok\"\n/bin/busybox poweroff -f\n")
+}
+
+/// What a console line from init says, if it is one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Marker {
+    Up(String),
+    Setup,
+    StepStart(usize, usize),
+    StepExit(usize, usize, i32),
+    Written,
+    ProbeOk,
+    Other(String),
+}
+
+/// Parses a console line.
+pub fn marker(line: &str) -> Option<Marker> {
+    let rest = line.trim().strip_prefix(MARKER)?.trim();
+    let step = |s: &str| -> Option<(usize, usize)> {
+        let (k, n) = s.split_once('/')?;
+        Some((k.parse().ok()?, n.parse().ok()?))
+    };
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    Some(match words.as_slice() {
+        ["up", release] => Marker::Up(release.to_string()),
+        ["setup"] => Marker::Setup,
+        ["step", kn, "start"] => step(kn).map(|(k, n)| Marker::StepStart(k, n))?,
+        ["step", kn, "exit", rc] => {
+            let (k, n) = step(kn)?;
+            Marker::StepExit(k, n, rc.parse().ok()?)
+        }
+        ["results", "written"] => Marker::Written,
+        ["probe", "ok"] => Marker::ProbeOk,
+        _ => Marker::Other(rest.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_for_sh() {
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        let plan = plan_script(&[vec![
+            "run".into(),
+            "pft".into(),
+            "--label".into(),
+            "x y".into(),
+        ]]);
+        assert!(plan.contains("vmscale 'run' 'pft' '--label' 'x y' > /out/step-1.out"));
+        assert!(plan.contains("step 1/1 start"));
+    }
+
+    #[test]
+    fn console_markers() {
+        assert_eq!(
+            marker("vmscale-guest: up 6.1.0-48-amd64\r"),
+            Some(Marker::Up("6.1.0-48-amd64".into()))
+        );
+        assert_eq!(
+            marker("vmscale-guest: step 2/3 exit 1"),
+            Some(Marker::StepExit(2, 3, 1))
+        );
+        assert_eq!(
+            marker("vmscale-guest: step 1/3 start"),
+            Some(Marker::StepStart(1, 3))
+        );
+        assert_eq!(marker("[    0.1] random kernel line"), None);
+        assert_eq!(marker("vmscale-guest: step x/3 start"), None);
+        assert_eq!(
+            marker("vmscale-guest: cannot load module virtio"),
+            Some(Marker::Other("cannot load module virtio".into()))
+        );
+        assert!(init_script().contains("tar -cf /dev/vda -C /out ."));
+        assert_eq!(setup_script(&[]), "");
+    }
+}

@@ -1,0 +1,305 @@
+//! The guest's root file system: an uncompressed newc cpio archive (the
+//! `cpio` crate) with a static busybox and its applets, the running
+//! vmscale binary (stripped) with the shared libraries it links, the
+//! kernel's modules for the results disk, /init and the plan. Uncompressed,
+//! because under TCG the guest's own decompression would be emulated.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::modules::{self, Module};
+use crate::error::{Error, Result};
+
+/// Where Debian's busybox-static puts its binary.
+pub const BUSYBOX: &str = "/bin/busybox";
+
+/// What every guest's root holds besides its kernel's modules.
+pub struct Userland {
+    busybox: PathBuf,
+    applets: Vec<String>,
+    /// The vmscale binary for the guest (a stripped copy when `strip` is
+    /// there).
+    vmscale: PathBuf,
+    /// Shared libraries the binary links, by their absolute paths.
+    libs: Vec<PathBuf>,
+}
+
+/// True for an ELF file without an interpreter (statically linked).
+fn is_static(bytes: &[u8]) -> bool {
+    use object::Object;
+    object::File::parse(bytes).is_ok_and(|f| f.section_by_name(".interp").is_none())
+}
+
+impl Userland {
+    /// Checks busybox and copies vmscale into `work`. Missing busybox is a
+    /// refusal naming the package.
+    pub fn prepare(work: &Path) -> Result<Userland> {
+        let busybox = PathBuf::from(BUSYBOX);
+        let bytes = std::fs::read(&busybox).map_err(|_| {
+            Error::Refused(format!(
+                "no {BUSYBOX}: the guest's userland is a static busybox; \
+                 install it with `apt-get install busybox-static`"
+            ))
+        })?;
+        if !is_static(&bytes) {
+            return Err(Error::Refused(format!(
+                "{BUSYBOX} is dynamically linked: install busybox-static"
+            )));
+        }
+        let list = Command::new(&busybox)
+            .arg("--list")
+            .output()
+            .map_err(|e| Error::io("cannot run", &busybox, e))?;
+        let applets = String::from_utf8_lossy(&list.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|a| !a.is_empty() && *a != "busybox" && !a.contains('/'))
+            .map(str::to_string)
+            .collect();
+        let exe =
+            std::env::current_exe().map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
+        let vmscale = stripped_copy(&exe, work)?;
+        Ok(Userland {
+            busybox,
+            applets,
+            vmscale,
+            libs: shared_libraries(&exe),
+        })
+    }
+}
+
+/// A stripped copy of `exe`, kept in the cache per binary (size and
+/// modification time), so boots after the first reuse it; a plain copy in
+/// `work` where `strip` is missing.
+fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
+    let dir = super::deb::cache_dir().join("bin");
+    let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
+    if cached.is_file() {
+        return Ok(cached);
+    }
+    let tmp = dir.join(format!(".vmscale.{}.tmp", std::process::id()));
+    let stripped = std::fs::create_dir_all(&dir).is_ok()
+        && Command::new("strip")
+            .arg("-o")
+            .arg(&tmp)
+            .arg(exe)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if stripped && std::fs::rename(&tmp, &cached).is_ok() {
+        forget_old(&dir);
+        return Ok(cached);
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let copy = work.join("vmscale");
+    std::fs::copy(exe, &copy).map_err(|e| Error::io("cannot copy", exe, e))?;
+    Ok(copy)
+}
+
+/// Removes stripped binaries not used for a day (each build makes one).
+fn forget_old(dir: &Path) {
+    let day = std::time::Duration::from_secs(86_400);
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let old = e
+            .metadata()
+            .ok()
+            .and_then(|m| m.accessed().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if old && e.file_name().to_string_lossy().starts_with("vmscale-") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The libraries `ldd` names for `exe` (absolute paths; none for a static
+/// binary).
+fn shared_libraries(exe: &Path) -> Vec<PathBuf> {
+    let Ok(out) = Command::new("ldd").arg(exe).output() else {
+        return Vec::new();
+    };
+    let mut libs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|w| w.starts_with('/'))
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect();
+    libs.sort();
+    libs.dedup();
+    libs
+}
+
+/// A newc archive being written.
+struct Archive<W: Write> {
+    out: W,
+    ino: u32,
+}
+
+const DIR: u32 = 0o040755;
+const FILE: u32 = 0o100755;
+const LINK: u32 = 0o120777;
+const CHAR: u32 = 0o020600;
+
+impl<W: Write> Archive<W> {
+    fn entry(&mut self, name: &str, mode: u32, data: &[u8]) -> std::io::Result<()> {
+        self.ino += 1;
+        let mut w = cpio::NewcBuilder::new(name.trim_start_matches('/'))
+            .ino(self.ino)
+            .mode(mode)
+            .nlink(if mode == DIR { 2 } else { 1 })
+            .write(&mut self.out, data.len() as u32);
+        w.write_all(data)?;
+        w.finish()?;
+        Ok(())
+    }
+
+    fn dir(&mut self, name: &str) -> std::io::Result<()> {
+        self.entry(name, DIR, b"")
+    }
+
+    /// Directories leading to `path` not yet written.
+    fn parents(&mut self, path: &str, made: &mut Vec<String>) -> std::io::Result<()> {
+        let mut at = String::new();
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        for p in &parts[..parts.len().saturating_sub(1)] {
+            at.push('/');
+            at.push_str(p);
+            if !made.contains(&at) {
+                self.dir(&at)?;
+                made.push(at.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The text files of one guest's root.
+pub struct Scripts<'a> {
+    pub init: &'a str,
+    pub plan: &'a str,
+    pub setup: &'a str,
+}
+
+/// Writes the archive for a kernel whose results disk needs `mods`.
+pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -> Result<()> {
+    let io = |e: std::io::Error| Error::io("cannot write", path, e);
+    let file = File::create(path).map_err(io)?;
+    let mut a = Archive {
+        out: BufWriter::new(file),
+        ino: 0,
+    };
+    let mut made: Vec<String> = Vec::new();
+    for d in [
+        "/bin",
+        "/dev",
+        "/proc",
+        "/sys",
+        "/tmp",
+        "/out",
+        "/root",
+        "/root/state",
+        "/mods",
+    ] {
+        a.dir(d).map_err(io)?;
+        made.push(d.to_string());
+    }
+    // The console init's output goes to, before devtmpfs is mounted.
+    let mut console = cpio::NewcBuilder::new("dev/console")
+        .ino(9999)
+        .mode(CHAR)
+        .nlink(1)
+        .rdev_major(5)
+        .rdev_minor(1)
+        .write(&mut a.out, 0);
+    console.flush().map_err(io)?;
+    console.finish().map_err(io)?;
+    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io("cannot read", p, e));
+    a.entry("/bin/busybox", FILE, &read(&user.busybox)?)
+        .map_err(io)?;
+    for applet in &user.applets {
+        a.entry(&format!("/bin/{applet}"), LINK, b"busybox")
+            .map_err(io)?;
+    }
+    a.entry("/bin/vmscale", FILE, &read(&user.vmscale)?)
+        .map_err(io)?;
+    for lib in &user.libs {
+        let name = lib.to_string_lossy().into_owned();
+        a.parents(&name, &mut made).map_err(io)?;
+        a.entry(&name, FILE, &read(lib)?).map_err(io)?;
+    }
+    let mut order = String::new();
+    for m in mods {
+        a.entry(
+            &format!("/mods/{}.ko", m.name),
+            0o100644,
+            &modules::read(&m.path)?,
+        )
+        .map_err(io)?;
+        order.push_str(&m.name);
+        order.push('\n');
+    }
+    a.entry("/modules.order", 0o100644, order.as_bytes())
+        .map_err(io)?;
+    a.entry("/init", FILE, scripts.init.as_bytes())
+        .map_err(io)?;
+    a.entry("/plan.sh", FILE, scripts.plan.as_bytes())
+        .map_err(io)?;
+    a.entry("/setup.sh", FILE, scripts.setup.as_bytes())
+        .map_err(io)?;
+    let out = cpio::newc::trailer(a.out).map_err(io)?;
+    out.into_inner()
+        .map_err(|e| io(e.into_error()))?
+        .sync_all()
+        .map_err(io)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_archive_reads_back_with_every_file() {
+        let dir = std::env::temp_dir().join(format!("vmscale-cpio-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("tool");
+        std::fs::write(&bin, b"\x7fELF not really").unwrap();
+        let user = Userland {
+            busybox: bin.clone(),
+            applets: vec!["sh".into(), "mount".into()],
+            vmscale: bin.clone(),
+            libs: vec![bin.clone()],
+        };
+        let path = dir.join("initrd");
+        let scripts = Scripts {
+            init: "#!/bin/sh\n",
+            plan: "x",
+            setup: "",
+        };
+        write(&path, &user, &[], &scripts).unwrap();
+        let mut names = Vec::new();
+        let mut f = File::open(&path).unwrap();
+        loop {
+            let r = cpio::NewcReader::new(&mut f).unwrap();
+            if r.entry().is_trailer() {
+                break;
+            }
+            names.push((r.entry().name().to_string(), r.entry().mode()));
+            r.skip().unwrap();
+        }
+        let has = |n: &str| names.iter().any(|(x, _)| x == n);
+        assert!(has("bin/busybox") && has("bin/sh") && has("init") && has("dev/console"));
+        // The library's directories come before it.
+        let lib = bin.to_string_lossy().trim_start_matches('/').to_string();
+        let lib_at = names.iter().position(|(x, _)| *x == lib).unwrap();
+        let parent = dir.to_string_lossy().trim_start_matches('/').to_string();
+        assert!(
+            names[..lib_at]
+                .iter()
+                .any(|(x, m)| *x == parent && *m == DIR)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

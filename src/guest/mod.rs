@@ -1,0 +1,22 @@
+//! Kernel against kernel: each kernel boots in a throw-away QEMU guest
+//! whose root is an initramfs vmscale builds (busybox, this binary, the
+//! kernel's virtio modules); the plan runs inside against a guest store
+//! that comes back on a raw disk and is pooled per kernel over rounds.
+//! One file per concern, as virtme splits them: the kernel image and its
+//! package (`kernel`, `deb`), its modules (`modules`), the root file system
+//! (`initramfs`, `init`), the shape (`topology`), QEMU's command line and
+//! the accelerator probe (`qemu`, `accel`), the console (`console`), the
+//! results (`transport`, `pool`), and one boot put together (`boot`).
+
+pub mod accel;
+pub mod boot;
+pub mod console;
+pub mod deb;
+pub mod init;
+pub mod initramfs;
+pub mod kernel;
+pub mod modules;
+pub mod pool;
+pub mod qemu;
+pub mod topology;
+pub mod transport;

@@ -1,0 +1,174 @@
+//! The kernel modules a guest needs for its results disk (virtio-pci and
+//! virtio-blk), in load order. Kernels differ: one builds a driver in
+//! (modules.builtin names it), another ships it as a module that depends
+//! on others (its `.modinfo` section says `depends=`), and the order of
+//! those dependencies changes between releases. A package carries no
+//! modules.dep (depmod writes it at install), so the order is read from
+//! each module's own `.modinfo`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// What the results disk needs: the PCI transport and the block driver.
+pub const NEEDED: &[&str] = &["virtio_pci", "virtio_blk"];
+
+/// One module to load, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Module {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// A module's name as the kernel spells it: the file's stem with `-` as `_`.
+fn name_of(file: &str) -> Option<String> {
+    let stem = file
+        .strip_suffix(".ko")
+        .or_else(|| file.strip_suffix(".ko.xz"))?;
+    Some(stem.replace('-', "_"))
+}
+
+/// Names of the modules built into the kernel (modules.builtin).
+fn builtin(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(dir.join("modules.builtin"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| name_of(l.rsplit('/').next()?))
+        .collect()
+}
+
+/// Every module file under `dir/kernel`, by name.
+fn index(dir: &Path) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.join("kernel")];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(p);
+            } else if t.is_file()
+                && let Some(n) = p.file_name().and_then(|f| name_of(&f.to_string_lossy()))
+            {
+                out.insert(n, p);
+            }
+        }
+    }
+    out
+}
+
+/// The module file's bytes, decompressed (.ko.xz).
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read(path).map_err(|e| Error::io("cannot read", path, e))?;
+    if path.extension().is_some_and(|e| e == "xz") {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(&raw[..]), &mut out)
+            .map_err(|e| Error::io("cannot decompress", path, e))?;
+        return Ok(out);
+    }
+    Ok(raw)
+}
+
+/// The `depends=` of a module's `.modinfo` section.
+fn depends(path: &Path) -> Result<Vec<String>> {
+    use object::{Object, ObjectSection};
+    let bytes = read(path)?;
+    let bad = |why: String| Error::Input(format!("module {}: {why}", path.display()));
+    let elf = object::File::parse(&*bytes).map_err(|e| bad(format!("not an ELF module ({e})")))?;
+    let info = elf
+        .section_by_name(".modinfo")
+        .ok_or_else(|| bad("no .modinfo section".into()))?
+        .data()
+        .map_err(|e| bad(format!("unreadable .modinfo ({e})")))?;
+    Ok(info
+        .split(|b| *b == 0)
+        .filter_map(|kv| kv.strip_prefix(b"depends="))
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|d| !d.is_empty())
+        .collect())
+}
+
+/// The modules to load for `needed`, dependencies first, from the
+/// modules directory `dir` (`lib/modules/RELEASE`). `None`: no modules are
+/// known, so the drivers must be built in.
+pub fn resolve(dir: Option<&Path>, release: &str, needed: &[&str]) -> Result<Vec<Module>> {
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    let builtin = builtin(dir);
+    let files = index(dir);
+    let mut order = Vec::new();
+    let mut seen = BTreeSet::new();
+    for n in needed {
+        visit(n, &builtin, &files, &mut seen, &mut order, dir, release)?;
+    }
+    Ok(order)
+}
+
+fn visit(
+    name: &str,
+    builtin: &BTreeSet<String>,
+    files: &BTreeMap<String, PathBuf>,
+    seen: &mut BTreeSet<String>,
+    order: &mut Vec<Module>,
+    dir: &Path,
+    release: &str,
+) -> Result<()> {
+    let name = name.replace('-', "_");
+    if builtin.contains(&name) || !seen.insert(name.clone()) {
+        return Ok(());
+    }
+    let path = files.get(&name).ok_or_else(|| {
+        Error::Input(format!(
+            "kernel {release} has neither {name} built in nor {name}.ko under {}: the guest \
+             could not reach its results disk; build it in (CONFIG_{}=y) or give --modules DIR",
+            dir.display(),
+            name.to_ascii_uppercase()
+        ))
+    })?;
+    for d in depends(path)? {
+        visit(&d, builtin, files, seen, order, dir, release)?;
+    }
+    order.push(Module {
+        name,
+        path: path.clone(),
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_the_builtin_list() {
+        assert_eq!(name_of("virtio_pci.ko").as_deref(), Some("virtio_pci"));
+        assert_eq!(name_of("virtio-blk.ko.xz").as_deref(), Some("virtio_blk"));
+        assert_eq!(name_of("README"), None);
+        let dir = std::env::temp_dir().join(format!("vmscale-mods-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("kernel")).unwrap();
+        std::fs::write(
+            dir.join("modules.builtin"),
+            "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_pci.ko\n\
+             kernel/drivers/block/virtio_blk.ko\n",
+        )
+        .unwrap();
+        // All built in: nothing to load.
+        assert!(resolve(Some(&dir), "x", NEEDED).unwrap().is_empty());
+        // Neither built in nor a file: a missing module, bad input.
+        std::fs::write(dir.join("modules.builtin"), "").unwrap();
+        let e = resolve(Some(&dir), "x", NEEDED).unwrap_err();
+        assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,184 @@
+//! One kernel's rounds pooled: the runs each boot stored for the same plan
+//! step become one run, case by case, every sample tagged with its round
+//! (noise `guest_round`) and with the round as its invocation, so `show`
+//! reports the between-boot variance as it reports `--invocations`, and
+//! `compare` pairs kernels round by round. The pooled runs are written to
+//! a store of their own and only then merged, one transaction per run,
+//! so the host store never holds half of one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::model::{Case, Run, Status};
+use crate::stats::levels::INVOCATION;
+use crate::store::{NewRun, Store};
+
+/// The noise key holding the round a sample's boot was in.
+pub use crate::stats::paired::GUEST_ROUND;
+
+/// One completed boot of a kernel: its round and the store it brought.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub round: u32,
+    pub store: PathBuf,
+}
+
+/// A pooled run: the plan step it is, and its id in the pooled store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pooled {
+    pub step: String,
+    pub id: i64,
+}
+
+/// What matches a run across rounds: workload, command line, label, and
+/// which occurrence of those it is in its store.
+fn step_keys(runs: &[Run]) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    runs.iter()
+        .map(|r| {
+            let base = format!(
+                "{}\u{1f}{}\u{1f}{}",
+                r.meta.workload,
+                r.meta.command_line,
+                r.meta.label.as_deref().unwrap_or("")
+            );
+            let n = seen.entry(base.clone()).or_default();
+            *n += 1;
+            format!("{base}\u{1f}{n}")
+        })
+        .collect()
+}
+
+fn load_all(path: &Path) -> Result<Vec<Run>> {
+    let s = Store::open_existing(path)?;
+    let mut runs = Vec::new();
+    for r in s.list()? {
+        runs.push(s.load(r.id)?);
+    }
+    Ok(runs)
+}
+
+/// The label of a pooled run: the kernel's, with the step's own label or
+/// workload after a `/` when the plan stores more than one run; an empty
+/// kernel label keeps the step's own label (bench/numa-vm.sh).
+pub fn pooled_label(kernel: &str, run: &Run, several: bool) -> Option<String> {
+    if kernel.is_empty() {
+        return run.meta.label.clone();
+    }
+    Some(match (&run.meta.label, several) {
+        (Some(l), _) => format!("{kernel}/{l}"),
+        (None, true) => format!("{kernel}/{}", run.meta.workload),
+        (None, false) => kernel.to_string(),
+    })
+}
+
+/// Pools `rounds` of the kernel labelled `kernel` into `into`.
+pub fn pool(kernel: &str, rounds: &[Round], into: &mut Store) -> Result<Vec<Pooled>> {
+    let mut per_round: Vec<(u32, Vec<(String, Run)>)> = Vec::new();
+    for r in rounds {
+        let runs = load_all(&r.store)?;
+        let keys = step_keys(&runs);
+        per_round.push((r.round, keys.into_iter().zip(runs).collect()));
+    }
+    // Steps in the order the first rounds stored them.
+    let mut order: Vec<String> = Vec::new();
+    for (_, runs) in &per_round {
+        for (k, _) in runs {
+            if !order.contains(k) {
+                order.push(k.clone());
+            }
+        }
+    }
+    let several = order.len() > 1;
+    let mut out = Vec::new();
+    for key in &order {
+        let parts: Vec<(u32, &Run)> = per_round
+            .iter()
+            .filter_map(|(round, runs)| {
+                runs.iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, run)| (*round, run))
+            })
+            .collect();
+        let id = write_pooled(kernel, &parts, several, into)?;
+        out.push(Pooled {
+            step: key.clone(),
+            id,
+        });
+    }
+    Ok(out)
+}
+
+fn write_pooled(
+    kernel: &str,
+    parts: &[(u32, &Run)],
+    several: bool,
+    into: &mut Store,
+) -> Result<i64> {
+    let first = parts[0].1;
+    let rounds: Vec<u32> = parts.iter().map(|(r, _)| *r).collect();
+    let mut machine = first.meta.machine.clone();
+    if let Some(g) = machine.get_mut("guest").and_then(|g| g.as_object_mut()) {
+        g.insert("round".into(), serde_json::Value::Null);
+        g.insert("rounds".into(), serde_json::json!(rounds));
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    for (_, run) in parts {
+        for c in &run.cases {
+            if !cases.iter().any(|x| x.key() == c.case.key()) {
+                cases.push(c.case.clone());
+            }
+        }
+    }
+    let label = pooled_label(kernel, first, several);
+    let id = into.create_run(&NewRun {
+        label: label.as_deref(),
+        workload: &first.meta.workload,
+        command_line: &first.meta.command_line,
+        config: &first.meta.config,
+        figures: &first.meta.figures,
+        machine: &machine,
+        knobs: &first.meta.knobs,
+        cases: &cases,
+        origin: &first.meta.origin,
+    })?;
+    into.batch("BEGIN")?;
+    let mut seq: BTreeMap<String, i64> = BTreeMap::new();
+    for (i, (round, run)) in parts.iter().enumerate() {
+        for c in &run.cases {
+            for s in &c.samples {
+                let mut s = s.clone();
+                let n = seq.entry(c.case.key()).or_default();
+                s.seq = *n;
+                *n += 1;
+                // A step's own invocations stay apart inside each boot.
+                let inv = s.noise.get(INVOCATION).copied().unwrap_or(0.0);
+                s.noise.insert(INVOCATION.into(), i as f64 * 1000.0 + inv);
+                s.noise.insert(GUEST_ROUND.into(), f64::from(*round));
+                into.add_sample(id, &c.case, &s)?;
+            }
+        }
+    }
+    into.batch("COMMIT")?;
+    let complete = parts.iter().all(|(_, r)| r.meta.status == Status::Complete);
+    let list: Vec<String> = rounds.iter().map(u32::to_string).collect();
+    let mut note = format!("pooled from rounds {} of `vmscale guest`", list.join(", "));
+    for (round, r) in parts {
+        if let Some(n) = &r.meta.note {
+            note.push_str(&format!("; round {round}: {n}"));
+        }
+    }
+    into.finish_run(
+        id,
+        if complete {
+            Status::Complete
+        } else {
+            Status::Incomplete
+        },
+        Some(&note),
+    )?;
+    let ended = parts.last().and_then(|(_, r)| r.meta.ended_at.as_deref());
+    into.set_times(id, &first.meta.started_at, ended)?;
+    Ok(id)
+}

@@ -1,0 +1,284 @@
+//! QEMU's command line for one guest (q35, no default devices, the serial
+//! console on stdout, the results disk on virtio-blk) and, under KVM, the
+//! pinning of each vCPU thread to a host CPU through QMP before the guest
+//! starts.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::topology::Topology;
+use crate::error::{Error, Result};
+
+pub const QEMU: &str = "qemu-system-x86_64";
+
+/// How the guest's CPUs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    Kvm,
+    Tcg,
+}
+
+impl Accel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+}
+
+/// Everything one QEMU invocation is given.
+pub struct Machine<'a> {
+    pub accel: Accel,
+    /// `-cpu`; `None` picks one for the accelerator and topology.
+    pub cpu: Option<&'a str>,
+    pub topology: &'a Topology,
+    pub kernel: &'a Path,
+    pub initrd: &'a Path,
+    pub append: &'a str,
+    pub disk: Option<&'a Path>,
+    /// KVM: preallocate memory and start paused for pinning over QMP.
+    pub qmp: Option<&'a Path>,
+}
+
+/// The `-cpu` model: the host's under KVM; under TCG `max`, or a named
+/// Intel model when the shape has SMT siblings or dies (TCG's `max` is
+/// AMD-like and shows neither).
+pub fn cpu_model(m: &Machine) -> String {
+    if let Some(c) = m.cpu {
+        return c.to_string();
+    }
+    match m.accel {
+        Accel::Kvm => "host".into(),
+        Accel::Tcg if m.topology.needs_named_cpu() => "Skylake-Server".into(),
+        Accel::Tcg => "max".into(),
+    }
+}
+
+/// The arguments after the program name.
+pub fn args(m: &Machine) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "-machine".into(),
+        "q35".into(),
+        "-accel".into(),
+        match m.accel {
+            Accel::Kvm => "kvm".into(),
+            Accel::Tcg => "tcg,thread=multi".into(),
+        },
+        "-cpu".into(),
+        cpu_model(m),
+    ];
+    a.extend(m.topology.qemu_args(m.accel == Accel::Kvm));
+    a.extend(
+        [
+            "-kernel",
+            &m.kernel.to_string_lossy(),
+            "-initrd",
+            &m.initrd.to_string_lossy(),
+            "-append",
+            m.append,
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+            "-monitor",
+            "none",
+            "-no-reboot",
+        ]
+        .map(String::from),
+    );
+    if let Some(d) = m.disk {
+        a.push("-drive".into());
+        a.push(format!("file={},format=raw,if=virtio", d.display()));
+    }
+    if let Some(q) = m.qmp {
+        a.push("-S".into());
+        a.push("-qmp".into());
+        a.push(format!("unix:{},server=on,wait=off", q.display()));
+    }
+    a
+}
+
+/// The QEMU command, stdin closed, console on stdout, stderr to `errors`.
+pub fn command(m: &Machine, errors: &Path) -> Result<Command> {
+    let err = std::fs::File::create(errors).map_err(|e| Error::io("cannot create", errors, e))?;
+    let mut c = Command::new(QEMU);
+    c.args(args(m))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err);
+    Ok(c)
+}
+
+/// Whether QEMU is installed; a refusal naming the package otherwise.
+pub fn check_installed() -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(QEMU))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::Refused(format!(
+                "{QEMU} is not installed: `apt-get install qemu-system-x86` (vmscale boots \
+                 each kernel in QEMU)"
+            ))
+        })
+}
+
+/// Lines of QEMU's stderr worth showing: TCG names every CPU feature of a
+/// named model it cannot emulate, once per vCPU.
+pub fn stderr_worth_showing(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.contains("TCG doesn't support requested feature") && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A QMP session (JSON lines over the unix socket).
+struct Qmp {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Qmp {
+    fn connect(path: &Path, within: Duration) -> Result<Qmp> {
+        let start = Instant::now();
+        let stream = loop {
+            match UnixStream::connect(path) {
+                Ok(s) => break s,
+                Err(e) if start.elapsed() > within => {
+                    return Err(Error::Failed(format!(
+                        "QEMU's QMP socket {} did not answer: {e}",
+                        path.display()
+                    )));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let io = |e| Error::io("cannot talk to QMP at", path, e);
+        stream.set_read_timeout(Some(within)).map_err(io)?;
+        let writer = stream.try_clone().map_err(io)?;
+        let mut q = Qmp {
+            reader: BufReader::new(stream),
+            writer,
+        };
+        q.read_reply(path)?; // the greeting
+        q.execute(path, "qmp_capabilities")?;
+        Ok(q)
+    }
+
+    fn read_reply(&mut self, path: &Path) -> Result<serde_json::Value> {
+        loop {
+            let mut line = String::new();
+            let n = self
+                .reader
+                .read_line(&mut line)
+                .map_err(|e| Error::io("cannot read QMP at", path, e))?;
+            if n == 0 {
+                return Err(Error::Failed("QEMU closed its QMP socket".into()));
+            }
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .map_err(|e| Error::Failed(format!("QMP sent something not JSON: {e}")))?;
+            // Events arrive between replies; a reply has return or error.
+            if v.get("event").is_none() {
+                return Ok(v);
+            }
+        }
+    }
+
+    fn execute(&mut self, path: &Path, cmd: &str) -> Result<serde_json::Value> {
+        let msg = format!("{}\n", serde_json::json!({ "execute": cmd }));
+        self.writer
+            .write_all(msg.as_bytes())
+            .map_err(|e| Error::io("cannot write QMP at", path, e))?;
+        let v = self.read_reply(path)?;
+        if let Some(e) = v.get("error") {
+            return Err(Error::Failed(format!("QMP {cmd}: {e}")));
+        }
+        Ok(v["return"].clone())
+    }
+}
+
+/// Pins vCPU i's thread to `host_cpus[i]` and starts the paused guest.
+pub fn pin_and_start(qmp: &Path, host_cpus: &[usize]) -> Result<()> {
+    let mut q = Qmp::connect(qmp, Duration::from_secs(10))?;
+    let cpus = q.execute(qmp, "query-cpus-fast")?;
+    for c in cpus.as_array().into_iter().flatten() {
+        let (Some(i), Some(tid)) = (c["cpu-index"].as_u64(), c["thread-id"].as_i64()) else {
+            continue;
+        };
+        let Some(cpu) = host_cpus.get(i as usize) else {
+            continue;
+        };
+        crate::exec::pin::pin_thread(tid as libc::pid_t, *cpu)
+            .map_err(|e| e.context(format!("vCPU {i} (thread {tid})")))?;
+    }
+    q.execute(qmp, "cont")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guest::topology::Request;
+
+    fn topo(threads: usize) -> Topology {
+        Request {
+            cpus: Some(4),
+            nodes: 2,
+            sockets: 1,
+            dies: 1,
+            threads,
+            memory_only_nodes: 0,
+            mem_mib: 512,
+            distances: Vec::new(),
+        }
+        .check()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_command_line_for_each_accelerator() {
+        let t = topo(2);
+        let mut m = Machine {
+            accel: Accel::Tcg,
+            cpu: None,
+            topology: &t,
+            kernel: Path::new("/k"),
+            initrd: Path::new("/i"),
+            append: "console=ttyS0 vmscale.accel=tcg",
+            disk: Some(Path::new("/d.img")),
+            qmp: None,
+        };
+        let a = args(&m).join(" ");
+        assert!(
+            a.contains("-accel tcg,thread=multi -cpu Skylake-Server"),
+            "{a}"
+        );
+        assert!(a.contains("-append console=ttyS0 vmscale.accel=tcg"), "{a}");
+        assert!(a.contains("file=/d.img,format=raw,if=virtio"), "{a}");
+        assert!(!a.contains("prealloc") && !a.contains(" -S "), "{a}");
+        let t1 = topo(1);
+        m.topology = &t1;
+        assert_eq!(cpu_model(&m), "max");
+        m.accel = Accel::Kvm;
+        m.qmp = Some(Path::new("/run/q.sock"));
+        let a = args(&m).join(" ");
+        assert!(a.contains("-accel kvm -cpu host"), "{a}");
+        assert!(a.contains("prealloc=on"), "{a}");
+        assert!(
+            a.contains("-S -qmp unix:/run/q.sock,server=on,wait=off"),
+            "{a}"
+        );
+        assert_eq!(
+            stderr_worth_showing(
+                "qemu: warning: TCG doesn't support requested feature: CPUID.01H:ECX.pcid\nreal\n"
+            ),
+            vec!["real"]
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! Results out of the guest: a sparse raw disk image the guest sees as
+//! /dev/vda, onto which its init writes /out as a tar archive (no file
+//! system, so nothing to mount or repair); the host reads the archive back
+//! with the `tar` crate into a directory.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Room for the guest's store and outputs (sparse: costs only what is
+/// written).
+pub const DISK_BYTES: u64 = 1 << 30;
+
+/// Creates the empty results disk at `path`.
+pub fn create_disk(path: &Path) -> Result<()> {
+    let f = std::fs::File::create(path).map_err(|e| Error::io("cannot create", path, e))?;
+    f.set_len(DISK_BYTES)
+        .map_err(|e| Error::io("cannot size", path, e))
+}
+
+/// What one guest brought back.
+#[derive(Debug)]
+pub struct Results {
+    pub dir: PathBuf,
+}
+
+impl Results {
+    /// A small text file the guest wrote, trimmed.
+    pub fn text(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name))
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    /// The guest's store, if it made one.
+    pub fn store(&self) -> Option<PathBuf> {
+        Some(self.dir.join("guest.db")).filter(|p| p.is_file())
+    }
+
+    /// The exit status of plan step `k` (1-based), if it ran.
+    pub fn step_status(&self, k: usize) -> Option<i32> {
+        self.text(&format!("step-{k}.status"))?.parse().ok()
+    }
+
+    /// The last `n` lines of a file the guest wrote.
+    pub fn tail(&self, name: &str, n: usize) -> Vec<String> {
+        let text = std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    }
+}
+
+/// Reads the archive on `disk` into `dir`; `None` if the guest wrote none.
+pub fn read_disk(disk: &Path, dir: &Path) -> Result<Option<Results>> {
+    let f = std::fs::File::open(disk).map_err(|e| Error::io("cannot read", disk, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+    let mut a = tar::Archive::new(f);
+    a.set_preserve_permissions(false);
+    a.set_preserve_mtime(false);
+    a.set_overwrite(true);
+    let entries = match a.entries() {
+        Ok(e) => e,
+        Err(_) => return Ok(None),
+    };
+    let mut any = false;
+    for e in entries {
+        // A disk the guest never wrote reads as an empty archive; a
+        // damaged one ends where it breaks.
+        let Ok(mut e) = e else { break };
+        // unpack_in refuses paths that leave `dir` (.., absolute, links).
+        match e.unpack_in(dir) {
+            Ok(_) => any = true,
+            Err(err) => {
+                return Err(Error::Failed(format!(
+                    "the guest's results on {} are damaged: {err}",
+                    disk.display()
+                )));
+            }
+        }
+    }
+    Ok(any.then(|| Results {
+        dir: dir.to_path_buf(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unwritten_disk_brings_nothing_and_a_written_one_its_files() {
+        let dir = std::env::temp_dir().join(format!("vmscale-transport-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let disk = dir.join("out.img");
+        create_disk(&disk).unwrap();
+        assert!(read_disk(&disk, &dir.join("a")).unwrap().is_none());
+        // What busybox tar writes: a plain archive at the start of the disk.
+        {
+            let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
+            let mut b = tar::Builder::new(f);
+            let mut h = tar::Header::new_gnu();
+            let data = b"0\n";
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, "./step-1.status", &data[..]).unwrap();
+            b.finish().unwrap();
+        }
+        let r = read_disk(&disk, &dir.join("b")).unwrap().unwrap();
+        assert_eq!(r.step_status(1), Some(0));
+        assert_eq!(r.step_status(2), None);
+        assert!(r.store().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

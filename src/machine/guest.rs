@@ -1,0 +1,217 @@
+//! What a `vmscale guest` boot tells the guest about itself. The host puts
+//! it on the guest kernel's command line as `vmscale.NAME=VALUE` parameters
+//! (dotted, so the kernel neither complains nor hands them to init); the
+//! guest's snapshot reads them back from /proc/cmdline, so every run the
+//! guest stores carries them in its machine snapshot.
+
+use serde::{Deserialize, Serialize};
+
+/// The prefix of every parameter.
+const PREFIX: &str = "vmscale.";
+
+/// The shape QEMU was told to give the guest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestTopology {
+    pub cpus: usize,
+    pub sockets: usize,
+    pub dies: usize,
+    /// Cores per die.
+    pub cores: usize,
+    pub threads: usize,
+    /// Nodes with CPUs and memory.
+    pub nodes: usize,
+    /// Nodes with memory and no CPUs, after the others.
+    pub memory_only_nodes: usize,
+    /// Guest memory over all nodes, MiB.
+    pub mem_mib: u64,
+}
+
+impl GuestTopology {
+    /// "cpus:16,sockets:2,..." as it travels on the command line.
+    fn encode(&self) -> String {
+        format!(
+            "cpus:{},sockets:{},dies:{},cores:{},threads:{},nodes:{},memnodes:{},mem:{}",
+            self.cpus,
+            self.sockets,
+            self.dies,
+            self.cores,
+            self.threads,
+            self.nodes,
+            self.memory_only_nodes,
+            self.mem_mib
+        )
+    }
+
+    fn decode(s: &str) -> Option<GuestTopology> {
+        let mut t = GuestTopology::default();
+        for part in s.split(',') {
+            let (k, v) = part.split_once(':')?;
+            let n: u64 = v.parse().ok()?;
+            match k {
+                "cpus" => t.cpus = n as usize,
+                "sockets" => t.sockets = n as usize,
+                "dies" => t.dies = n as usize,
+                "cores" => t.cores = n as usize,
+                "threads" => t.threads = n as usize,
+                "nodes" => t.nodes = n as usize,
+                "memnodes" => t.memory_only_nodes = n as usize,
+                "mem" => t.mem_mib = n,
+                _ => {}
+            }
+        }
+        Some(t)
+    }
+}
+
+/// The guest's own record of how it was booted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestInfo {
+    /// `--label` of this kernel, or its release.
+    pub label: Option<String>,
+    /// "kvm" or "tcg".
+    pub accel: String,
+    /// The host's kernel release.
+    pub host_kernel: Option<String>,
+    /// This boot's round (1-based).
+    pub round: Option<u32>,
+    /// The rounds whose samples a pooled run holds (set on the host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<u32>,
+    /// One `vmscale guest` invocation: runs of one session were booted in
+    /// turn, round by round, so they pair by round.
+    pub session: Option<String>,
+    pub topology: Option<GuestTopology>,
+    /// KVM: guest memory preallocated on the host.
+    pub prealloc: bool,
+    /// KVM: the host CPU each vCPU thread is pinned to, in vCPU order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<usize>,
+}
+
+/// Percent-encodes everything but a plain set, so a value never holds a
+/// space or a quote on the kernel command line.
+fn encode(v: &str) -> String {
+    let mut out = String::new();
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || b".,:_+-".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn decode(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(b) = v
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl GuestInfo {
+    /// The kernel command-line parameters that carry this record.
+    pub fn to_params(&self) -> Vec<String> {
+        let mut p = vec![format!("{PREFIX}accel={}", encode(&self.accel))];
+        if let Some(l) = &self.label {
+            p.push(format!("{PREFIX}label={}", encode(l)));
+        }
+        if let Some(h) = &self.host_kernel {
+            p.push(format!("{PREFIX}host={}", encode(h)));
+        }
+        if let Some(r) = self.round {
+            p.push(format!("{PREFIX}round={r}"));
+        }
+        if let Some(s) = &self.session {
+            p.push(format!("{PREFIX}session={}", encode(s)));
+        }
+        if let Some(t) = &self.topology {
+            p.push(format!("{PREFIX}topology={}", t.encode()));
+        }
+        if self.prealloc {
+            p.push(format!("{PREFIX}prealloc=1"));
+        }
+        if !self.pinned.is_empty() {
+            let cpus: Vec<String> = self.pinned.iter().map(usize::to_string).collect();
+            p.push(format!("{PREFIX}pinned={}", cpus.join(":")));
+        }
+        p
+    }
+
+    /// The record on a kernel command line; `None` when the kernel was not
+    /// booted by `vmscale guest` (no `vmscale.accel`).
+    pub fn from_cmdline(cmdline: &str) -> Option<GuestInfo> {
+        let mut g = GuestInfo::default();
+        let mut any = false;
+        for word in cmdline.split_whitespace() {
+            let Some((k, v)) = word.strip_prefix(PREFIX).and_then(|kv| kv.split_once('=')) else {
+                continue;
+            };
+            match k {
+                "accel" => {
+                    g.accel = decode(v);
+                    any = true;
+                }
+                "label" => g.label = Some(decode(v)),
+                "host" => g.host_kernel = Some(decode(v)),
+                "round" => g.round = v.parse().ok(),
+                "session" => g.session = Some(decode(v)),
+                "topology" => g.topology = GuestTopology::decode(v),
+                "prealloc" => g.prealloc = v == "1",
+                "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
+                _ => {}
+            }
+        }
+        any.then_some(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_survives_the_command_line() {
+        let g = GuestInfo {
+            label: Some("my build 2%".into()),
+            accel: "kvm".into(),
+            host_kernel: Some("6.1.0-48-amd64".into()),
+            round: Some(3),
+            rounds: Vec::new(),
+            session: Some("a1b2".into()),
+            topology: Some(GuestTopology {
+                cpus: 16,
+                sockets: 2,
+                dies: 1,
+                cores: 4,
+                threads: 2,
+                nodes: 4,
+                memory_only_nodes: 1,
+                mem_mib: 1280,
+            }),
+            prealloc: true,
+            pinned: vec![0, 1, 0, 1],
+        };
+        let params = g.to_params();
+        assert!(params.iter().all(|p| !p.contains(' ')), "{params:?}");
+        let line = format!("console=ttyS0 quiet {} panic=-1", params.join(" "));
+        assert_eq!(GuestInfo::from_cmdline(&line), Some(g));
+        assert_eq!(GuestInfo::from_cmdline("console=ttyS0 quiet"), None);
+        // A damaged value decodes to something, never panics.
+        let odd = GuestInfo::from_cmdline("vmscale.accel=tcg vmscale.label=%Z%4 vmscale.round=x");
+        assert_eq!(odd.unwrap().label.as_deref(), Some("%Z%4"));
+    }
+}
