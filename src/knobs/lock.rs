@@ -157,7 +157,9 @@ mod tests {
         let e = e.to_string();
         assert!(e.contains("vmscale pid 7 (changing swappiness"), "{e}");
         drop(first);
-        let mut second = KnobLock::acquire_at(&p, Wait::No).unwrap();
+        // Waits rather than refuses: a worker another test of this binary
+        // forks meanwhile inherits the open lock until it exits.
+        let mut second = KnobLock::acquire_at(&p, Wait::Yes).unwrap();
         assert_eq!(second.holder(), Some(h));
         second.clear().unwrap();
         assert_eq!(second.holder(), None);
