@@ -393,6 +393,10 @@ pub struct Harness {
     /// With --knob: refuse (exit 2) instead of waiting when another run holds the knob lock
     #[arg(long)]
     pub no_wait: bool,
+    /// Print the plan (cases, pairs, samples) and its time estimate, then exit without
+    /// measuring or storing anything; with --json an object (docs/scale.md)
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Args, Debug)]
@@ -506,7 +510,7 @@ pub struct PcpArgs {
     #[arg(long)]
     pub per_cpu: bool,
     /// Read procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, default_value = "/")]
+    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
     pub root: PathBuf,
 }
 
@@ -516,7 +520,7 @@ pub struct SysinfoArgs {
     #[arg(long)]
     pub json: bool,
     /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, default_value = "/")]
+    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
     pub root: PathBuf,
 }
 
@@ -594,6 +598,6 @@ pub struct DoctorArgs {
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub window: String,
     /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, default_value = "/")]
+    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
     pub root: PathBuf,
 }

@@ -13,6 +13,14 @@ fn real_main() {
     let cli = Cli::parse();
     commands::output::configure(cli.output.clone(), cli.quiet);
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Sysinfo(_) | Command::Pcp(_) | Command::Doctor(_)
+    ) && let Err(m) = vmscale::machine::check_root()
+    {
+        eprintln!("vmscale: {m}");
+        std::process::exit(2);
+    }
     if !matches!(cli.command, Command::Restore(_)) {
         commands::restore::at_start();
     }

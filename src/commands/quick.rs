@@ -26,6 +26,10 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
             suite.push(entry(spec, &args, h, m)?);
         }
     }
+    if h.dry_run {
+        return dry_run(&suite, h, m);
+    }
+    super::run::refuse_other_root()?;
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
@@ -67,6 +71,29 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
         super::print_json(&runs)?;
     }
     Ok(())
+}
+
+/// `run quick --dry-run`: every entry's plan and the suite's total; the
+/// entries that may be skipped are planned where they build.
+fn dry_run(suite: &[Box<dyn Workload>], h: &Harness, m: &Snapshot) -> Result<()> {
+    let plan = plan_with(h, QUICK_MAX_REPS)?;
+    let mut runs = Vec::new();
+    for w in suite {
+        runs.push(super::run::estimate(w.as_ref(), &plan, h)?);
+    }
+    for spec in REGISTRY.iter().filter(|s| s.quick_may_skip) {
+        for args in (spec.quick)(m) {
+            if let Ok(w) = entry(spec, &args, h, m) {
+                runs.push(super::run::estimate(w.as_ref(), &plan, h)?);
+            }
+        }
+    }
+    let e = crate::runner::estimate::SuiteEstimate::new(runs);
+    if h.json {
+        super::print_json(&e)
+    } else {
+        super::output::text(&e.text())
+    }
 }
 
 /// One entry of `spec`'s quick list, parsed and built with the suite's

@@ -11,6 +11,7 @@ use crate::cli::{Harness, RunArgs};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
+use crate::runner::estimate::{Estimate, Repeats};
 use crate::runner::{self, KnobSetup, Plan, Reps, Session, Setup};
 use crate::store::Store;
 use crate::workload::{Env, Workload};
@@ -20,7 +21,76 @@ use crate::workload::{Env, Workload};
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     let machine = machine::live();
     let w = build(&args, &machine)?;
+    if args.harness.dry_run {
+        return dry_run(w.as_ref(), &args.harness);
+    }
+    check_budget(w.as_ref(), &plan(&args.harness)?, &args.harness)?;
+    refuse_other_root()?;
+    let e = estimate(w.as_ref(), &plan(&args.harness)?, &args.harness)?;
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
+        eprint!("{}", e.text());
+    }
     run_one(db, w.as_ref(), &args.harness, &machine)
+}
+
+/// `run ... --dry-run`: the plan and its estimate, nothing measured or
+/// stored.
+fn dry_run(w: &dyn Workload, h: &Harness) -> Result<()> {
+    let e = estimate(w, &plan(h)?, h)?;
+    if h.json {
+        super::print_json(&e)
+    } else {
+        super::output::text(&e.text())
+    }
+}
+
+/// Refuses to measure while `VMSCALE_MACHINE_ROOT` describes another
+/// machine: the plan can be read (`--dry-run`), nothing can run on it.
+pub(crate) fn refuse_other_root() -> Result<()> {
+    match machine::other_root() {
+        Some(r) => Err(Error::Refused(format!(
+            "{}={} describes another machine, on which nothing can be measured: \
+             use --dry-run (or sysinfo, pcp, doctor) with it, or unset it to run here",
+            machine::ROOT_ENV,
+            r.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The plan of `w` under the harness options (runner/estimate.rs).
+pub(crate) fn estimate(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<Estimate> {
+    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
+    let combos = crate::knobs::Plan::parse(&h.knob)?.combos().len().max(1);
+    let repeats = Repeats {
+        invocations: h.invocations.into(),
+        combos,
+    };
+    Ok(crate::runner::estimate::estimate(
+        w, plan, max_time, repeats,
+    ))
+}
+
+/// Refuses a plan that must fit `--max-time` (c2c's `--pairs all`) and
+/// does not, with the numbers and the way to ask for it anyway.
+fn check_budget(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<()> {
+    if !w.bounded_by_max_time() {
+        return Ok(());
+    }
+    let e = estimate(w, plan, h)?;
+    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
+    if e.least_s <= max_time.as_secs_f64() {
+        return Ok(());
+    }
+    let ask = (e.least_s / 60.0).ceil() as u64;
+    Err(Error::Refused(format!(
+        "{}: {}; the plan takes about {} at least, over --max-time {}: \
+         give --max-time {ask}m to run it anyway (see --dry-run)",
+        w.name(),
+        e.notes.join("; "),
+        crate::runner::estimate::seconds(e.least_s),
+        h.max_time,
+    )))
 }
 
 /// The workload a `run` subcommand names, its options validated by its
@@ -172,6 +242,7 @@ pub fn run_workload(
     m: &Snapshot,
 ) -> Result<Run> {
     check_memory(w, m)?;
+    check_budget(w, plan, h)?;
     warn_oversubscribed(w, m);
     let user_knobs = crate::knobs::Plan::parse(&h.knob)?;
     super::conflicts::check(w.name(), &w.config(), &user_knobs)?;

@@ -11,8 +11,9 @@ pub fn read(root: &Path) -> Vmstat {
     parse(&std::fs::read_to_string(root.join("proc/vmstat")).unwrap_or_default())
 }
 
+/// /proc/vmstat of the machine (under `VMSCALE_MACHINE_ROOT` when set).
 pub fn read_live() -> Vmstat {
-    read(Path::new("/"))
+    read(&crate::machine::root())
 }
 
 pub fn parse(text: &str) -> Vmstat {

@@ -65,8 +65,9 @@ pub fn read(root: &Path) -> Option<Vec<Zone>> {
     Some(parse(&text))
 }
 
+/// /proc/zoneinfo of the machine (under `VMSCALE_MACHINE_ROOT` when set).
 pub fn read_live() -> Option<Vec<Zone>> {
-    read(Path::new("/"))
+    read(&crate::machine::root())
 }
 
 /// Parses zoneinfo text. Unknown lines are ignored, so older kernels

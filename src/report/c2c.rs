@@ -1,7 +1,10 @@
 //! The c2c report: per variant a lower-triangle latency matrix (median one
 //! way ns over the samples, shaded on terminals), then every pair with its
 //! median, 95 % CI of the mean, range and topology labels, and the clock's
-//! resolution and read cost.
+//! resolution and read cost. Past a screenful of pairs, or when the pairs
+//! are a sample, each variant is summarised by topology class instead
+//! (median of the pairs with its interval, the worst pair); JSON, CSV and
+//! the HTML heat map keep every measured pair.
 
 use super::cells;
 use super::cells::names;
@@ -9,6 +12,7 @@ use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
 use crate::workload::c2c::Stored;
 use crate::workload::c2c::{Pair, pair_figure};
+use crate::workload::c2c_pairs::Class;
 use crate::workload::stored::view;
 
 fn describe(variant: &str) -> &'static str {
@@ -24,11 +28,19 @@ fn describe(variant: &str) -> &'static str {
 pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let (pairs, cpus, fresh) = (&cfg.pairs, &cfg.cpus, cfg.fresh_line);
+    let measured = match cfg.pairs_total {
+        Some(n) if n > pairs.len() as u64 => format!(
+            "{} of {n} pairs measured\n(a random sample of each topology class)",
+            pairs.len()
+        ),
+        _ => format!("{} pair(s)", pairs.len()),
+    };
+    let by_class =
+        cpus.len() > MATRIX_CPUS || cfg.pairs_total.is_some_and(|n| n > pairs.len() as u64);
     let mut out = vec![Block::Paragraph(format!(
         "c2c: cache-line hand-off latency, one way (round trip / 2), ns;\n\
-         {} CPUs, {} pair(s), {};\n{} round trips x {} batches per pair\n",
+         {} CPUs, {measured}, {};\n{} round trips x {} batches per pair\n",
         cpus.len(),
-        pairs.len(),
         if fresh {
             "a fresh line per pair"
         } else {
@@ -39,7 +51,18 @@ pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
     ))];
     for c in &run.cases {
         out.push(Block::Blank);
-        out.extend(variant_section(c, pairs, cpus, colour));
+        if by_class {
+            out.push(class_section(c, pairs, &cfg.classes));
+        } else {
+            out.extend(variant_section(c, pairs, cpus, colour));
+        }
+    }
+    if by_class && !run.cases.is_empty() {
+        out.push(Block::Paragraph(
+            "  median and 95% CI (order statistics) of the class's pair medians;\n  \
+             every pair: --json, --csv, report --html (heat map)\n"
+                .into(),
+        ));
     }
     let (res, read) = run
         .cases
@@ -144,6 +167,11 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
             "  s = SMT siblings, x = across NUMA nodes\n".into(),
         ));
     }
+    if pairs.len() > SCREEN_PAIRS {
+        out.push(Block::Blank);
+        out.push(class_section(c, pairs, &[]));
+        return out;
+    }
     let mut rows = Vec::new();
     for p in pairs {
         let s = cells::summary(c, &pair_figure(p.a, p.b), false);
@@ -184,6 +212,89 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
     out
 }
 
+/// Pairs listed one by one (ten CPUs); more are summarised by class.
+const SCREEN_PAIRS: usize = 45;
+/// CPUs whose full matrix is printed (in blocks of ten columns); more, or
+/// a sample of pairs, get the summary by class alone.
+const MATRIX_CPUS: usize = 24;
+
+/// A pair's class: stored with it, or (older runs) from its labels.
+fn class_of(p: &Pair) -> Class {
+    p.class.unwrap_or(if p.smt {
+        Class::Smt
+    } else if p.cross_node {
+        Class::CrossNode {
+            distance: None,
+            same_package: true,
+        }
+    } else {
+        Class::SameNode
+    })
+}
+
+/// One variant by topology class: pairs measured of the class's pairs,
+/// the median of their medians with its order-statistic interval, the
+/// worst pair.
+fn class_section(c: &CaseSamples, pairs: &[Pair], totals: &[(Class, u64)]) -> Block {
+    let mut classes: Vec<Class> = pairs.iter().map(class_of).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let mut rows = Vec::new();
+    for class in classes {
+        let values: Vec<(&Pair, f64)> = pairs
+            .iter()
+            .filter(|p| class_of(p) == class)
+            .filter_map(|p| Some((p, cells::median(c, &pair_figure(p.a, p.b))?)))
+            .collect();
+        let of = totals
+            .iter()
+            .find(|(k, _)| *k == class)
+            .map(|(_, n)| format!("/{n}"))
+            .unwrap_or_default();
+        let xs: Vec<f64> = values.iter().map(|v| v.1).collect();
+        let worst = values.iter().max_by(|x, y| x.1.total_cmp(&y.1));
+        let (median, ci) = match crate::stats::robust::median_ci(&xs) {
+            Some(m) => (
+                format!("{:.1}", m.median),
+                format!("[{:.1}, {:.1}]", m.lo, m.hi),
+            ),
+            None if !xs.is_empty() => (
+                format!("{:.1}", crate::stats::summary::median(&xs)),
+                "(n < 5)".into(),
+            ),
+            None => ("-".into(), "(no samples)".into()),
+        };
+        rows.push(vec![
+            class.label(),
+            format!("{}{of}", values.len()),
+            median,
+            ci,
+            worst
+                .map(|(p, _)| format!("{}-{}", p.a, p.b))
+                .unwrap_or_default(),
+            worst.map(|(_, v)| format!("{v:.1}")).unwrap_or_default(),
+        ]);
+    }
+    Block::Table(Table {
+        title: format!(
+            "{} ({}), by topology class, ns:",
+            c.case.variant,
+            describe(&c.case.variant)
+        ),
+        header: vec![names(&[
+            "class",
+            "pairs",
+            "median",
+            "95% CI",
+            "worst pair",
+            "ns",
+        ])],
+        align: Align::runs(&[(Align::Left, 1), (Align::Right, 5)]),
+        rows,
+        layout: Some(Layout::spaced(&[22, 10, 8, 16, 10, 7])),
+    })
+}
+
 fn mark(p: &Pair) -> &'static str {
     if p.smt {
         "s"
@@ -199,6 +310,66 @@ mod tests {
     use super::*;
     use crate::model::build::{case, run, sample};
 
+    /// 512 CPUs, a sample of pairs per class: one line per class with its
+    /// median and interval, "k of n" said, nothing past 80 columns, and
+    /// the worst pair named.
+    #[test]
+    fn a_sampled_run_is_summarised_by_class() {
+        let classes = [
+            (Class::Smt, 256u64),
+            (Class::SameL3, 3584),
+            (
+                Class::CrossNode {
+                    distance: Some(32),
+                    same_package: false,
+                },
+                65536,
+            ),
+        ];
+        let mut pairs = Vec::new();
+        for (i, (class, _)) in classes.iter().enumerate() {
+            for k in 0..8 {
+                pairs.push(Pair {
+                    a: 100 * i + k,
+                    b: 300 + 10 * i + k,
+                    smt: *class == Class::Smt,
+                    cross_node: i == 2,
+                    class: Some(*class),
+                });
+            }
+        }
+        let mut one = sample();
+        for p in &pairs {
+            let v = 20.0 + 100.0 * (p.a / 100) as f64 + (p.a % 100) as f64;
+            one = one.figure(&pair_figure(p.a, p.b), v);
+        }
+        let run = run("c2c")
+            .config(serde_json::json!({
+                "pairs": pairs, "cpus": (0..512).collect::<Vec<_>>(),
+                "pairs_total": 130816, "classes": classes,
+            }))
+            .case(case(2, "cas").sample(one))
+            .build();
+        let out = crate::report::export::text::blocks(&blocks(&run, false));
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+        assert!(out.contains("24 of 130816 pairs measured"), "{out}");
+        let smt = out
+            .lines()
+            .find(|l| l.starts_with("SMT siblings"))
+            .expect(&out);
+        assert!(smt.contains("8/256") && smt.contains("23.5"), "{smt}");
+        let x = out
+            .lines()
+            .find(|l| l.starts_with("cross-node d=32 x-pkg"))
+            .expect(&out);
+        // Worst pair of the class: 207-327 at 227 ns.
+        assert!(x.contains("207-327") && x.contains("227.0"), "{x}");
+        assert!(
+            !out.contains(" pair        median"),
+            "no per-pair table: {out}"
+        );
+    }
+
     /// 24 CPUs: the matrix is split into blocks of ten columns, every pair
     /// is shown once, and no line passes 80 columns.
     #[test]
@@ -212,6 +383,7 @@ mod tests {
                     b,
                     smt: false,
                     cross_node: false,
+                    class: None,
                 });
             }
         }

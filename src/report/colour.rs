@@ -2,7 +2,9 @@
 //! colour summary, Steiner's table when there are 32 colours or fewer, run
 //! lengths, physical interleaving, page counts and per-CPU lists; then, when
 //! the run has several knob combinations, skew and effective colours side
-//! by side with the change against the first combination.
+//! by side with the change against the first combination. Past a screenful
+//! of tasks the per-task tables give way to a summary per node
+//! (report/groups.rs).
 
 use std::collections::BTreeMap;
 
@@ -63,15 +65,22 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         l2.map(|c| format!(", L2 {c}")).unwrap_or_default()
     ));
     let mut blocks = vec![Block::Paragraph(out)];
+    let machine = super::groups::machine_of(run);
     for c in &run.cases {
         blocks.push(Block::Blank);
-        blocks.extend(case_block(c, colours, l2, page));
+        blocks.extend(case_block(c, colours, l2, page, machine.as_ref()));
     }
     blocks.extend(knob_ab(run, colours));
     blocks
 }
 
-fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Vec<Block> {
+fn case_block(
+    c: &CaseSamples,
+    colours: u64,
+    l2: Option<u64>,
+    page: u64,
+    machine: Option<&crate::machine::Snapshot>,
+) -> Vec<Block> {
     let knobs = if c.case.knobs.is_empty() {
         String::new()
     } else {
@@ -83,6 +92,9 @@ fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Vec<
             c.case.variant, c.case.tasks
         ))];
     };
+    if s.data.tasks.len() > super::groups::SCREEN_ROWS {
+        return summary(c, s, n, &knobs, machine, page);
+    }
     let rows = s
         .data
         .tasks
@@ -143,6 +155,61 @@ fn case_block(c: &CaseSamples, colours: u64, l2: Option<u64>, page: u64) -> Vec<
     out.push(runs_table(s));
     out.push(Block::Paragraph(footer(s, page)));
     out
+}
+
+/// A case of more tasks than a screen holds: the effective fraction and
+/// the spread of the colours per node, then the footer.
+fn summary(
+    c: &CaseSamples,
+    s: &Sample,
+    n: usize,
+    knobs: &str,
+    machine: Option<&crate::machine::Snapshot>,
+    page: u64,
+) -> Vec<Block> {
+    use super::groups::{Figure, Task, summarise};
+    let tasks = |key: &str| -> Vec<Task> {
+        s.data
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Task {
+                index: i,
+                cpu: t.get("cpu").filter(|&&c| c >= 0.0).map(|&c| c as usize),
+                value: t.get(key).copied().unwrap_or(f64::NAN),
+            })
+            .collect()
+    };
+    let head = format!(
+        "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)",
+        c.case.variant,
+        c.case.tasks,
+        if n == 1 { "" } else { "s" }
+    );
+    vec![
+        summarise(
+            format!("{head}\neffective fraction of colours (frac) per task, by node:"),
+            &tasks("eff_fraction"),
+            machine,
+            Figure {
+                name: "frac",
+                digits: 2,
+                lower_is_worse: true,
+            },
+        ),
+        summarise(
+            "coefficient of variation of the colour counts (CoV%) per task:".into(),
+            &tasks("cov"),
+            machine,
+            Figure {
+                name: "CoV%",
+                digits: 1,
+                lower_is_worse: false,
+            },
+        ),
+        Block::Paragraph("every task's histogram and runs: --json, --csv, report --html\n".into()),
+        Block::Paragraph(footer(s, page)),
+    ]
 }
 
 fn pval(p: f64) -> String {
@@ -251,7 +318,7 @@ fn runs_table(s: &Sample) -> Block {
 fn footer(s: &Sample, page: u64) -> String {
     let f = |k: &str| fig(s, k).unwrap_or(f64::NAN);
     let mut out = String::new();
-    let mean_prun: Vec<String> = s
+    let mut prun: Vec<f64> = s
         .data
         .tasks
         .iter()
@@ -260,9 +327,22 @@ fn footer(s: &Sample, page: u64) -> String {
             let (pages, runs) = h
                 .iter()
                 .fold((0.0, 0.0), |(p, r), (len, n)| (p + *len as f64 * n, r + n));
-            format!("{:.1}", pages / runs.max(1.0))
+            pages / runs.max(1.0)
         })
         .collect();
+    // One figure per task fits a line up to 8 tasks; more are summarised.
+    let mean_prun: Vec<String> = if prun.len() <= 8 {
+        prun.iter().map(|v| format!("{v:.1}")).collect()
+    } else {
+        prun.sort_by(f64::total_cmp);
+        vec![format!(
+            "min {:.1}, median {:.1}, max {:.1} of {} tasks",
+            prun[0],
+            crate::stats::summary::median(&prun),
+            prun[prun.len() - 1],
+            prun.len()
+        )]
+    };
     out.push_str(&format!(
         "physical interleave: {} adjacent frame pairs, {} change task ({:.1}%);\n\
          mean own run in PFN order {}\n",
@@ -410,5 +490,65 @@ fn change(base: Option<f64>, v: Option<f64>, better_higher: bool) -> String {
             format!("{pct:+.1}% {word}")
         }
         _ => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Cpu, Node, Snapshot};
+    use crate::model::build::{case, run, sample};
+
+    /// 512 tasks on 16 nodes: a summary per node in 80 columns, no
+    /// per-task rows, the worst task named.
+    #[test]
+    fn many_tasks_are_summarised_per_node() {
+        let cpu = |id| Cpu {
+            id,
+            package: Some(id / 256),
+            core: Some(id),
+            node: Some(id / 32),
+            siblings: vec![id],
+            die: None,
+            cluster: None,
+        };
+        let m = Snapshot {
+            cpus: (0..512).map(cpu).collect(),
+            nodes: (0..16)
+                .map(|n| Node {
+                    id: n,
+                    cpus: (n * 32..n * 32 + 32).collect(),
+                    mem_total_kib: None,
+                    mem_free_kib: None,
+                    distances: Vec::new(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut one = sample().figure("eff_fraction", 0.4);
+        for i in 0..512 {
+            let frac = if i == 77 { 0.4 } else { 0.99 };
+            one = one.task(&[
+                ("cpu", i as f64),
+                ("pages", 4096.0),
+                ("eff_fraction", frac),
+                ("cov", 5.0),
+                ("prun:2", 10.0),
+            ]);
+        }
+        let r = run("colour")
+            .config(serde_json::json!({"colours": 16, "size_per_task": 1 << 20}))
+            .machine(serde_json::to_value(&m).unwrap())
+            .case(case(512, "parallel").sample(one))
+            .build();
+        let out = crate::report::export::text::blocks(&blocks(&r));
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+        assert!(out.lines().count() < 60, "{out}");
+        let node2 = out.lines().find(|l| l.starts_with("node 2 ")).expect(&out);
+        assert!(
+            node2.contains("77 0.40") && node2.contains(" 32 "),
+            "{node2}"
+        );
+        assert!(out.contains("of 512 tasks"), "{out}");
     }
 }

@@ -14,6 +14,7 @@ pub mod export;
 pub mod fit;
 pub mod fork;
 pub mod generic;
+pub mod groups;
 pub mod html;
 pub mod imported;
 pub mod knobs;

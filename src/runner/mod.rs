@@ -5,6 +5,7 @@
 //! each sample (`sample`), every sample written to the store as soon as it
 //! is taken, and the note that says how the run ended (`note`).
 
+pub mod estimate;
 mod execute;
 mod note;
 mod sample;

@@ -4,7 +4,6 @@
 //! recording beside it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::Options;
@@ -34,7 +33,8 @@ pub fn take(
     invocation: Option<usize>,
     probes: Option<&mut crate::probes::Probes>,
 ) -> Result<(Sample, crate::probes::Captured)> {
-    let root = Path::new("/");
+    let root_buf = crate::machine::root();
+    let root = root_buf.as_path();
     let mut noise = BTreeMap::new();
     if let Some(i) = invocation {
         noise.insert(crate::stats::levels::INVOCATION.to_string(), i as f64);

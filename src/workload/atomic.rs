@@ -17,10 +17,9 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{list, online};
+use super::options::list;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
-use crate::parse;
 use clap::ArgMatches;
 
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
@@ -109,8 +108,9 @@ impl Layout {
 }
 
 /// `run quick`: every variant at 200000 operations a task.
-pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
-    vec![super::spec::args("--ops 200000")]
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let ops = super::options::quick_ops(m, 200_000, 1000);
+    vec![super::options::with_quick_tasks(m, &format!("--ops {ops}"))]
 }
 
 // `vmscale run atomic`'s options; the harness options are added beside them.
@@ -139,7 +139,7 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Atomic> {
     let cfg = Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         pin: a.pin.parse::<Pin>()?,
         variants: list(&a.variant),
@@ -172,6 +172,17 @@ vmscale run atomic --tasks 1,2 --mode process",
 };
 
 impl Workload for Atomic {
+    fn sample_s(&self, case: &Case) -> f64 {
+        use super::cost::{CONTENDED_OP_S, OWN_OP_S, SAMPLE_S, tasks_s};
+        // Tasks on one line take turns; on their own lines they overlap.
+        let ops = self.cfg.ops as f64;
+        let op = match case.variant.as_str() {
+            "shared" | "packed" => CONTENDED_OP_S * case.tasks as f64,
+            _ => OWN_OP_S * 4.0,
+        };
+        SAMPLE_S + tasks_s(case.tasks) + ops * op
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

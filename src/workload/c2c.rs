@@ -1,11 +1,12 @@
-//! c2c (seed 002): cache-line hand-off latency between every pair of CPUs,
+//! c2c (seed 002): cache-line hand-off latency between pairs of CPUs,
 //! by ping-pong on one cache line, either with compare-and-swap or with a
 //! plain release store answered by an acquire load. The compare-and-swap
 //! retry loop runs with a PAUSE (`spin_loop`) between attempts (`cas`) or
 //! without (`cas-nopause`, as core-to-core-latency does): PAUSE backs the
 //! waiting CPU off the line, so the two read differently. One sample measures
-//! every pair; each pair's figure is the median one-way latency over its
-//! batches of round trips (round-trip time / 2).
+//! every chosen pair (all of a small machine, a sample per topology class of
+//! a big one: c2c_pairs.rs); each pair's figure is the median one-way
+//! latency over its batches of round trips (round-trip time / 2).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -13,10 +14,11 @@ use super::stored::{Text, lenient};
 use serde::{Deserialize, Serialize};
 
 use super::region::{self, Region};
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, SampleData, Workload, cost};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
+use super::c2c_pairs::{self, Chosen, Class};
 use super::options::list;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
@@ -33,6 +35,9 @@ pub struct Pair {
     pub smt: bool,
     /// The two CPUs sit on different NUMA nodes.
     pub cross_node: bool,
+    /// The topology class (absent in runs stored before classes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
 }
 
 impl Pair {
@@ -57,6 +62,11 @@ pub struct Config {
     pub rounds: u64,
     /// Timed batches per pair; the pair's figure is their median.
     pub batches: u64,
+    /// Pairs of `cpus` in all, and per class; `pairs` may be a sample.
+    pub pairs_total: u64,
+    pub classes: Vec<(Class, u64)>,
+    /// Pairs sampled per class (`--pairs N`); `None`: every pair.
+    pub per_class: Option<usize>,
 }
 
 /// What the c2c report prints of a stored run's configuration: fields of
@@ -72,28 +82,32 @@ pub struct Stored {
     pub fresh_line: bool,
     pub rounds: Text,
     pub batches: Text,
+    #[serde(deserialize_with = "lenient")]
+    pub pairs_total: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub classes: Vec<(Class, u64)>,
 }
 
 pub struct C2c {
     cfg: Config,
 }
 
-/// The pairs of `cpus` (each unordered pair once), labelled from the topology.
-pub fn pairs(cpus: &[usize], m: &Snapshot) -> Vec<Pair> {
-    let mut out = Vec::new();
-    for (i, &a) in cpus.iter().enumerate() {
-        for &b in &cpus[i + 1..] {
-            let smt = m.cpu(a).is_some_and(|c| c.siblings.contains(&b));
-            let cross_node = matches!((m.node_of(a), m.node_of(b)), (Some(x), Some(y)) if x != y);
-            out.push(Pair {
-                a,
-                b,
-                smt,
-                cross_node,
-            });
-        }
-    }
-    out
+/// The pairs of `cpus` (each unordered pair once), labelled from the
+/// topology: all of them, or up to `per_class` of each topology class.
+pub fn pairs(cpus: &[usize], m: &Snapshot, per_class: Option<usize>) -> (Vec<Pair>, Chosen) {
+    let chosen = c2c_pairs::choose(cpus, m, per_class);
+    let out = chosen
+        .pairs
+        .iter()
+        .map(|&(a, b, class)| Pair {
+            a,
+            b,
+            smt: class == Class::Smt,
+            cross_node: matches!(class, Class::CrossNode { .. }),
+            class: Some(class),
+        })
+        .collect();
+    (out, chosen)
 }
 
 impl C2c {
@@ -104,6 +118,7 @@ impl C2c {
         fresh_line: bool,
         rounds: u64,
         batches: u64,
+        per_class: Option<&str>,
         m: &Snapshot,
     ) -> Result<C2c> {
         let online = m.online_cpus();
@@ -137,7 +152,8 @@ impl C2c {
                 "--rounds and --batches must be at least 1".into(),
             ));
         }
-        let pairs = pairs(&cpus, m);
+        let per_class = c2c_pairs::per_class(per_class, cpus.len()).map_err(Error::Input)?;
+        let (pairs, chosen) = pairs(&cpus, m, per_class);
         Ok(C2c {
             cfg: Config {
                 cpus,
@@ -146,6 +162,9 @@ impl C2c {
                 fresh_line,
                 rounds,
                 batches,
+                pairs_total: chosen.total,
+                classes: chosen.classes.into_iter().collect(),
+                per_class,
             },
         })
     }
@@ -190,6 +209,10 @@ pub struct Args {
     /// Timed batches per pair; a pair's figure is their median
     #[arg(long, default_value_t = 50)]
     pub batches: u64,
+    /// Pairs measured per topology class (SMT, same L3, same node, each node
+    /// distance), or all [default: all up to 120 pairs (16 CPUs), else 8 per class]
+    #[arg(long, value_name = "N|all")]
+    pub pairs: Option<String>,
 }
 
 /// The validated workload `args` describe.
@@ -202,7 +225,15 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
                 .map_err(|e| Error::Input(format!("--cpus '{t}': {e}; use a CPU list like 0-3,8")))
         })
         .transpose()?;
-    C2c::new(cpus, list(&a.variant), a.fresh_line, a.rounds, a.batches, m)
+    C2c::new(
+        cpus,
+        list(&a.variant),
+        a.fresh_line,
+        a.rounds,
+        a.batches,
+        a.pairs.as_deref(),
+        m,
+    )
 }
 
 fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
@@ -212,9 +243,10 @@ fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
 /// c2c in the registry (`workload::REGISTRY`).
 pub const SPEC: super::Spec = super::Spec {
     name: "c2c",
-    about: "Cache-line hand-off latency between every pair of CPUs",
+    about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
     examples: "Examples:\n  vmscale run c2c\n  \
 vmscale run c2c --cpus 0-3 --variant cas\n  \
+vmscale run c2c --pairs 16 --dry-run\n  \
 vmscale run c2c --fresh-line --rounds 2000 --batches 100",
     args: <Args as clap::Args>::augment_args,
     build,
@@ -256,6 +288,68 @@ impl Workload for C2c {
 
     fn memory_need(&self) -> u64 {
         4096 * (self.cfg.pairs.len() as u64 + 1)
+    }
+
+    fn sample_s(&self, _case: &Case) -> f64 {
+        let handoffs = 2.0 * (self.cfg.rounds * self.cfg.batches) as f64;
+        let per_pair = cost::tasks_s(2) + handoffs * cost::HANDOFF_S;
+        cost::SAMPLE_S + self.cfg.pairs.len() as f64 * per_pair
+    }
+
+    fn plan_detail(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("pairs".into(), self.cfg.pairs.len().into());
+        m.insert("pairs_total".into(), self.cfg.pairs_total.into());
+        m.insert("per_class".into(), self.cfg.per_class.into());
+        let classes: serde_json::Map<String, serde_json::Value> = self
+            .cfg
+            .classes
+            .iter()
+            .map(|(c, n)| {
+                let k = self
+                    .cfg
+                    .pairs
+                    .iter()
+                    .filter(|p| p.class == Some(*c))
+                    .count();
+                (c.label(), serde_json::json!({ "pairs": n, "measured": k }))
+            })
+            .collect();
+        m.insert("classes".into(), classes.into());
+        m
+    }
+
+    fn plan_notes(&self) -> Vec<String> {
+        let how = match self.cfg.per_class {
+            Some(k) => format!("up to {k} per topology class"),
+            None => "every pair".into(),
+        };
+        let mut notes = vec![format!(
+            "measures {} of {} pairs of {} CPUs ({how})",
+            self.cfg.pairs.len(),
+            self.cfg.pairs_total,
+            self.cfg.cpus.len()
+        )];
+        let classes: Vec<String> = self
+            .cfg
+            .classes
+            .iter()
+            .map(|(c, n)| {
+                let k = self
+                    .cfg
+                    .pairs
+                    .iter()
+                    .filter(|p| p.class == Some(*c))
+                    .count();
+                format!("{} {k}/{n}", c.label())
+            })
+            .collect();
+        notes.extend(wrap(&classes, "; ", 76));
+        notes
+    }
+
+    fn bounded_by_max_time(&self) -> bool {
+        self.cfg.per_class.is_none() && self.cfg.pairs_total > c2c_pairs::ALL_BELOW
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
@@ -335,6 +429,25 @@ impl Workload for C2c {
         d.figures.insert("clock read ns".into(), read);
         Ok(d)
     }
+}
+
+/// Joins `items` with `sep` into lines of at most `width` characters.
+fn wrap(items: &[String], sep: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for it in items {
+        if !cur.is_empty() && cur.len() + sep.len() + it.len() > width {
+            lines.push(std::mem::take(&mut cur) + sep.trim_end());
+        }
+        if !cur.is_empty() {
+            cur.push_str(sep);
+        }
+        cur.push_str(it);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// How a task waits for its turn.
@@ -435,7 +548,7 @@ mod tests {
 
     #[test]
     fn pairs_are_labelled_from_topology() {
-        let p = pairs(&[0, 1, 2], &machine());
+        let (p, _) = pairs(&[0, 1, 2], &machine(), None);
         assert_eq!(p.len(), 3);
         assert!(p[0].smt && !p[0].cross_node);
         assert!(!p[1].smt && p[1].cross_node);
@@ -445,9 +558,11 @@ mod tests {
     fn bad_input_is_refused() {
         let m = machine();
         let v = vec!["cas".to_string()];
-        assert!(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, &m).is_err());
-        assert!(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, &m).is_err());
-        assert!(C2c::new(None, vec!["xchg".into()], false, 1, 1, &m).is_err());
-        assert!(C2c::new(None, v, false, 0, 1, &m).is_err());
+        assert!(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, None, &m).is_err());
+        assert!(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, None, &m).is_err());
+        assert!(C2c::new(None, vec!["xchg".into()], false, 1, 1, None, &m).is_err());
+        assert!(C2c::new(None, v.clone(), false, 0, 1, None, &m).is_err());
+        assert!(C2c::new(None, v.clone(), false, 1, 1, Some("0"), &m).is_err());
+        assert!(C2c::new(None, v, false, 1, 1, Some("some"), &m).is_err());
     }
 }

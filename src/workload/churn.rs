@@ -11,7 +11,7 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{online, page_size};
+use super::options::page_size;
 use super::spec::{Env, options};
 use crate::error::Result;
 use crate::parse;
@@ -77,8 +77,11 @@ pub fn figures() -> Vec<Figure> {
 }
 
 /// `run quick`: 0.2 s samples read every 0.05 s.
-pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
-    vec![super::spec::args("--time 0.2 --every 0.05")]
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::options::with_quick_tasks(
+        m,
+        "--time 0.2 --every 0.05",
+    )]
 }
 
 // `vmscale run churn`'s options; the harness options are added beside them.
@@ -107,7 +110,7 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Churn> {
     let cfg = Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         chunk: parse::size_arg("--chunk", &a.chunk)?,
         secs: a.time,
@@ -140,6 +143,10 @@ vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
 };
 
 impl Workload for Churn {
+    fn sample_s(&self, case: &Case) -> f64 {
+        super::cost::timed_s(self.cfg.secs, case.tasks)
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

@@ -80,7 +80,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
         }
     };
     let cfg = colour::Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         size_per_task: size_per_task(a, online(m))?,
         pin: a.pin.parse::<Pin>()?,

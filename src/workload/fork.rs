@@ -14,7 +14,7 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{online, page_size};
+use super::options::page_size;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -133,8 +133,8 @@ pub fn figures() -> Vec<Figure> {
 }
 
 /// `run quick`: 40 forks over 16 MiB per task count.
-pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
-    vec![super::spec::args("--size 16M --forks 40")]
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::options::with_quick_tasks(m, "--size 16M --forks 40")]
 }
 
 // `vmscale run fork`'s options; the harness options are added beside them.
@@ -169,7 +169,7 @@ pub struct Args {
 /// The validated workload `args` describe.
 pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
     let cfg = Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         size: parse::size_arg("--size", &a.size)?,
         backing: if a.shared_file {
@@ -211,6 +211,16 @@ vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch"
 };
 
 impl Workload for Fork {
+    fn sample_s(&self, case: &Case) -> f64 {
+        use super::cost::{SAMPLE_S, TASK_S, tasks_s, touch_s};
+        // Each fork copies the page tables of the mapping (about 1/512 of
+        // touching it) and its child touches `touch` pages; tasks overlap.
+        let per_fork = 2.0 * TASK_S
+            + touch_s(self.cfg.size) / 512.0
+            + touch_s(self.cfg.touch * self.cfg.page_size);
+        SAMPLE_S + tasks_s(case.tasks) + touch_s(self.cfg.size) + self.cfg.forks as f64 * per_fork
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

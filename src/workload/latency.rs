@@ -209,6 +209,14 @@ vmscale run latency --min 16K --max 4M --pages base --pin 1",
 };
 
 impl Workload for Latency {
+    fn sample_s(&self, case: &Case) -> f64 {
+        use super::cost::{LOAD_S, SAMPLE_S, touch_s};
+        let size = parse_variant(&case.variant).map_or(0, |(_, s)| s);
+        // At least two laps of the chain are timed.
+        let loads = (self.cfg.loads as f64).max(2.0 * (size / self.cfg.line_size.max(1)) as f64);
+        SAMPLE_S + touch_s(size) + loads * LOAD_S
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

@@ -15,7 +15,7 @@ use super::{Case, Figure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{list, online};
+use super::options::list;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -106,9 +106,11 @@ pub fn lock_of(key: u64, locks: usize) -> usize {
 }
 
 /// `run quick`: spinlocks over 1, 16 and 256 locks.
-pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
-    vec![super::spec::args(
-        "--locks 1,16,256 --kind spin --ops 100000",
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    let ops = super::options::quick_ops(m, 100_000, 1000);
+    vec![super::options::with_quick_tasks(
+        m,
+        &format!("--locks 1,16,256 --kind spin --ops {ops}"),
     )]
 }
 
@@ -148,7 +150,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
         )
     });
     let cfg = Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         pin: a.pin.parse::<Pin>()?,
         locks: locks?,
@@ -182,6 +184,14 @@ vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
 };
 
 impl Workload for Lockfan {
+    fn sample_s(&self, case: &Case) -> f64 {
+        use super::cost::{CONTENDED_OP_S, SAMPLE_S, tasks_s};
+        // Tasks sharing a lock take turns: tasks / K of them at once.
+        let k = parse_variant(&case.variant).map_or(1, |(_, k)| k).max(1);
+        let queue = case.tasks.div_ceil(k).max(1) as f64;
+        SAMPLE_S + tasks_s(case.tasks) + self.cfg.ops as f64 * CONTENDED_OP_S * queue
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

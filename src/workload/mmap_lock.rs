@@ -16,7 +16,7 @@ use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{online, page_size};
+use super::options::page_size;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -134,7 +134,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<MmapLock> {
         })
         .collect::<Result<Vec<usize>>>()?;
     let cfg = Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         changers,
         size: parse::size_arg("--size", &a.size)?,
         rate: a.rate,
@@ -167,6 +167,10 @@ vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
 };
 
 impl Workload for MmapLock {
+    fn sample_s(&self, case: &Case) -> f64 {
+        super::cost::timed_s(self.cfg.secs, case.tasks) + super::cost::touch_s(self.cfg.size)
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

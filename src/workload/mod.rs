@@ -3,11 +3,13 @@
 
 pub mod atomic;
 pub mod c2c;
+pub mod c2c_pairs;
 pub mod churn;
 pub mod cmd;
 pub mod colour;
 pub mod colour_args;
 mod colour_data;
+pub mod cost;
 pub mod fault_map;
 pub mod fork;
 pub mod latency;
@@ -42,6 +44,26 @@ pub trait Workload {
     fn memory_need(&self) -> u64;
     /// Runs one sample of `case`; a failure is `Error::Failed`.
     fn sample(&self, case: &Case) -> Result<SampleData>;
+    /// Expected seconds of one sample of `case`, for the plan printed
+    /// before a run and by `--dry-run` (runner/estimate.rs): a model from
+    /// the round costs in `cost`, never a measurement.
+    fn sample_s(&self, case: &Case) -> f64 {
+        cost::default_s(self.memory_need(), case.tasks)
+    }
+    /// What the plan holds besides its cases (c2c: the pairs it measures
+    /// of how many), merged into `--dry-run --json` and said in the text.
+    fn plan_detail(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+    /// The same for the plan's text, one line each.
+    fn plan_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The run is refused when its estimate exceeds `--max-time` (c2c's
+    /// `--pairs all`: a bigger `--max-time` is how the user asks for it).
+    fn bounded_by_max_time(&self) -> bool {
+        false
+    }
     /// After a failed run of a workload that runs the user's command (cmd):
     /// the code vmscale exits with, the command's own (docs/cmd.md).
     fn exit_code(&self) -> Option<i32> {

@@ -339,6 +339,22 @@ pub fn figures() -> Vec<Figure> {
 pub use super::numa_args::{SPEC_NUMA01, SPEC_NUMA01_THREADLOCAL, SPEC_NUMA02, SPEC_NUMA02_SMT};
 
 impl Workload for Numa {
+    fn sample_s(&self, case: &Case) -> f64 {
+        use super::cost::{MEMSET_BPS, SAMPLE_S, tasks_s, touch_s};
+        // Every thread passes over the whole region (numa01) or its slice,
+        // all in parallel, `loops` times.
+        let threads = self.cfg.threads.max(1) as u64;
+        let pass = if self.cfg.pattern == Pattern::Numa01 {
+            self.cfg.size
+        } else {
+            self.cfg.size / threads
+        };
+        SAMPLE_S
+            + tasks_s(case.tasks)
+            + touch_s(self.memory_need())
+            + self.cfg.loops as f64 * pass as f64 / MEMSET_BPS
+    }
+
     fn name(&self) -> &'static str {
         self.cfg.pattern.name()
     }

@@ -29,3 +29,82 @@ pub fn line_size(m: &Snapshot) -> u64 {
         .find_map(|c| c.line_size)
         .unwrap_or(64)
 }
+
+/// `--tasks`: a list, a range, or `auto`: 1, 2, 4 ... up to the online
+/// CPUs, plus the topology's boundaries between them (the CPUs of 1, 2,
+/// 4 ... nodes and of each count of packages), where scaling changes.
+pub fn tasks(text: &str, m: &Snapshot) -> crate::error::Result<Vec<usize>> {
+    let mut out = crate::parse::tasks(text, online(m))?;
+    if text.trim() == "auto" {
+        let cpus = online(m);
+        let mut add = |per: usize, groups: usize| {
+            let mut k = 1;
+            while per > 0 && k <= groups && per * k <= cpus {
+                out.push(per * k);
+                k *= 2;
+            }
+            out.push((per * groups).min(cpus));
+        };
+        let with_cpus: Vec<usize> = m
+            .nodes
+            .iter()
+            .map(|n| n.cpus.len())
+            .filter(|&n| n > 0)
+            .collect();
+        if with_cpus.len() > 1 {
+            add(with_cpus[0], with_cpus.len());
+        }
+        let packages = m.packages().len();
+        if packages > 1 {
+            add(cpus / packages, packages);
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+    Ok(out)
+}
+
+/// `run quick`'s task counts past 8 CPUs: one task, one node's CPUs (or
+/// one package's) and all of them, so the suite's cases stay few on 1024
+/// CPUs. `None` on smaller machines, whose
+/// entries keep `--tasks auto`.
+pub fn quick_tasks(m: &Snapshot) -> Option<String> {
+    let cpus = online(m);
+    if cpus <= QUICK_SMALL {
+        return None;
+    }
+    let mut t = vec![1, cpus];
+    match m.nodes.iter().find(|n| !n.cpus.is_empty()) {
+        Some(n) if n.cpus.len() < cpus => t.push(n.cpus.len()),
+        _ => t.push(cpus / m.packages().len().max(1)),
+    }
+    t.retain(|&n| n >= 1 && n <= cpus);
+    t.sort_unstable();
+    t.dedup();
+    Some(t.iter().map(usize::to_string).collect::<Vec<_>>().join(","))
+}
+
+/// Machines up to this many CPUs run the quick suite as it always was.
+pub const QUICK_SMALL: usize = 8;
+
+/// Work per task for `run quick`: `per_task` up to 8 CPUs, scaled down
+/// past them so the contended total stays that of 8 tasks (at least
+/// `floor`).
+pub fn quick_ops(m: &Snapshot, per_task: u64, floor: u64) -> u64 {
+    let cpus = online(m) as u64;
+    if cpus <= QUICK_SMALL as u64 {
+        return per_task;
+    }
+    (per_task * QUICK_SMALL as u64 / cpus).max(floor)
+}
+
+/// A quick entry's arguments with `--tasks` from [`quick_tasks`] added on
+/// a big machine.
+pub fn with_quick_tasks(m: &Snapshot, line: &str) -> Vec<String> {
+    let mut a = super::spec::args(line);
+    if let Some(t) = quick_tasks(m) {
+        a.push("--tasks".into());
+        a.push(t);
+    }
+    a
+}

@@ -254,10 +254,17 @@ impl Pft {
 
 /// `run quick`: 256 MiB in threads, then in processes, each with the
 /// kernel-only populate limit.
-pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
+    // Past 8 CPUs the size is split by more tasks: a quarter keeps the
+    // suite within its minute (docs/scale.md).
+    let size = if super::options::quick_tasks(m).is_some() {
+        "64M"
+    } else {
+        "256M"
+    };
     vec![
-        super::spec::args("--size 256M --populate"),
-        super::spec::args("--mode process --size 256M --populate"),
+        super::options::with_quick_tasks(m, &format!("--size {size} --populate")),
+        super::options::with_quick_tasks(m, &format!("--mode process --size {size} --populate")),
     ]
 }
 

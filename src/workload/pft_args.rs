@@ -9,7 +9,7 @@ use clap::ArgMatches;
 
 use super::Workload;
 use super::fault_map::{self, PageKind};
-use super::options::{line_size, online, page_size};
+use super::options::{line_size, page_size};
 use super::pft::{self, Pft};
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
@@ -79,7 +79,7 @@ pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
     let size =
         |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
     let cfg = pft::Config {
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         mode: a.mode.parse::<Mode>()?,
         size_total: size("--size", &a.size)?,
         size_per_task: size("--size-per-task", &a.size_per_task)?,

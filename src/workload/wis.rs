@@ -15,7 +15,7 @@ use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{online, page_size};
+use super::options::page_size;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -217,7 +217,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
     };
     let cfg = Config {
         test: a.test.clone(),
-        tasks: parse::tasks(&a.tasks, online(m))?,
+        tasks: super::options::tasks(&a.tasks, m)?,
         modes: modes(&a.mode)?,
         size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
         secs: a.time,
@@ -254,6 +254,10 @@ tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
 };
 
 impl Workload for Wis {
+    fn sample_s(&self, case: &Case) -> f64 {
+        super::cost::timed_s(self.cfg.secs, case.tasks)
+    }
+
     fn name(&self) -> &'static str {
         SPEC.name
     }

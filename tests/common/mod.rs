@@ -1,6 +1,7 @@
 //! Helpers for end-to-end tests: run the real binary against a private store.
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod guest;
 
 use std::path::{Path, PathBuf};

@@ -253,6 +253,7 @@ mod tests {
                     b,
                     smt: false,
                     cross_node: false,
+                    class: None,
                 });
             }
         }
