@@ -31,7 +31,7 @@ fn narrow(text: &str, what: &str) {
     }
 }
 
-fn cpu<'a>(v: &'a Value, id: u64) -> &'a Value {
+fn cpu(v: &Value, id: u64) -> &Value {
     v["cpus"]
         .as_array()
         .unwrap()

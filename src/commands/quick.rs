@@ -196,6 +196,7 @@ mod tests {
             machine(1, "never"),
             machine(2, "madvise"),
             machine(8, "always"),
+            machine(64, "madvise"),
         ] {
             for spec in REGISTRY {
                 for args in (spec.quick)(&m) {

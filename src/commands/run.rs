@@ -82,12 +82,16 @@ fn check_budget(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<()> {
     if e.least_s <= max_time.as_secs_f64() {
         return Ok(());
     }
-    let ask = (e.least_s / 60.0).ceil() as u64;
+    let ask = if e.least_s > 3600.0 {
+        format!("{}h", (e.least_s / 3600.0).ceil())
+    } else {
+        format!("{}m", (e.least_s / 60.0).ceil())
+    };
     Err(Error::Refused(format!(
         "{}: {}; the plan takes about {} at least, over --max-time {}: \
-         give --max-time {ask}m to run it anyway (see --dry-run)",
+         give --max-time {ask} to run it anyway (see --dry-run)",
         w.name(),
-        e.notes.join("; "),
+        e.notes.first().map_or("", String::as_str),
         crate::runner::estimate::seconds(e.least_s),
         h.max_time,
     )))

@@ -5,6 +5,7 @@ use super::snapshot::Cache;
 use super::topology::read_cpulist;
 use super::{read_num, read_trimmed, under};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::path::Path;
 
 /// One cache level and kind summarised over its instances.
@@ -56,13 +57,17 @@ fn kind_rank(kind: &str) -> u8 {
 /// (same level, kind and shared CPU list), sorted by level, kind, CPUs.
 pub fn read_caches(root: &Path, cpus: &[usize]) -> Vec<Cache> {
     let mut caches: Vec<Cache> = Vec::new();
+    // An instance is read whole once: the CPUs that share it only say
+    // which it is (1024 CPUs name each L3 16 times).
+    let mut seen: HashSet<(u32, String, Vec<usize>)> = HashSet::new();
     for &cpu in cpus {
         for index in cache_indices(root, cpu) {
             let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cache/index{index}");
-            if let Some(cache) = read_index(root, &dir, cpu)
-                && !caches.iter().any(|c| same_instance(c, &cache))
-            {
-                caches.push(cache);
+            let Some(key) = instance_key(root, &dir, cpu) else {
+                continue;
+            };
+            if seen.insert(key.clone()) {
+                caches.push(read_index(root, &dir, key));
             }
         }
     }
@@ -77,8 +82,16 @@ pub fn read_caches(root: &Path, cpus: &[usize]) -> Vec<Cache> {
     caches
 }
 
-fn same_instance(a: &Cache, b: &Cache) -> bool {
-    a.level == b.level && a.kind == b.kind && a.shared_cpus == b.shared_cpus
+/// What names an instance (level, kind, shared CPUs); `None` if its
+/// level is unreadable.
+fn instance_key(root: &Path, dir: &str, cpu: usize) -> Option<(u32, String, Vec<usize>)> {
+    Some((
+        read_num(root, &format!("{dir}/level"))?,
+        read_trimmed(root, &format!("{dir}/type")).unwrap_or_else(|| "Unknown".into()),
+        read_cpulist(root, &format!("{dir}/shared_cpu_list"))
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| vec![cpu]),
+    ))
 }
 
 /// The M of every indexM directory of one CPU, ascending.
@@ -96,19 +109,18 @@ fn cache_indices(root: &Path, cpu: usize) -> Vec<u32> {
     indices
 }
 
-/// One index directory; `None` if its level is unreadable.
-fn read_index(root: &Path, dir: &str, cpu: usize) -> Option<Cache> {
-    Some(Cache {
-        level: read_num(root, &format!("{dir}/level"))?,
-        kind: read_trimmed(root, &format!("{dir}/type")).unwrap_or_else(|| "Unknown".into()),
+/// The rest of one index directory, named by its `key`.
+fn read_index(root: &Path, dir: &str, key: (u32, String, Vec<usize>)) -> Cache {
+    let (level, kind, shared_cpus) = key;
+    Cache {
+        level,
+        kind,
         size_bytes: read_trimmed(root, &format!("{dir}/size")).and_then(|s| parse_size(&s)),
         ways: read_num(root, &format!("{dir}/ways_of_associativity")),
         line_size: read_num(root, &format!("{dir}/coherency_line_size")),
         sets: read_num(root, &format!("{dir}/number_of_sets")),
-        shared_cpus: read_cpulist(root, &format!("{dir}/shared_cpu_list"))
-            .filter(|l| !l.is_empty())
-            .unwrap_or_else(|| vec![cpu]),
-    })
+        shared_cpus,
+    }
 }
 
 /// Summarises instances per (level, kind), in the order of `caches`.

@@ -254,14 +254,8 @@ fn class_section(c: &CaseSamples, pairs: &[Pair], totals: &[(Class, u64)]) -> Bl
         let xs: Vec<f64> = values.iter().map(|v| v.1).collect();
         let worst = values.iter().max_by(|x, y| x.1.total_cmp(&y.1));
         let (median, ci) = match crate::stats::robust::median_ci(&xs) {
-            Some(m) => (
-                format!("{:.1}", m.median),
-                format!("[{:.1}, {:.1}]", m.lo, m.hi),
-            ),
-            None if !xs.is_empty() => (
-                format!("{:.1}", crate::stats::summary::median(&xs)),
-                "(n < 5)".into(),
-            ),
+            Some(m) => (ns(m.median), format!("[{}, {}]", ns(m.lo), ns(m.hi))),
+            None if !xs.is_empty() => (ns(crate::stats::summary::median(&xs)), "(n < 5)".into()),
             None => ("-".into(), "(no samples)".into()),
         };
         rows.push(vec![
@@ -272,7 +266,7 @@ fn class_section(c: &CaseSamples, pairs: &[Pair], totals: &[(Class, u64)]) -> Bl
             worst
                 .map(|(p, _)| format!("{}-{}", p.a, p.b))
                 .unwrap_or_default(),
-            worst.map(|(_, v)| format!("{v:.1}")).unwrap_or_default(),
+            worst.map(|(_, v)| ns(*v)).unwrap_or_default(),
         ]);
     }
     Block::Table(Table {
@@ -293,6 +287,16 @@ fn class_section(c: &CaseSamples, pairs: &[Pair], totals: &[(Class, u64)]) -> Bl
         rows,
         layout: Some(Layout::spaced(&[22, 10, 8, 16, 10, 7])),
     })
+}
+
+/// Nanoseconds in a class table's cell: one decimal below 1000 (a
+/// stalled hand-off under emulation can take milliseconds).
+fn ns(v: f64) -> String {
+    if v.abs() < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
 }
 
 fn mark(p: &Pair) -> &'static str {

@@ -40,10 +40,7 @@ pub fn summarise(title: String, tasks: &[Task], m: Option<&Snapshot>, fig: Figur
     let (unit, key) = grouping(m);
     let mut groups: BTreeMap<Option<usize>, Vec<Task>> = BTreeMap::new();
     for t in tasks.iter().filter(|t| t.value.is_finite()) {
-        groups
-            .entry(t.cpu.and_then(|c| key(c)))
-            .or_default()
-            .push(*t);
+        groups.entry(t.cpu.and_then(&key)).or_default().push(*t);
     }
     let mut rows: Vec<Vec<String>> = groups
         .iter()
@@ -76,8 +73,11 @@ pub fn summarise(title: String, tasks: &[Task], m: Option<&Snapshot>, fig: Figur
     })
 }
 
+/// A CPU's group (its node or package).
+type GroupOf<'a> = Box<dyn Fn(usize) -> Option<usize> + 'a>;
+
 /// What the rows group by: node, else package, else nothing.
-fn grouping(m: Option<&Snapshot>) -> (&'static str, Box<dyn Fn(usize) -> Option<usize> + '_>) {
+fn grouping(m: Option<&Snapshot>) -> (&'static str, GroupOf<'_>) {
     match m {
         Some(m) if m.nodes.len() > 1 => ("node", Box::new(move |c| m.node_of(c))),
         Some(m) if m.packages().len() > 1 => (

@@ -158,6 +158,13 @@ impl Estimate {
             seconds(self.estimate_s),
             seconds(self.least_s)
         );
+        if self.max_time_s.is_some_and(|b| self.least_s > b) {
+            let _ = writeln!(
+                out,
+                "  over --max-time: the least samples of every case take longer;\n  \
+                 give fewer --tasks, less work per task, or a bigger --max-time"
+            );
+        }
         out
     }
 }
