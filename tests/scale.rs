@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::fixtures::{self, BIG512, BIG1024, Machine};
+use common::fixtures::{self, BIG512, BIG1024, Machine, counts};
 use common::{json, ok, stderr};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -96,24 +96,7 @@ fn sysinfo_is_right_to_the_cpu_on_512_cpus() {
 fn sysinfo_is_right_to_the_cpu_on_1024_cpus() {
     let m = big1024();
     let v = json(&m.vmscale(&["sysinfo", "--json"]));
-    let c = &v["counts"];
-    assert_eq!(
-        (
-            &c["online_cpus"],
-            &c["cores"],
-            &c["threads_per_core"],
-            &c["packages"],
-            &c["nodes"]
-        ),
-        (
-            &Value::from(1024),
-            &Value::from(512),
-            &Value::from(2),
-            &Value::from(4),
-            &Value::from(32)
-        ),
-        "{c}"
-    );
+    assert_eq!(counts(&v), [1024, 512, 2, 4, 32], "{}", v["counts"]);
     // CPU 1023 is thread 1 of core 511: the last node of the last package.
     let p = cpu(&v, 1023);
     assert_eq!(

@@ -7,12 +7,9 @@
 
 mod common;
 
+use common::fixtures::counts;
 use common::guest::{available, guest, kernels, s};
 use serde_json::Value;
-
-fn read(p: &std::path::Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 #[test]
 fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
@@ -50,27 +47,11 @@ fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
     args.extend(plan);
     common::ok(&guest(&scratch.db(), &args));
     let results = out.join("round-1/kernel-1/results");
-    let sys: Value = serde_json::from_str(&read(&results.join("step-1.out"))).unwrap();
-    let c = &sys["counts"];
-    assert_eq!(
-        (
-            &c["online_cpus"],
-            &c["cores"],
-            &c["threads_per_core"],
-            &c["packages"],
-            &c["nodes"]
-        ),
-        (
-            &Value::from(32),
-            &Value::from(16),
-            &Value::from(2),
-            &Value::from(2),
-            &Value::from(4)
-        ),
-        "{c}"
-    );
+    let sys: Value =
+        serde_json::from_str(&common::guest::read(&results.join("step-1.out"))).unwrap();
+    assert_eq!(counts(&sys), [32, 16, 2, 2, 4], "{}", sys["counts"]);
     // c2c: a sample of each class, each named with its median.
-    let c2c = read(&results.join("step-2.out"));
+    let c2c = common::guest::read(&results.join("step-2.out"));
     assert!(c2c.contains("of 496 pairs measured"), "{c2c}");
     for class in [
         "SMT siblings",
@@ -88,7 +69,7 @@ fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
         assert!(median > 0.0, "{line}");
     }
     // numa02 on the guest's nodes, measured.
-    let numa = read(&results.join("step-3.out"));
+    let numa = common::guest::read(&results.join("step-3.out"));
     assert!(
         numa.contains("numa02") && numa.contains("complete"),
         "{numa}"

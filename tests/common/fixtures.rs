@@ -37,6 +37,19 @@ pub fn generate(shape: (&str, u32, u32, u32, u32, u32, u32)) -> Machine {
     Machine { root, scratch }
 }
 
+/// `sysinfo --json`'s counts: online CPUs, cores, threads per core,
+/// packages, nodes (0 where one is null).
+pub fn counts(sys: &serde_json::Value) -> [u64; 5] {
+    [
+        "online_cpus",
+        "cores",
+        "threads_per_core",
+        "packages",
+        "nodes",
+    ]
+    .map(|k| sys["counts"][k].as_u64().unwrap_or(0))
+}
+
 impl Machine {
     /// Runs vmscale with this tree as the machine and a private store.
     pub fn vmscale(&self, args: &[&str]) -> Output {

@@ -72,6 +72,11 @@ pub fn guest(db: &Path, args: &[&str]) -> Output {
         .expect("run vmscale guest")
 }
 
+/// A file the guest wrote, as text.
+pub fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
 /// A path as a &str for argument lists.
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
