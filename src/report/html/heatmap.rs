@@ -2,7 +2,11 @@
 //! the pair's median one-way latency over the samples, with the value
 //! written in the cell while the grid is small and a colour scale beside it.
 //! Plain SVG <rect>s: each cell carries a <title>, which browsers show on
-//! hover, so a 512-CPU grid stays readable without per-cell text.
+//! hover, so a 512-CPU grid stays readable without per-cell text. Only the
+//! planned pairs are drawn: a sample of a big machine's pairs (c2c's
+//! default past 16 CPUs) keeps every measured pair and a small page.
+
+use std::collections::HashMap;
 
 use super::svg::escape;
 use crate::model::{CaseSamples, Run};
@@ -98,16 +102,15 @@ fn fmt_ns(v: f64) -> String {
 /// The SVG for one variant: cells, CPU labels, colour scale.
 pub fn grid(case: &CaseSamples, pairs: &[Pair], cpus: &[usize]) -> String {
     let n = cpus.len();
-    let values: Vec<(usize, usize, f64)> = pairs
+    let values: HashMap<(usize, usize), f64> = pairs
         .iter()
-        .filter_map(|p| Some((p.a, p.b, cells::median(case, &pair_figure(p.a, p.b))?)))
+        .filter_map(|p| {
+            let v = cells::median(case, &pair_figure(p.a, p.b))?;
+            Some(((p.a.min(p.b), p.a.max(p.b)), v))
+        })
         .collect();
-    let lo = values.iter().map(|v| v.2).fold(f64::INFINITY, f64::min);
-    let hi = values.iter().map(|v| v.2).fold(f64::NEG_INFINITY, f64::max);
-    let value = |a: usize, b: usize| {
-        let (a, b) = (a.min(b), a.max(b));
-        values.iter().find(|v| v.0 == a && v.1 == b).map(|v| v.2)
-    };
+    let lo = values.values().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.values().copied().fold(f64::NEG_INFINITY, f64::max);
     let t = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
 
     let cell = (GRID_PX / n as f64).clamp(MIN_CELL, MAX_CELL);
@@ -146,28 +149,41 @@ pub fn grid(case: &CaseSamples, pairs: &[Pair], cpus: &[usize]) -> String {
             TOP + mid,
         ));
     }
-    // Row a, column b: symmetric, the diagonal left grey.
-    for (row, &a) in cpus.iter().enumerate() {
-        for (col, &b) in cpus.iter().enumerate() {
-            let (x, y) = (LEFT + col as f64 * cell, TOP + row as f64 * cell);
-            let geom =
-                format!("x=\"{x:.2}\" y=\"{y:.2}\" width=\"{cell:.2}\" height=\"{cell:.2}\"");
-            if a == b {
+    // Row a, column b: symmetric, the diagonal grey; only the planned
+    // pairs are drawn (a sample of a big machine's pairs leaves the rest
+    // of the grid blank, and the page small).
+    let index: HashMap<usize, usize> = cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+    let geom = |row: usize, col: usize| {
+        let (x, y) = (LEFT + col as f64 * cell, TOP + row as f64 * cell);
+        (
+            x,
+            y,
+            format!("x=\"{x:.2}\" y=\"{y:.2}\" width=\"{cell:.2}\" height=\"{cell:.2}\""),
+        )
+    };
+    for (i, &a) in cpus.iter().enumerate() {
+        let (_, _, g) = geom(i, i);
+        s.push_str(&format!(
+            "<rect class=\"diag\" {g} fill=\"#dddddd\"><title>CPU {a}</title></rect>\n"
+        ));
+    }
+    for p in pairs {
+        let (Some(&i), Some(&j)) = (index.get(&p.a), index.get(&p.b)) else {
+            continue;
+        };
+        for (row, col) in [(i, j), (j, i)] {
+            let (a, b) = (cpus[row], cpus[col]);
+            let (x, y, g) = geom(row, col);
+            let Some(&v) = values.get(&(p.a.min(p.b), p.a.max(p.b))) else {
                 s.push_str(&format!(
-                    "<rect class=\"diag\" {geom} fill=\"#dddddd\"><title>CPU {a}</title></rect>\n"
-                ));
-                continue;
-            }
-            let Some(v) = value(a, b) else {
-                s.push_str(&format!(
-                    "<rect class=\"missing\" {geom} fill=\"#ffffff\" stroke=\"#cccccc\">\
+                    "<rect class=\"missing\" {g} fill=\"#ffffff\" stroke=\"#cccccc\">\
                      <title>CPUs {a}-{b}: not measured</title></rect>\n"
                 ));
                 continue;
             };
             let (fill, dark) = ramp(t(v));
             s.push_str(&format!(
-                "<rect class=\"cell\" {geom} fill=\"{fill}\">\
+                "<rect class=\"cell\" {g} fill=\"{fill}\">\
                  <title>CPUs {a}-{b}: {} ns</title></rect>\n",
                 fmt_ns(v)
             ));
@@ -286,6 +302,33 @@ mod tests {
         assert_eq!(svg.matches("class=\"cell\"").count(), 128 * 127);
         assert_eq!(svg.matches("class=\"cell-value\"").count(), 0);
         assert_eq!(svg.matches("class=\"cpu-label\"").count(), 2 * 32);
+    }
+
+    #[test]
+    fn a_sample_of_512_cpus_draws_its_pairs_only() {
+        let cpus: Vec<usize> = (0..512).collect();
+        let pairs: Vec<Pair> = (0..48)
+            .map(|k| Pair {
+                a: k,
+                b: 256 + 5 * k,
+                smt: false,
+                cross_node: true,
+                class: None,
+            })
+            .collect();
+        let vals: Vec<(usize, usize, f64)> = pairs
+            .iter()
+            .map(|p| (p.a, p.b, 100.0 + p.a as f64))
+            .collect();
+        let svg = grid(&case(&vals), &pairs, &cpus);
+        assert_eq!(svg.matches("class=\"cell\"").count(), 96);
+        assert_eq!(svg.matches("class=\"diag\"").count(), 512);
+        assert_eq!(svg.matches("class=\"missing\"").count(), 0);
+        assert!(
+            svg.contains("CPUs 47-491: 147"),
+            "the pair's value on hover"
+        );
+        assert!(svg.len() < 200_000, "{} bytes", svg.len());
     }
 
     #[test]
