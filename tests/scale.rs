@@ -209,7 +209,7 @@ fn run_quick_plans_under_a_minute_on_512_and_1024_cpus() {
         let runs = v["runs"].as_array().unwrap();
         assert!(runs.len() >= 14, "{}", runs.len());
         let sum: f64 = runs.iter().map(|r| r["estimate_s"].as_f64().unwrap()).sum();
-        assert!((sum - est).abs() < 1e-6);
+        assert!((sum - est).abs() < 1e-3, "{sum} {est}");
         let text = ok(&m.vmscale(&["run", "quick", "--dry-run"]));
         narrow(&text, "run quick --dry-run");
     }

@@ -67,7 +67,7 @@ pub fn estimate(w: &dyn Workload, plan: &Plan, max_time: Duration, rep: Repeats)
         .map(|c| CasePlan {
             tasks: c.tasks,
             variant: c.variant.clone(),
-            sample_s: w.sample_s(c) * rep.combos.max(1) as f64,
+            sample_s: tenth_ms(w.sample_s(c) * rep.combos.max(1) as f64),
             samples_least: visits * (plan.warmup + least_n),
             samples_most: visits * (plan.warmup + most_n),
         })
@@ -88,13 +88,18 @@ pub fn estimate(w: &dyn Workload, plan: &Plan, max_time: Duration, rep: Repeats)
     };
     Estimate {
         workload: w.name().to_string(),
-        estimate_s,
-        least_s,
+        estimate_s: tenth_ms(estimate_s),
+        least_s: tenth_ms(least_s),
         max_time_s: budget.map(|_| max_time.as_secs_f64()),
         cases,
         detail: w.plan_detail(),
         notes: w.plan_notes(),
     }
+}
+
+/// Seconds to a tenth of a millisecond: a model's figure has no more.
+fn tenth_ms(s: f64) -> f64 {
+    (s * 1e4).round() / 1e4
 }
 
 /// Cases listed one a line before the rest are summarised.
@@ -180,8 +185,8 @@ pub struct SuiteEstimate {
 impl SuiteEstimate {
     pub fn new(runs: Vec<Estimate>) -> SuiteEstimate {
         SuiteEstimate {
-            estimate_s: runs.iter().map(|r| r.estimate_s).sum(),
-            least_s: runs.iter().map(|r| r.least_s).sum(),
+            estimate_s: tenth_ms(runs.iter().map(|r| r.estimate_s).sum()),
+            least_s: tenth_ms(runs.iter().map(|r| r.least_s).sum()),
             runs,
         }
     }
