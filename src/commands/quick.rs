@@ -27,9 +27,17 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
         }
     }
     if h.dry_run {
-        return dry_run(&suite, h, m);
+        let e = suite_estimate(&suite, h, m)?;
+        return if h.json {
+            super::print_json(&e)
+        } else {
+            super::output::text(&e.text())
+        };
     }
     super::run::refuse_other_root()?;
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
+        eprint!("{}", suite_estimate(&suite, h, m)?.text());
+    }
     for w in &suite {
         check_memory(w.as_ref(), m)?;
     }
@@ -73,9 +81,14 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
     Ok(())
 }
 
-/// `run quick --dry-run`: every entry's plan and the suite's total; the
-/// entries that may be skipped are planned where they build.
-fn dry_run(suite: &[Box<dyn Workload>], h: &Harness, m: &Snapshot) -> Result<()> {
+/// The suite's plan (`--dry-run`, and before it starts on a terminal):
+/// every entry's and the total; the entries that may be skipped are
+/// planned where they build.
+fn suite_estimate(
+    suite: &[Box<dyn Workload>],
+    h: &Harness,
+    m: &Snapshot,
+) -> Result<crate::runner::estimate::SuiteEstimate> {
     let plan = plan_with(h, QUICK_MAX_REPS)?;
     let mut runs = Vec::new();
     for w in suite {
@@ -88,12 +101,7 @@ fn dry_run(suite: &[Box<dyn Workload>], h: &Harness, m: &Snapshot) -> Result<()>
             }
         }
     }
-    let e = crate::runner::estimate::SuiteEstimate::new(runs);
-    if h.json {
-        super::print_json(&e)
-    } else {
-        super::output::text(&e.text())
-    }
+    Ok(crate::runner::estimate::SuiteEstimate::new(runs))
 }
 
 /// One entry of `spec`'s quick list, parsed and built with the suite's
