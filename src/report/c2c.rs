@@ -271,7 +271,7 @@ fn class_section(c: &CaseSamples, pairs: &[Pair], totals: &[(Class, u64)]) -> Bl
     }
     Block::Table(Table {
         title: format!(
-            "{} ({}), by topology class, ns:",
+            "{} ({}), by class, ns:",
             c.case.variant,
             describe(&c.case.variant)
         ),
