@@ -16,6 +16,12 @@
 //! Options: `--runs N` (default 10000), `--samples N` per run (default
 //! 100), `--store`, `--binary PATH` (another vmscale, with --store),
 //! `--keep` to leave the scratch store in place.
+//!
+//! `--validate FILE` (for bench/history-otava.sh): FILE holds
+//! `{"series": [{"runs": [[samples of run 1], ...]}, ...]}`; prints
+//! `{"change_points": [[indices of series 1], ...], "seconds": S}`, each
+//! index that of the first run after a step, as Otava and MongoDB's
+//! e_divisive give them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +70,10 @@ fn load() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(file) = arg(&args, "--validate") {
+        validate(Path::new(&file));
+        return;
+    }
     let runs: usize = arg(&args, "--runs").and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let samples: usize = arg(&args, "--samples")
         .and_then(|s| s.parse().ok())
@@ -215,4 +225,44 @@ fn time_history(vmscale: &Path, db: &Path) -> (f64, i64, usize) {
     let steps = v["change_points"].as_array().map_or(0, |a| a.len());
     let kib = vmscale::exec::clock::children_peak_rss_kib() as i64;
     (secs, kib, steps)
+}
+
+fn validate(file: &Path) {
+    let text = std::fs::read_to_string(file).expect("read the series file");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("series JSON");
+    let figure = Figure::new("rate", "1/s", Better::Higher, true);
+    let t = Instant::now();
+    let found: Vec<Vec<usize>> = v["series"]
+        .as_array()
+        .expect("series array")
+        .iter()
+        .map(|s| {
+            let points: Vec<Point> = s["runs"]
+                .as_array()
+                .expect("runs array")
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Point {
+                    run: i as i64 + 1,
+                    label: None,
+                    started_at: String::new(),
+                    kernel: None,
+                    host: None,
+                    values: r
+                        .as_array()
+                        .expect("samples array")
+                        .iter()
+                        .filter_map(|x| x.as_f64())
+                        .collect(),
+                })
+                .collect();
+            analyse(&points, &figure, &Options::default())
+                .change_points
+                .iter()
+                .map(|c| c.index)
+                .collect()
+        })
+        .collect();
+    let out = serde_json::json!({"change_points": found, "seconds": t.elapsed().as_secs_f64()});
+    println!("{out}");
 }

@@ -171,7 +171,7 @@ fn mixed_configurations_and_bad_options_are_refused() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"));
     };
-    refused(&["history"], "does not exist");
+    refused(&["history"], "no store");
     ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "true"]));
     ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "sh", "-c", "true"]));
     refused(&["history", "--workload", "cmd"], "differ");

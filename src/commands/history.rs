@@ -176,9 +176,9 @@ fn title(s: &Series, a: &Analysis) -> String {
 
 fn method(o: &Options) -> String {
     format!(
-        "Change points: E-divisive means on the runs' log medians, alpha {}, min segment {} \
-         runs, {} permutations (seed {}); each step confirmed by Welch's test on the runs \
-         either side.",
+        "Steps: E-divisive means on the runs' log medians (alpha {}, segments of\n\
+         {} runs or more, {} permutations, seed {}), each confirmed by Welch's test\n\
+         on the runs either side.",
         o.alpha, o.min_segment, o.permutations, o.seed
     )
 }
@@ -254,7 +254,7 @@ fn who(s: &history::Side) -> String {
 fn text(a: &Analysis, heading: &str, method: &str, alpha: f64) -> String {
     let mut out = format!("{heading}\n{method}\n\n");
     out.push_str(&format!(
-        "{:>5} {:<11} {:<16} {:<10} {:>4} {:>10} {:>7}  label\n",
+        "{:>5} {:<11} {:<15} {:<8} {:>4} {:>10} {:>7}  label\n",
         "run", "started", "kernel", "host", "n", "median", "95% +-"
     ));
     let mut next = a.change_points.iter().enumerate().peekable();
@@ -267,15 +267,15 @@ fn text(a: &Analysis, heading: &str, method: &str, alpha: f64) -> String {
             next.next();
         }
         let line = format!(
-            "{:>5} {:<11} {:<16} {:<10} {:>4} {:>10} {:>7}  {}",
+            "{:>5} {:<11} {:<15} {:<8} {:>4} {:>10} {:>7}  {}",
             e.run,
             short_time(&e.started_at),
-            clip(e.kernel.as_deref().unwrap_or("-"), 16),
-            clip(e.host.as_deref().unwrap_or("-"), 10),
+            clip(e.kernel.as_deref().unwrap_or("-"), 15),
+            clip(e.host.as_deref().unwrap_or("-"), 8),
             e.n,
             sig4(e.median),
             half_width(e),
-            clip(e.label.as_deref().unwrap_or(""), 8),
+            clip(e.label.as_deref().unwrap_or(""), 12),
         );
         out.push_str(line.trim_end());
         out.push('\n');
