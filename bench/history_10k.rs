@@ -74,7 +74,9 @@ fn main() {
         validate(Path::new(&file));
         return;
     }
-    let runs: usize = arg(&args, "--runs").and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let runs: usize = arg(&args, "--runs")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
     let samples: usize = arg(&args, "--samples")
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
@@ -116,7 +118,14 @@ fn analysis(values: &[Vec<f64>]) {
         found = a
             .change_points
             .iter()
-            .map(|c| format!("{} ({:+.1}%, p {:.3})", c.index, (c.change - 1.0) * 100.0, c.p))
+            .map(|c| {
+                format!(
+                    "{} ({:+.1}%, p {:.3})",
+                    c.index,
+                    (c.change - 1.0) * 100.0,
+                    c.p
+                )
+            })
             .collect();
     }
     let all = times.iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>();
@@ -145,13 +154,19 @@ fn stored(args: &[String], values: &[Vec<f64>]) {
             .map(|p| p.join("vmscale"))
             .expect("target dir")
     });
-    assert!(vmscale.exists(), "build the binary first: cargo build --release");
+    assert!(
+        vmscale.exists(),
+        "build the binary first: cargo build --release"
+    );
     println!("vmscale history --json, load {} before", load());
     let mut times = Vec::new();
     let mut rss = Vec::new();
     for _ in 0..3 {
         let (secs, kib, steps) = time_history(&vmscale, &db);
-        println!("  {secs:.3} s, peak {:.1} MiB, {steps} steps", kib as f64 / 1024.0);
+        println!(
+            "  {secs:.3} s, peak {:.1} MiB, {steps} steps",
+            kib as f64 / 1024.0
+        );
         times.push(secs);
         rss.push(kib as f64);
     }
@@ -172,7 +187,6 @@ fn write_store(db: &Path, values: &[Vec<f64>]) {
     let mut store = Store::open(db).expect("open store");
     let case = Case::new(1, "bench");
     let figures = [Figure::new("rate", "1/s", Better::Higher, true)];
-    store.batch("BEGIN").expect("begin");
     for v in values {
         let id = store
             .create_run(&NewRun {
@@ -187,6 +201,7 @@ fn write_store(db: &Path, values: &[Vec<f64>]) {
                 origin: "measured",
             })
             .expect("create run");
+        store.batch("BEGIN").expect("begin");
         for (seq, x) in v.iter().enumerate() {
             let sample = Sample {
                 seq: seq as i64,
@@ -202,9 +217,11 @@ fn write_store(db: &Path, values: &[Vec<f64>]) {
             };
             store.add_sample(id, &case, &sample).expect("add sample");
         }
-        store.finish_run(id, Status::Complete, None).expect("finish");
+        store
+            .finish_run(id, Status::Complete, None)
+            .expect("finish");
+        store.batch("COMMIT").expect("commit");
     }
-    store.batch("COMMIT").expect("commit");
 }
 
 /// Wall seconds, peak RSS (KiB, from the child's rusage) and steps found.

@@ -125,7 +125,11 @@ fn postgres_gives_the_same(sqlite: &Path, want: &serde_json::Value) {
                 .collect::<Vec<_>>(),
         )
     };
-    assert_eq!(shape(&got), shape(want), "PostgreSQL:\n{got}\nSQLite:\n{want}");
+    assert_eq!(
+        shape(&got),
+        shape(want),
+        "PostgreSQL:\n{got}\nSQLite:\n{want}"
+    );
 }
 
 #[test]
@@ -158,8 +162,14 @@ fn runs_order_by_kernel_version_not_by_string() {
     let by_time = history(&s.db(), &[]);
     assert_eq!(by_time["series"][0]["kernel"], "6.12.0");
     let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--by", "kernel"]));
-    let at = |k: &str| text.find(k).unwrap_or_else(|| panic!("{k} missing:\n{text}"));
-    assert!(at("6.1.0-54") < at("6.1.0-56") && at("6.1.0-56") < at("6.12.0"), "{text}");
+    let at = |k: &str| {
+        text.find(k)
+            .unwrap_or_else(|| panic!("{k} missing:\n{text}"))
+    };
+    assert!(
+        at("6.1.0-54") < at("6.1.0-56") && at("6.1.0-56") < at("6.12.0"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -173,12 +183,17 @@ fn mixed_configurations_and_bad_options_are_refused() {
     };
     refused(&["history"], "no store");
     ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "true"]));
-    ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "sh", "-c", "true"]));
+    ok(&s.vmscale(&[
+        "run", "cmd", "--reps", "2", "--warmup", "0", "--", "sh", "-c", "true",
+    ]));
     refused(&["history", "--workload", "cmd"], "differ");
     refused(&["history", "--workload", "pft"], "no finished run");
     refused(&["history", "--alpha", "2"], "--alpha");
     refused(&["history", "--min-segment", "1"], "--min-segment");
     refused(&["history", "--by", "colour"], "--by");
     refused(&["history", "--since", "yesterday"], "--since");
-    refused(&["history", "--label", "x", "--figure", "nosuch"], "no finished run");
+    refused(
+        &["history", "--label", "x", "--figure", "nosuch"],
+        "no finished run",
+    );
 }

@@ -370,7 +370,15 @@ fn steps_table(a: &Analysis) -> Table {
         title: "Steps".into(),
         header: vec![
             [
-                "before run", "after run", "change", "95% CI", "%", "", "p", "runs p", "samples p",
+                "before run",
+                "after run",
+                "change",
+                "95% CI",
+                "%",
+                "",
+                "p",
+                "runs p",
+                "samples p",
             ]
             .map(String::from)
             .to_vec(),

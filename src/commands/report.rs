@@ -85,12 +85,8 @@ fn history(db: &Path, a: &ReportArgs) -> Result<()> {
         Some(crate::report::export::Block::Title(t)) => t.clone(),
         _ => String::new(),
     };
-    let page = crate::report::html::history::page(
-        &title,
-        &report.blocks[1..],
-        &analysis,
-        &series.figure,
-    );
+    let page =
+        crate::report::html::history::page(&title, &report.blocks[1..], &analysis, &series.figure);
     std::fs::write(&a.html, page)
         .map_err(|e| Error::Input(format!("cannot write {}: {e}", a.html.display())))?;
     super::output::text(&format!(

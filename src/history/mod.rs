@@ -10,9 +10,9 @@
 //! promise. The samples' own test is reported beside it.
 
 pub mod select;
-pub mod trend;
 #[cfg(test)]
 mod tests;
+pub mod trend;
 
 use crate::model::Figure;
 use crate::stats::changepoint::{self, Options};

@@ -68,7 +68,11 @@ pub fn series(store: &Store, req: &Request) -> Result<Series> {
     let runs: Vec<HistoryRun> = store
         .history_runs(listings)?
         .into_iter()
-        .filter(|r| req.host.as_ref().is_none_or(|h| host(r).as_ref() == Some(h)))
+        .filter(|r| {
+            req.host
+                .as_ref()
+                .is_none_or(|h| host(r).as_ref() == Some(h))
+        })
         .collect();
     if runs.is_empty() {
         return Err(Error::Input(
@@ -161,7 +165,10 @@ fn one_workload(runs: &[HistoryRun]) -> Result<String> {
     if count.len() == 1 {
         return Ok(runs[0].listing.workload.clone());
     }
-    let named: Vec<String> = count.iter().map(|(w, n)| format!("{w} ({n} runs)")).collect();
+    let named: Vec<String> = count
+        .iter()
+        .map(|(w, n)| format!("{w} ({n} runs)"))
+        .collect();
     Err(Error::Input(format!(
         "runs of several workloads match: {}; choose one with --workload",
         named.join(", ")
@@ -289,5 +296,8 @@ fn pick_figure(runs: &[HistoryRun], wanted: Option<&str>) -> Result<Figure> {
 }
 
 fn join<T: std::fmt::Display>(v: &[T]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -41,7 +41,11 @@ fn simulate(seed: u64, steps: usize) -> Sim {
         .iter()
         .map(|_| {
             let s = uniform(&mut rng, 0.02, 0.20);
-            if rng.below(2) == 0 { (1.0 + s).ln() } else { -(1.0 + s).ln() }
+            if rng.below(2) == 0 {
+                (1.0 + s).ln()
+            } else {
+                -(1.0 + s).ln()
+            }
         })
         .collect();
     let levels: Vec<f64> = (0..runs)
@@ -113,10 +117,7 @@ fn steps_of_three_times_the_noise_are_found_within_one_run() {
                 continue;
             }
             qualifying += 1;
-            let hit = a
-                .change_points
-                .iter()
-                .find(|c| c.index.abs_diff(at) <= 1);
+            let hit = a.change_points.iter().find(|c| c.index.abs_diff(at) <= 1);
             if let Some(c) = hit {
                 found += 1;
                 // The truth the interval estimates: the ratio of the
@@ -128,9 +129,7 @@ fn steps_of_three_times_the_noise_are_found_within_one_run() {
                     let mean = |r: std::ops::Range<usize>| {
                         sim.levels[r.clone()].iter().sum::<f64>() / r.len() as f64
                     };
-                    let truth = (mean(at..at + c.runs_after)
-                        - mean(at - c.runs_before..at))
-                        .exp();
+                    let truth = (mean(at..at + c.runs_after) - mean(at - c.runs_before..at)).exp();
                     measured += 1;
                     covered += usize::from(lo <= truth && truth <= hi);
                 }

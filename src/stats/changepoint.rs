@@ -58,31 +58,36 @@ pub fn e_divisive(x: &[f64], opts: &Options) -> Vec<Split> {
     let x: Vec<f64> = x.iter().map(|v| v - mean).collect();
     let mut rng = SplitMix64::new(opts.seed);
     let mut scratch = Scratch::default();
-    // Segments [start, end) with their best split, if any.
-    let mut segments: Vec<(usize, usize, Option<(usize, f64)>)> =
-        vec![(0, x.len(), best_split(&x, min, &mut scratch))];
+    // Segments [start, end) that can be split, with their best split.
+    let mut segments: Vec<Candidate> = Vec::new();
+    let push = |segments: &mut Vec<Candidate>, s: usize, e: usize, scratch: &mut Scratch| {
+        if let Some((at, q)) = best_split(&x[s..e], min, scratch) {
+            segments.push(Candidate { s, e, at, q });
+        }
+    };
+    push(&mut segments, 0, x.len(), &mut scratch);
     let mut found = Vec::new();
-    loop {
-        let Some((i, &(s, e, Some((at, q))))) = segments
-            .iter()
-            .enumerate()
-            .filter(|(_, seg)| seg.2.is_some())
-            .max_by(|a, b| a.1.2.unwrap().1.total_cmp(&b.1.2.unwrap().1))
-        else {
-            break;
-        };
+    while let Some(i) = (0..segments.len()).max_by(|&a, &b| segments[a].q.total_cmp(&segments[b].q))
+    {
+        let Candidate { s, e, at, q } = segments.swap_remove(i);
         let p = permutation_p(&x[s..e], q, min, opts, &mut rng, &mut scratch);
         if p > opts.alpha {
             break;
         }
         found.push(Split { at: s + at, q, p });
-        let left = best_split(&x[s..s + at], min, &mut scratch);
-        let right = best_split(&x[s + at..e], min, &mut scratch);
-        segments[i] = (s, s + at, left);
-        segments.push((s + at, e, right));
+        push(&mut segments, s, s + at, &mut scratch);
+        push(&mut segments, s + at, e, &mut scratch);
     }
     found.sort_by_key(|f| f.at);
     found
+}
+
+/// A segment [s, e) and its best split: `at` points from s, with Q `q`.
+struct Candidate {
+    s: usize,
+    e: usize,
+    at: usize,
+    q: f64,
 }
 
 /// Buffers reused across splits and permutations.
@@ -105,7 +110,8 @@ fn best_split(y: &[f64], min: usize, s: &mut Scratch) -> Option<(usize, f64)> {
     }
     rank(y, s);
     s.values.clear();
-    s.values.extend(y.iter().copied().zip(s.ranks.iter().copied()));
+    s.values
+        .extend(y.iter().copied().zip(s.ranks.iter().copied()));
     let values = std::mem::take(&mut s.values);
     let best = max_q(&values, min, s);
     s.values = values;
@@ -256,7 +262,10 @@ mod tests {
             }
         }
         assert_eq!(at, best_t);
-        assert!((q - best_q).abs() < 1e-9 * best_q.abs().max(1.0), "{q} {best_q}");
+        assert!(
+            (q - best_q).abs() < 1e-9 * best_q.abs().max(1.0),
+            "{q} {best_q}"
+        );
     }
 
     #[test]

@@ -71,7 +71,14 @@ fn plot(a: &Analysis, figure: &Figure) -> String {
             chart
                 .draw_series(a.entries.iter().enumerate().filter_map(|(i, e)| {
                     let [l, h] = e.ci?;
-                    Some(ErrorBar::new_vertical(i as f64 + 1.0, l, e.median, h, points, 4))
+                    Some(ErrorBar::new_vertical(
+                        i as f64 + 1.0,
+                        l,
+                        e.median,
+                        h,
+                        points,
+                        4,
+                    ))
                 }))
                 .map_err(e)?;
         }
