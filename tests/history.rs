@@ -69,6 +69,29 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     let md = ok(&s.vmscale(&["history", "--workload", "cmd", "--markdown"]));
     assert!(md.contains("| before run"), "{md}");
 
+    // The HTML page draws the series, and `list --trend` marks the step.
+    let page = s.dir.join("h.html");
+    let wrote = ok(&s.vmscale(&[
+        "report", "--html", page.to_str().unwrap(), "--history", "--workload", "cmd", "--figure",
+        "wall",
+    ]));
+    assert!(wrote.contains("1 steps"), "{wrote}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains("vmscale history"), "{html}");
+    assert!(html.contains("before run"), "the steps table is on the page");
+    let listed = json(&s.vmscale(&["list", "--trend", "--json"]));
+    let trend: Vec<bool> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trend"]["step"].as_bool().unwrap())
+        .collect();
+    assert_eq!(trend.iter().filter(|s| **s).count(), 1, "{listed}");
+    assert!(trend[6], "the step is at the 7th run: {listed}");
+    let text = ok(&s.vmscale(&["list", "--trend"]));
+    assert!(text.contains("trend") && text.contains("% step"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+
     postgres_gives_the_same(&s.db(), &h);
 }
 
