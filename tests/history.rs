@@ -75,7 +75,7 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
         "report", "--html", page.to_str().unwrap(), "--history", "--workload", "cmd", "--figure",
         "wall",
     ]));
-    assert!(wrote.contains("1 steps"), "{wrote}");
+    assert!(wrote.contains("12 runs, 1 step)"), "{wrote}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("vmscale history"), "{html}");
     assert!(html.contains("before run"), "the steps table is on the page");

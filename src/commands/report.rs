@@ -90,9 +90,10 @@ fn history(db: &Path, a: &ReportArgs) -> Result<()> {
     std::fs::write(&a.html, page)
         .map_err(|e| Error::Input(format!("cannot write {}: {e}", a.html.display())))?;
     super::output::text(&format!(
-        "wrote {} (history of {} runs, {} steps)\n",
+        "wrote {} (history of {} runs, {} step{})\n",
         a.html.display(),
         analysis.entries.len(),
-        analysis.change_points.len()
+        analysis.change_points.len(),
+        if analysis.change_points.len() == 1 { "" } else { "s" }
     ))
 }

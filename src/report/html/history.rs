@@ -61,6 +61,7 @@ fn plot(a: &Analysis, figure: &Figure) -> String {
         chart
             .configure_mesh()
             .x_desc("run, in series order")
+            .x_label_formatter(&|v| format!("{v:.0}"))
             .y_desc(figure.unit.as_str())
             .y_label_formatter(&tick)
             .draw()
