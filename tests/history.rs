@@ -72,13 +72,25 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     // The HTML page draws the series, and `list --trend` marks the step.
     let page = s.dir.join("h.html");
     let wrote = ok(&s.vmscale(&[
-        "report", "--html", page.to_str().unwrap(), "--history", "--workload", "cmd", "--figure",
+        "report",
+        "--html",
+        page.to_str().unwrap(),
+        "--history",
+        "--workload",
+        "cmd",
+        "--figure",
         "wall",
     ]));
     assert!(wrote.contains("12 runs, 1 step)"), "{wrote}");
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<svg") && html.contains("vmscale history"), "{html}");
-    assert!(html.contains("before run"), "the steps table is on the page");
+    assert!(
+        html.contains("<svg") && html.contains("vmscale history"),
+        "{html}"
+    );
+    assert!(
+        html.contains("before run"),
+        "the steps table is on the page"
+    );
     let listed = json(&s.vmscale(&["list", "--trend", "--json"]));
     let trend: Vec<bool> = listed
         .as_array()

@@ -94,6 +94,10 @@ fn history(db: &Path, a: &ReportArgs) -> Result<()> {
         a.html.display(),
         analysis.entries.len(),
         analysis.change_points.len(),
-        if analysis.change_points.len() == 1 { "" } else { "s" }
+        if analysis.change_points.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     ))
 }
