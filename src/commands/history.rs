@@ -252,6 +252,12 @@ fn who(s: &history::Side) -> String {
 }
 
 fn text(a: &Analysis, heading: &str, method: &str, alpha: f64) -> String {
+    // A long title breaks before the case rather than anywhere.
+    let heading = if heading.chars().count() > 80 {
+        heading.replacen(", case ", ",\ncase ", 1)
+    } else {
+        heading.to_string()
+    };
     let mut out = format!("{heading}\n{method}\n\n");
     out.push_str(&format!(
         "{:>5} {:<11} {:<15} {:<8} {:>4} {:>10} {:>7}  label\n",
@@ -283,8 +289,7 @@ fn text(a: &Analysis, heading: &str, method: &str, alpha: f64) -> String {
     out.push('\n');
     if a.change_points.is_empty() {
         out.push_str(&format!(
-            "No step: no split of the series is significant at alpha {alpha} and \
-             confirmed by the runs either side.\n"
+            "No step: no split is significant at alpha {alpha} and confirmed by the runs.\n"
         ));
     } else {
         out.push_str("Steps (change of the segment after over the segment before, 95% CI):\n");
