@@ -14,7 +14,7 @@
 //!   cargo build --release && cargo run --release --example bench_history
 //!
 //! Options: `--runs N` (default 10000), `--samples N` per run (default
-//! 100), `--store`, `--binary PATH` (another vmscale, with --store),
+//! 100), `--drift` (a slow 30 % rise instead of the steps), `--store`, `--binary PATH` (another vmscale, with --store),
 //! `--keep` to leave the scratch store in place.
 //!
 //! `--validate FILE` (for bench/history-otava.sh): FILE holds
@@ -39,8 +39,10 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .cloned()
 }
 
-/// The seeded series: (run level as a log, samples) per run.
-fn series(runs: usize, samples: usize) -> Vec<Vec<f64>> {
+/// The seeded series: the samples of each run. `drift`: instead of three
+/// steps, a slow rise of 30 % over the whole series (the worst case: every
+/// segment splits again until segments are short).
+fn series(runs: usize, samples: usize, drift: bool) -> Vec<Vec<f64>> {
     let mut rng = SplitMix64::new(11);
     let steps = [
         (runs / 4, 1.08f64.ln()),
@@ -49,7 +51,11 @@ fn series(runs: usize, samples: usize) -> Vec<Vec<f64>> {
     ];
     (0..runs)
         .map(|i| {
-            let level: f64 = steps.iter().filter(|s| i >= s.0).map(|s| s.1).sum();
+            let level: f64 = if drift {
+                1.3f64.ln() * i as f64 / runs as f64
+            } else {
+                steps.iter().filter(|s| i >= s.0).map(|s| s.1).sum()
+            };
             (0..samples)
                 .map(|_| 1000.0 * (level + 0.03 * rng.normal()).exp())
                 .collect()
@@ -80,7 +86,7 @@ fn main() {
     let samples: usize = arg(&args, "--samples")
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
-    let values = series(runs, samples);
+    let values = series(runs, samples, args.iter().any(|a| a == "--drift"));
     if args.iter().any(|a| a == "--store") {
         stored(&args, &values);
     } else {
@@ -131,7 +137,11 @@ fn analysis(values: &[Vec<f64>]) {
     let all = times.iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>();
     println!("times s: {}", all.join(" "));
     println!("median of 5: {:.3} s (budget 2 s)", median(&mut times));
-    println!("steps found at: {}", found.join(", "));
+    if found.len() > 12 {
+        println!("{} steps found", found.len());
+    } else {
+        println!("steps found at: {}", found.join(", "));
+    }
     println!("load after: {}", load());
 }
 
