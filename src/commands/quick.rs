@@ -235,6 +235,47 @@ mod tests {
         assert_eq!(skipped, [crate::workload::c2c::SPEC.name]);
     }
 
+    /// Every workload's report of a 512-CPU run (its quick entry with
+    /// `--tasks auto` where it takes one, three samples of every figure)
+    /// fits 80 columns.
+    #[test]
+    fn every_report_of_a_512_cpu_run_fits_80_columns() {
+        use crate::model::build::{case, run, sample};
+        let m = machine(512, "madvise");
+        let h = parse(&crate::workload::pft::SPEC, &[]).unwrap().harness;
+        for spec in REGISTRY {
+            for args in (spec.quick)(&m) {
+                let mut auto = args.clone();
+                auto.extend(["--tasks".to_string(), "auto".to_string()]);
+                let w = match entry(spec, &auto, &h, &m).or_else(|_| entry(spec, &args, &h, &m)) {
+                    Ok(w) => w,
+                    // colour without CAP_SYS_ADMIN: the suite skips it too.
+                    Err(e) if e.is_input() && spec.quick_may_skip => continue,
+                    Err(e) => panic!("{} {args:?}: {e:?}", spec.name),
+                };
+                let figures = w.figures();
+                let mut r = run(spec.name).config(w.config()).figures(figures.clone());
+                for c in w.cases() {
+                    let mut k = case(c.tasks, &c.variant);
+                    for i in 0..3 {
+                        let mut one = sample().seq(i);
+                        for f in &figures {
+                            one = one.figure(&f.name, 123456.789 + i as f64);
+                        }
+                        k = k.sample(one);
+                    }
+                    r = r.case(k);
+                }
+                let text = crate::report::text(&r.build());
+                // pft's fault-count warning is one long line at any size
+                // (the synthetic figures here trip it).
+                for l in text.lines().filter(|l| !l.starts_with("warning: ")) {
+                    assert!(l.chars().count() <= 80, "{} {args:?}:\n{l}", spec.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_broken_entry_is_a_failure_not_bad_input() {
         let spec = &crate::workload::pft::SPEC;

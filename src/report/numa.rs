@@ -20,14 +20,23 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         Some(true) => " per process",
         _ => "",
     };
-    let mut out = format!(
-        "{}: {} process(es) x {} threads, {} region{each}, {} passes,\n\
-         first touch on node {}\n",
+    let shape = format!(
+        "{}: {} process(es) x {} threads, {} region{each},",
         run.meta.workload,
         cfg.processes,
         cfg.threads,
         crate::parse::format_size(cfg.size),
-        cfg.loops,
+    );
+    let passes = format!("{} passes,", cfg.loops);
+    // Hundreds of threads push the passes to the second line.
+    let sep = if shape.len() + 1 + passes.len() <= 80 {
+        " "
+    } else {
+        "\n"
+    };
+    let mut out = format!(
+        "{shape}{sep}{passes}{}first touch on node {}\n",
+        if sep == " " { "\n" } else { " " },
         cfg.first_node,
     );
     if mem_nodes <= 1 {
