@@ -180,6 +180,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let mut mixtures = String::new();
     let mut invocations = Vec::new();
     let mut widened = false;
+    let mut grouped = false;
     let mut names: Vec<&str> = Vec::new();
     for c in &run.cases {
         let Some(f) = headline(run, c) else {
@@ -211,16 +212,25 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             ),
             (None, _) => ("n<5".to_string(), "-".to_string()),
         };
+        let mixture = case_groups::find(c, &f.name, 4);
+        // Beside the interval: the samples form groups (g), clustered in
+        // time (t), so the interval spans a change of the machine.
+        let mark = match &mixture {
+            Some(m) if case_groups::clustered_in_time(m) => " gt",
+            Some(_) => " g",
+            None => "",
+        };
+        grouped |= mixture.is_some();
         rows.push(vec![
             clip(&c.case.key(), 16),
             s.n.to_string(),
             short(s.median),
             ci,
-            pm,
+            format!("{pm}{mark}"),
             short(s.mean),
             if s.harmonic { "H" } else { "A" }.to_string(),
         ]);
-        if let Some(m) = case_groups::find(c, &f.name, 4) {
+        if let Some(m) = mixture {
             mixtures.push_str(&mixture_lines(&format!("mixture, {}", c.case.key()), &m));
         }
     }
@@ -245,6 +255,13 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         out.push(Block::Paragraph(
             "  * varies more between invocations than within: the interval is the\n    \
              invocations' (geometric mean of their means, t on invocations - 1 df)\n"
+                .into(),
+        ));
+    }
+    if grouped {
+        out.push(Block::Paragraph(
+            "  g: the samples fall into two groups (below); t: the groups are clustered\n    \
+             in time, a stretch of the machine rather than the case\n"
                 .into(),
         ));
     }
