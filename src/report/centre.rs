@@ -248,7 +248,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             header: vec![strings(&["case", "n", "median", "95% CI", "±", "mean"])],
             align: right(5),
             rows,
-            layout: Some(Layout::spaced(&[16, 4, 10, 25, 8, 10, 0])),
+            layout: Some(Layout::spaced(&[16, 4, 10, 23, 10, 10, 0])),
         }),
     ];
     if widened {
@@ -292,4 +292,33 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         out.push(Block::Paragraph(mixtures));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Better;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+
+    /// Samples 10-20 of 31 slow: a stretch of the machine, marked `gt`
+    /// beside the interval, with the legend, in 80 columns.
+    #[test]
+    fn groups_clustered_in_time_are_marked_beside_the_interval() {
+        let r = run("pft")
+            .figure("fault/wsec", "faults/s", Better::Higher, true)
+            .case(case(1, "fault").samples(31, |i| {
+                let slow = (10..=20).contains(&i);
+                let wobble = 1.0 + (i % 5) as f64 * 0.002;
+                sample()
+                    .seq(i as i64)
+                    .figure("fault/wsec", if slow { 3e5 } else { 6e5 } * wobble)
+            }))
+            .build();
+        let out = text::blocks(&blocks(&r));
+        let row = out.lines().find(|l| l.starts_with("fault/1")).unwrap();
+        assert!(row.contains("% gt "), "{out}");
+        assert!(out.contains("t: the groups are clustered"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    }
 }
