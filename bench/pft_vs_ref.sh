@@ -5,7 +5,9 @@
 # round too, so a slow stretch of the machine lands on both alike. The
 # figure is the per-round ratio vmscale / reference of fault/wsec; printed
 # are its median and range over the rounds, the medians of each side, and
-# vmscale's user/system share beside the reference's.
+# vmscale's user/system share beside the reference's. The same ratios of
+# faults per CPU second (flt/cpu/s: user + system time, which time spent
+# off the CPU under other load does not dilute) follow as "cpu".
 #
 # A second vmscale binary (OTHER, e.g. main's before a change to the timed
 # path) joins every round as a third program: its ratio to the reference
@@ -44,6 +46,7 @@ def one(prog, tasks):
         out = subprocess.run([f"{work}/pft_ref", str(tasks), str(total // tasks)],
                              check=True, capture_output=True, text=True).stdout.split()
         rate, user, sys_ = float(out[0]), float(out[1]), float(out[2])
+        cpu = float(out[3]) / (user + sys_) if user + sys_ > 0 else float("nan")
     else:
         env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
         out = subprocess.run([bins[prog], "run", "pft", "--tasks", str(tasks), "--size",
@@ -51,7 +54,8 @@ def one(prog, tasks):
                              check=True, capture_output=True, text=True, env=env).stdout
         f = json.loads(out)["cases"][0]["samples"][0]["data"]["figures"]
         rate, user, sys_ = f["fault/wsec"], f["user"], f["system"]
-    return rate, (user / sys_ if sys_ > 0 else 0.0)
+        cpu = f.get("flt/cpu/s", float("nan"))
+    return rate, (user / sys_ if sys_ > 0 else 0.0), cpu
 
 print(f"# {rounds} rounds, {size} per case in total, vmscale {vmscale}"
       + (f", other {other}" if other else "") + f", pin {pin}; load {load()}")
@@ -63,20 +67,19 @@ for r in range(rounds):
             res[(prog, tasks)].append(one(prog, tasks))
 print(f"# load after {load()}")
 
-def ratios(a, b, t):
-    return [x[0] / y[0] for x, y in zip(res[(a, t)], res[(b, t)])]
+def ratios(a, b, t, i=0):
+    return [x[i] / y[i] for x, y in zip(res[(a, t)], res[(b, t)])]
 
 for tasks in (1, 2):
     med = {p: st.median(x[0] for x in res[(p, tasks)]) for p in progs}
     us = {p: st.median(x[1] for x in res[(p, tasks)]) for p in progs}
-    lines = [("vmscale/ref", ratios("vmscale", "ref", tasks))]
-    if other:
-        lines += [("other/ref", ratios("other", "ref", tasks)),
-                  ("vmscale/other", ratios("vmscale", "other", tasks))]
+    pairs = [("vmscale", "ref")] + ([("other", "ref"), ("vmscale", "other")] if other else [])
+    lines = [(f"{a}/{b}", ratios(a, b, tasks)) for a, b in pairs]
+    lines += [(f"cpu {a}/{b}", ratios(a, b, tasks, 2)) for a, b in pairs]
     print(f"tasks {tasks}: fault/wsec medians " +
           ", ".join(f"{p} {med[p]:.0f}" for p in progs) +
           "; user/system " + ", ".join(f"{p} {100 * us[p]:.2f} %" for p in progs))
     for name, v in lines:
-        print(f"  {name:<14} median {st.median(v):.3f}  range {min(v):.3f} .. {max(v):.3f}"
+        print(f"  {name:<18} median {st.median(v):.3f}  range {min(v):.3f} .. {max(v):.3f}"
               f"  (n={len(v)} rounds)")
 PY

@@ -21,6 +21,9 @@
 //! bar is drawn between samples by the runner's thread and never ticks
 //! during one, so it has nothing to measure in the timed section.
 //!
+//! FIGURE=flt/cpu/s compares faults per CPU second instead, which time the
+//! tasks spend off their CPUs (other load) does not dilute.
+//!
 //! Needs root (or perf_event_paranoid <= 1) for `profile`.
 
 use std::path::Path;
@@ -80,6 +83,7 @@ fn main() {
     let which = std::env::args()
         .nth(3)
         .unwrap_or_else(|| "perf,around,profile".into());
+    let figure = std::env::var("FIGURE").unwrap_or_else(|_| HEADLINE.into());
     let mut profile: Option<Probes> = None;
     if which.split(',').any(|p| p == "profile") {
         match preflight(&Request {
@@ -90,14 +94,14 @@ fn main() {
             Err(e) => eprintln!("bench_probe_cost: profile left out: {e}"),
         }
     }
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = || {
+        let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    };
     println!(
-        "pft fault/wsec with / without each probe, {pairs} interleaved pairs, {mib} MiB, \
+        "pft {figure} with / without each probe, {pairs} interleaved pairs, {mib} MiB, \
          load {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
+        load()
     );
     let mut walls = Vec::new();
     for tasks in [1usize, 2] {
@@ -128,7 +132,7 @@ fn main() {
                     p.finish(a).expect("finish the profile");
                 }
                 walls.push(d.figures["wall"]);
-                d.figures[HEADLINE]
+                d.figures[figure.as_str()]
             };
             sample(false);
             sample(true);
@@ -168,4 +172,5 @@ fn main() {
         clock_ns / (wall * 1e9) * 100.0,
         wall
     );
+    println!("  load after {}", load());
 }
