@@ -1,10 +1,14 @@
 //! Copying runs from one store into another (`vmscale merge`), by their
 //! global identity (uuid): a run already present is left alone, so merging
-//! the same files again, or in another order, gives each run once.
+//! the same files again, or in another order, gives each run once. Each
+//! run is copied in one transaction, so a merge killed at any point leaves
+//! a run whole or absent. A spool (a run whose PostgreSQL server went
+//! away) is merged the same way: its samples not yet stored, then its
+//! ending.
 
 use super::backend::{Db, Row, Value};
 use super::error::{Error, Result};
-use super::{OWNER_COLUMNS, Store, live_status};
+use super::{OWNER_COLUMNS, Store, live_status, record, spool};
 
 /// The tables holding a run's rows besides `runs`, each with the order in
 /// which its rows are copied. A migration adding a per-run table appends
@@ -27,6 +31,20 @@ pub enum Merged {
     Present { from: i64, to: i64 },
     /// Left out: still being written by its process.
     Running { from: i64 },
+}
+
+/// What merging a spool did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SpoolMerged {
+    /// The run in this store.
+    pub run: i64,
+    /// Whether the run itself had to be made here.
+    pub created: bool,
+    /// Samples written, and samples already here.
+    pub written: usize,
+    pub present: usize,
+    /// The run's status now.
+    pub status: String,
 }
 
 /// An INSERT of `row`'s columns but `id`, with `run_id` set to `run`.
@@ -126,6 +144,87 @@ impl Store {
                 }
             }
             Ok(Merged::Copied { from, to })
+        })
+    }
+}
+
+impl Store {
+    /// Writes what a spool holds into this store, in one transaction: the
+    /// run (unless it is here), each sample it does not have yet, in
+    /// order, then the run's ending (incomplete when its process died
+    /// before the end).
+    pub fn merge_spool(&mut self, sp: &spool::Read) -> Result<SpoolMerged> {
+        let uuid = sp
+            .run
+            .get("uuid")
+            .and_then(|u| u.as_str())
+            .ok_or_else(|| Error::corrupt(format!("{} names no run uuid", sp.path.display())))?
+            .to_string();
+        let run = spool::json_row(&sp.run)?;
+        let cases = sp
+            .cases
+            .iter()
+            .map(spool::json_row)
+            .collect::<Result<Vec<_>>>()?;
+        let (status, note, ended_at) = sp.end.clone().unwrap_or_else(|| {
+            (
+                "incomplete".into(),
+                Some("its process ended while its store was away".into()),
+                crate::timefmt::now(),
+            )
+        });
+        let note = format!(
+            "{}{}the samples taken while the store was away were merged from {}",
+            note.as_deref().unwrap_or(""),
+            if note.is_some() { "; " } else { "" },
+            sp.path.display()
+        );
+        self.db.get_mut().immediate(|db| {
+            if let Db::Postgres(_) = db {
+                db.batch(&format!(
+                    "SELECT pg_advisory_xact_lock({})",
+                    super::pg::MERGE_LOCK
+                ))?;
+            }
+            let here = db
+                .query_one(
+                    "SELECT id FROM runs WHERE uuid = ?1",
+                    &[uuid.as_str().into()],
+                )?
+                .map(|r| r.int(0))
+                .transpose()?;
+            let to = match here {
+                Some(to) => to,
+                None => {
+                    let to = insert_like(db, "runs", &run, None)?;
+                    for c in &cases {
+                        insert_like(db, "cases", c, Some(to))?;
+                    }
+                    to
+                }
+            };
+            let mut written = 0;
+            for s in &sp.samples {
+                if record::insert_row(db, to, s)? {
+                    written += 1;
+                }
+            }
+            db.execute(
+                "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
+                &[
+                    to.into(),
+                    status.as_str().into(),
+                    note.as_str().into(),
+                    ended_at.as_str().into(),
+                ],
+            )?;
+            Ok(SpoolMerged {
+                run: to,
+                created: here.is_none(),
+                written,
+                present: sp.samples.len() - written,
+                status: status.clone(),
+            })
         })
     }
 }
