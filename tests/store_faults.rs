@@ -237,6 +237,8 @@ fn postgres_gone_for_good_leaves_a_spool_that_merge_finishes() {
     server.ctl("up");
     let before = &runs(&db, &s.dir)[0];
     assert_eq!(before["status"], "incomplete");
+    let copy = s.dir.join("copy.spool");
+    std::fs::copy(&spool, &copy).unwrap();
     let merged = vmscale(&db, &s.dir, &["merge", spool.to_str().unwrap()])
         .output()
         .unwrap();
@@ -247,6 +249,23 @@ fn postgres_gone_for_good_leaves_a_spool_that_merge_finishes() {
     assert_eq!(after["samples"], 12);
     assert_eq!(pg_samples(&db), (12, 12));
     assert!(!spool.exists(), "the merged spool is removed");
+    // A spool left behind is merged by the next run (nothing new here).
+    std::fs::rename(&copy, &spool).unwrap();
+    let next = vmscale(&db, &s.dir, &["run", "cmd", "--reps", "1", "--", "true"])
+        .output()
+        .unwrap();
+    ok(&next);
+    assert!(
+        stderr(&next).contains(" 0 samples written"),
+        "{}",
+        stderr(&next)
+    );
+    assert!(!spool.exists(), "the next run left the spool");
+    assert_eq!(
+        pg_samples(&db).0,
+        12 + 2,
+        "the next run's warm-up and sample"
+    );
 }
 
 const PASSWORD: &str = "Pw-s3cret-4711";

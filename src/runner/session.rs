@@ -71,6 +71,10 @@ impl<'a> Session<'a> {
         // The store path is input: a file that is not a store is refused
         // before any knob is touched.
         let mut store = Store::open(db)?;
+        // What an earlier run left in a spool goes in first.
+        for line in store.merge_left_spools() {
+            eprintln!("vmscale: {line}");
+        }
         // Handlers first: from here a SIGINT only sets the flag, so the
         // knobs are restored by the session rather than left changed.
         signals::install();

@@ -229,6 +229,47 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Merges the spools that earlier runs into this PostgreSQL store left
+    /// behind (their server was away when they ended) and removes them;
+    /// returns a line for each. Spools of other stores, still locked by
+    /// their runs, or damaged, are left alone.
+    pub fn merge_left_spools(&mut self) -> Vec<String> {
+        let name = match &self.place {
+            super::Place::Postgres(url) => format!("PostgreSQL {}", super::pg::shown(url)),
+            super::Place::Sqlite(_) => return Vec::new(),
+        };
+        let dir = spool::dir();
+        let Ok(entries) = crate::knobs::state::check_dir(&dir).map(|()| std::fs::read_dir(&dir))
+        else {
+            return Vec::new();
+        };
+        let mut said = Vec::new();
+        for path in entries.into_iter().flatten().flatten().map(|e| e.path()) {
+            if path.extension().is_none_or(|x| x != "spool") {
+                continue;
+            }
+            let Some(sp) = spool::read(&path).ok().filter(|sp| sp.store == name) else {
+                continue;
+            };
+            said.push(
+                match self.merge_spool(&sp).and_then(|m| sp.remove().map(|()| m)) {
+                    Ok(m) => format!(
+                        "run {} finished from {}, left by its run when the store was away: {} \
+                     samples written, {} already here",
+                        m.run,
+                        path.display(),
+                        m.written,
+                        m.present
+                    ),
+                    Err(e) => format!("{} not merged: {e}", path.display()),
+                },
+            );
+        }
+        said
+    }
+}
+
 fn run_column(row: &Row, name: &str) -> Result<usize> {
     row.columns()
         .iter()

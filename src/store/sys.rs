@@ -17,6 +17,7 @@ pub struct Space {
 }
 
 /// The file system holding `path` (a file or directory).
+#[allow(clippy::unnecessary_cast)] // the field types differ by target
 pub fn space(path: &Path) -> Option<Space> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
