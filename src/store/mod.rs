@@ -321,22 +321,6 @@ impl Store {
         Ok(())
     }
 
-    /// Ends a run's row with its status. A run whose PostgreSQL server is
-    /// away leaves its ending in the spool instead ([`Error::Stopped`]).
-    pub fn finish_run(&mut self, run_id: i64, status: Status, note: Option<&str>) -> Result<()> {
-        self.before_finish(run_id, status, note)?;
-        self.db.get_mut().execute(
-            "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
-            &[
-                run_id.into(),
-                status.as_str().into(),
-                note.into(),
-                crate::timefmt::now().into(),
-            ],
-        )?;
-        Ok(())
-    }
-
     /// Dates a finished run by when it was measured rather than stored (an
     /// import of a mail dated by its `Date:` header): its start and end.
     pub fn set_dates(&mut self, run_id: i64, at: &str) -> Result<()> {

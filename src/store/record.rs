@@ -176,7 +176,7 @@ impl Store {
                 self.recorded += 1;
                 Ok(())
             }
-            Err(e) if e.connection_lost() && self.writing.is_some() => self.go_away(&e, row),
+            Err(e) if e.connection_lost() && self.writing.is_some() => self.go_away(&e, Some(row)),
             Err(e) => Err(self.stop_on_disk_failure(e)),
         }
     }
@@ -202,7 +202,7 @@ impl Store {
 
     /// The server went away: the run goes on into a new spool, which
     /// starts with the run itself.
-    fn go_away(&mut self, e: &Error, row: SampleRow) -> Result<()> {
+    pub(super) fn go_away(&mut self, e: &Error, row: Option<SampleRow>) -> Result<()> {
         let w = self
             .writing
             .as_ref()
@@ -215,7 +215,9 @@ impl Store {
                 cases: w.cases.clone(),
             },
         )?;
-        spool.append(&Entry::Sample(row.clone()))?;
+        if let Some(row) = &row {
+            spool.append(&Entry::Sample(row.clone()))?;
+        }
         self.notices.push(format!(
             "{} went away ({}); samples go to {} until it is back",
             self.shown(),
@@ -225,7 +227,7 @@ impl Store {
         let now = Instant::now();
         self.away = Some(Away {
             spool,
-            pending: VecDeque::from([row]),
+            pending: row.into_iter().collect(),
             since: now,
             last_try: now,
         });
@@ -272,15 +274,34 @@ impl Store {
         Ok(true)
     }
 
-    /// Before the run's row is finished: a server still away is waited
-    /// for a little, then the run's ending goes to the spool and the run
-    /// stays incomplete in the store.
-    pub(super) fn before_finish(
-        &mut self,
-        run_id: i64,
-        status: Status,
-        note: Option<&str>,
-    ) -> Result<()> {
+    /// Ends a run's row with its status. A PostgreSQL server away (or
+    /// lost at this very moment) is waited for a little, then the run's
+    /// ending goes to the spool and the run stays incomplete in the store
+    /// ([`Error::Stopped`]).
+    pub fn finish_run(&mut self, run_id: i64, status: Status, note: Option<&str>) -> Result<()> {
+        self.before_finish(run_id, status, note)?;
+        let end = |db: &mut Db| {
+            db.execute(
+                "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
+                &[
+                    run_id.into(),
+                    status.as_str().into(),
+                    note.into(),
+                    crate::timefmt::now().into(),
+                ],
+            )
+        };
+        match end(self.db.get_mut()) {
+            Err(e) if e.connection_lost() && self.writing.is_some() => {
+                self.go_away(&e, None)?;
+                self.before_finish(run_id, status, note)?;
+                end(self.db.get_mut()).map(drop)
+            }
+            other => other.map(drop),
+        }
+    }
+
+    fn before_finish(&mut self, run_id: i64, status: Status, note: Option<&str>) -> Result<()> {
         if self.away.is_none() {
             return Ok(());
         }

@@ -155,6 +155,10 @@ impl Spool {
         crate::knobs::state::ensure_dir(&d).map_err(from_crate)?;
         let path = d.join(format!("{uuid}.spool"));
         let file = crate::knobs::state::create_new(&path).map_err(from_crate)?;
+        // The new name itself must survive a crash.
+        File::open(&d)
+            .and_then(|dir| dir.sync_all())
+            .map_err(io("cannot sync", &d))?;
         if !sys::try_lock(&file).map_err(io("cannot lock", &path))? {
             return Err(Error::Unusable(format!(
                 "{} is locked by another process",
