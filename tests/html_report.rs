@@ -49,7 +49,8 @@ fn html_report_renders_with_plots() {
     assert!(page.contains("tasks (log2 axis)"));
     assert!(page.contains("run 1: mode=thread") && page.contains("run 2: mode=process"));
     assert!(page.contains("fault/wsec: ratio to run 1"));
-    assert!(page.contains("95 % bootstrap interval"));
+    // Unpaired runs of a positive rate: the interval compare used, named.
+    assert!(page.contains("95 % interval (ratio of means, Welch t on logs)"));
     assert!(
         page.contains("<polygon"),
         "triangle markers for the second series"

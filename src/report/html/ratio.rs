@@ -1,7 +1,8 @@
 //! The comparison's two reviewer aids: legend names that say what differs
 //! between the runs (their configuration, knobs, kernel), and the ratio
-//! panel — per case, each run's mean over the baseline's with its 95 %
-//! bootstrap interval, significant ones (Benjamini-Hochberg) filled and
+//! panel — per case, each run's ratio to the baseline with its 95 %
+//! interval (the method compare used: paired rounds, Welch on logs,
+//! bootstrap or normal), significant ones (Benjamini-Hochberg) filled and
 //! starred.
 
 use plotters::prelude::*;
@@ -87,6 +88,25 @@ struct Entry {
     ratio: f64,
     ci: (f64, f64),
     significant: bool,
+    method: String,
+}
+
+/// The interval methods the panel's entries used, in words, each once.
+fn methods_said(entries: &[Entry]) -> String {
+    let mut said: Vec<&str> = Vec::new();
+    for x in entries {
+        let words = match x.method.as_str() {
+            "paired" => "paired by round: geometric mean of the rounds' ratios, t interval",
+            "welch-log" => "ratio of means, Welch t on logs",
+            "bootstrap" => "ratio of means, bootstrap",
+            "normal" => "ratio of means, normal approximation",
+            _ => "ratio of means",
+        };
+        if !said.contains(&words) {
+            said.push(words);
+        }
+    }
+    said.join("; ")
 }
 
 /// (caption, svg) of the ratio panel of `figure` (default: the first
@@ -114,6 +134,7 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
                     ratio,
                     ci: cell.ratio_ci.unwrap_or((ratio, ratio)),
                     significant: cell.significant,
+                    method: cell.ratio_ci_method.clone(),
                 });
             }
         }
@@ -199,9 +220,12 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
         Ok(())
     });
     let caption = format!(
-        "{} ratio to the baseline run {} per case: mean ratio with its 95 % bootstrap \
-         interval; * significant at alpha 0.05 after Benjamini-Hochberg ({} tests)",
-        fig.name, runs[0].meta.id, c.tests
+        "{} ratio to the baseline run {} per case with its 95 % interval ({}); \
+         * significant at alpha 0.05 after Benjamini-Hochberg ({} tests)",
+        fig.name,
+        runs[0].meta.id,
+        methods_said(&entries),
+        c.tests
     );
     Some((caption, svg))
 }
