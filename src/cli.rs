@@ -89,7 +89,8 @@ VMSCALE_STATE_DIR=/root/vmscale-state vmscale restore   a journal kept elsewhere
     Restore(RestoreArgs),
     /// Write an HTML report with plots for one or more runs
     #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
-vmscale report 3 4 5 --html compare.html --figure fault/wsec")]
+vmscale report 3 4 5 --html compare.html --figure fault/wsec\n  \
+vmscale report --html history.html --history --workload pft --by kernel")]
     Report(ReportArgs),
     /// Fit the Universal Scalability Law to a run (or to a file of `N X` pairs)
     #[command(after_help = "Examples:\n  vmscale fit last\n  \
@@ -141,6 +142,77 @@ A run is copied once, by its identity: merging the same files again adds nothing
     /// Boot each kernel in a QEMU guest, run the same plan in each, and compare them
     #[command(after_help = GUEST_EXAMPLES)]
     Guest(GuestArgs),
+    /// One figure across like runs (by time or kernel) and the steps where it moved
+    #[command(after_help = HISTORY_EXAMPLES)]
+    History(HistoryArgs),
+}
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  vmscale history --workload pft            the headline of every pft run, by time
+  vmscale history --workload pft --case fault/2 --figure flt/cpu/s --by kernel
+  vmscale history --label nightly --host node7 --since 2026-11-01 --json
+  vmscale history --workload cmd --alpha 0.05 --min-segment 5   also --csv, --markdown
+
+Like runs share workload and configuration (options and knobs); kernels and hosts
+may differ. Steps are found by E-divisive means with a permutation test and
+confirmed by the runs either side. See docs/history.md.";
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub select: HistorySelect,
+    /// The figure [default: the workload's headline]
+    #[arg(long)]
+    pub figure: Option<String>,
+    /// JSON: `series` (one entry per run) and `change_points`
+    #[arg(long)]
+    pub json: bool,
+    /// Markdown tables
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per run
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+/// Which runs make a history and how its steps are found (`history`, and
+/// `report --history`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct HistorySelect {
+    /// Only runs of this workload (needed when several match)
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// The case, as `variant/tasks` (e.g. fault/2) [default: the runs' first]
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Only runs measured on this host
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs whose label is LABEL or starts with LABEL/
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Order the runs by start `time` or by `kernel` release (version order)
+    #[arg(long, value_name = "time|kernel")]
+    pub by: Option<String>,
+    /// Significance level of each step (permutation test and confirmation) [default: 0.01]
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// The fewest runs between two steps [default: 3]
+    #[arg(long, value_name = "RUNS")]
+    pub min_segment: Option<usize>,
+    /// Permutations per candidate step [default: 199]
+    #[arg(long, value_name = "N")]
+    pub permutations: Option<usize>,
+    /// Seed of the permutations [default: 1]
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 const GUEST_EXAMPLES: &str = "\
@@ -486,6 +558,10 @@ pub struct ListArgs {
     /// Only runs started before DATE (YYYY-MM-DD, UTC)
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
+    /// A trend column: the headline median against the previous like run
+    /// (same workload and configuration), `step` where `history` finds one
+    #[arg(long)]
+    pub trend: bool,
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -538,6 +614,12 @@ pub struct ReportArgs {
     /// The figure to plot (default: each run's headline figure)
     #[arg(long)]
     pub figure: Option<String>,
+    /// A history instead of runs: the like runs the options below select,
+    /// their medians with intervals, the segments' centres and the steps
+    #[arg(long)]
+    pub history: bool,
+    #[command(flatten)]
+    pub select: HistorySelect,
 }
 
 #[derive(Args, Debug)]

@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod guest;
+pub mod history;
 pub mod import;
 pub mod knobs;
 pub mod limits;

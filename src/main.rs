@@ -72,6 +72,7 @@ fn real_main() {
         Command::Man(_) => commands::completions::man(),
         Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json),
         Command::Guest(a) => commands::guest::guest(&db, &a),
+        Command::History(a) => commands::history::history(&db, &a),
     };
     if let Err(e) = result {
         eprintln!("vmscale: {e}");

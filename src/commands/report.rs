@@ -3,10 +3,20 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::ReportArgs;
+use crate::cli::{HistorySelect, ReportArgs};
 use crate::store::Store;
 
 pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
+    if a.history {
+        return history(db, a);
+    }
+    if selects_history(&a.select) {
+        return Err(Error::Input(
+            "the options that select a history (--workload, --case, --by, ...) need \
+             --history"
+                .into(),
+        ));
+    }
     let store = Store::open_existing(db)?;
     let mut runs = Vec::new();
     for spec in &a.runs {
@@ -26,5 +36,68 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
         "wrote {} ({} runs)\n",
         a.html.display(),
         runs.len()
+    ))
+}
+
+fn selects_history(s: &HistorySelect) -> bool {
+    let HistorySelect {
+        workload,
+        case,
+        host,
+        label,
+        since,
+        until,
+        by,
+        alpha,
+        min_segment,
+        permutations,
+        seed,
+    } = s;
+    workload.is_some()
+        || case.is_some()
+        || host.is_some()
+        || label.is_some()
+        || since.is_some()
+        || until.is_some()
+        || by.is_some()
+        || alpha.is_some()
+        || min_segment.is_some()
+        || permutations.is_some()
+        || seed.is_some()
+}
+
+/// `report --html FILE --history ...`: the history page.
+fn history(db: &Path, a: &ReportArgs) -> Result<()> {
+    if a.runs != ["last"] {
+        return Err(Error::Input(format!(
+            "--history selects its runs with --workload, --label, --host, --since and \
+             --until, not by name: leave out {}",
+            a.runs.join(" ")
+        )));
+    }
+    let (request, options) = super::history::request(&a.select, a.figure.clone())?;
+    let (series, analysis) = super::history::load(db, &request, &options)?;
+    for n in &series.notes {
+        super::output::warn(n);
+    }
+    let report = super::history::build(&series, &analysis, &options)?;
+    let title = match report.blocks.first() {
+        Some(crate::report::export::Block::Title(t)) => t.clone(),
+        _ => String::new(),
+    };
+    let page =
+        crate::report::html::history::page(&title, &report.blocks[1..], &analysis, &series.figure);
+    std::fs::write(&a.html, page)
+        .map_err(|e| Error::Input(format!("cannot write {}: {e}", a.html.display())))?;
+    super::output::text(&format!(
+        "wrote {} (history of {} runs, {} step{})\n",
+        a.html.display(),
+        analysis.entries.len(),
+        analysis.change_points.len(),
+        if analysis.change_points.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     ))
 }

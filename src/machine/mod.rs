@@ -8,6 +8,7 @@ pub mod cpulist;
 pub mod guest;
 pub mod kernel;
 pub mod memory;
+pub mod release;
 pub mod snapshot;
 pub mod topology;
 

@@ -9,6 +9,7 @@
 
 pub mod case_data;
 pub mod case_groups;
+pub mod changepoint;
 pub mod colour;
 pub mod compare;
 pub mod comparison;

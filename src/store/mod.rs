@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod error;
+pub mod history;
 pub mod liveness;
 pub mod manage;
 pub mod merge;

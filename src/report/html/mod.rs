@@ -7,6 +7,7 @@ pub mod colour;
 pub mod compare;
 pub mod flame;
 pub mod heatmap;
+pub mod history;
 pub mod latency;
 pub mod ratio;
 pub mod scaling;
@@ -18,7 +19,7 @@ use crate::report::export::Block;
 use crate::workload::Plots;
 use svg::escape;
 
-const STYLE: &str = "
+pub(super) const STYLE: &str = "
 body { font-family: sans-serif; margin: 1em 2em; color: #222; }
 figure svg { width: 100%; height: auto; display: block; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; }

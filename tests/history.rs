@@ -1,0 +1,234 @@
+//! `vmscale history` end to end: a real series of stored `run cmd` runs
+//! whose command slows down after the 6th (as a kernel change would) shows
+//! one step there with its size, the same series without the change none;
+//! the same store on PostgreSQL gives the same history; kernels order by
+//! version; mixed configurations and bad options are refused.
+
+mod common;
+
+use common::{Scratch, json, ok, stderr, vmscale_with_db};
+use std::path::Path;
+
+/// Stores 12 runs of `sh -c 'sleep $(cat F)'`, F holding 0.10 and, from
+/// the 7th run on, `after`; returns the run ids in order.
+fn sleep_series(s: &Scratch, after: &str) -> Vec<i64> {
+    let f = s.dir.join("F");
+    let script = format!("sleep $(cat {})", f.display());
+    (0..12)
+        .map(|i| {
+            std::fs::write(&f, if i < 6 { "0.10" } else { after }).unwrap();
+            let out = s.vmscale(&[
+                "run", "cmd", "--reps", "3", "--warmup", "0", "--json", "--", "sh", "-c", &script,
+            ]);
+            json(&out)["meta"]["id"].as_i64().expect("run id")
+        })
+        .collect()
+}
+
+fn history(db: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["history", "--workload", "cmd", "--figure", "wall", "--json"];
+    args.extend_from_slice(extra);
+    json(&vmscale_with_db(db, &args))
+}
+
+#[test]
+fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
+    let s = Scratch::new("history-step");
+    let ids = sleep_series(&s, "0.13");
+    let h = history(&s.db(), &[]);
+    assert_eq!(h["series"].as_array().unwrap().len(), 12, "{h}");
+    let steps = h["change_points"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{h}");
+    let c = &steps[0];
+    assert_eq!(c["before_run"].as_i64(), Some(ids[5]));
+    assert_eq!(c["after_run"].as_i64(), Some(ids[6]));
+    // sleep 0.13 over sleep 0.10 plus the shell's start, which both share.
+    let change = c["change"].as_f64().unwrap();
+    assert!((1.15..1.35).contains(&change), "change {change}");
+    let ci = c["ci"].as_array().unwrap();
+    let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    assert!(lo <= change && change <= hi && lo > 1.0, "{ci:?}");
+    assert!(c["p"].as_f64().unwrap() <= 0.01);
+    assert_eq!(c["better"], false, "a longer wall time is worse");
+
+    // The text marks the step between the two runs and sums it up.
+    let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "wall"]));
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let mark = text.find("step 1:").expect("step marked");
+    let before = text.find(&format!("\n{:>5} ", ids[5])).unwrap();
+    let after = text.find(&format!("\n{:>5} ", ids[6])).unwrap();
+    assert!(before < mark && mark < after, "{text}");
+    assert!(text.contains("worse"), "{text}");
+
+    // CSV: one record per run, the step on the first run after it.
+    let csv = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "wall", "--csv"]));
+    assert_eq!(csv.lines().count(), 13, "{csv}");
+    let seventh: Vec<&str> = csv.lines().nth(7).unwrap().split(',').collect();
+    assert_eq!(seventh[0], ids[6].to_string());
+    assert!(!seventh[11].is_empty(), "{csv}");
+    let md = ok(&s.vmscale(&["history", "--workload", "cmd", "--markdown"]));
+    assert!(md.contains("| before run"), "{md}");
+
+    // The HTML page draws the series, and `list --trend` marks the step.
+    let page = s.dir.join("h.html");
+    let wrote = ok(&s.vmscale(&[
+        "report",
+        "--html",
+        page.to_str().unwrap(),
+        "--history",
+        "--workload",
+        "cmd",
+        "--figure",
+        "wall",
+    ]));
+    assert!(wrote.contains("12 runs, 1 step)"), "{wrote}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("vmscale history"),
+        "{html}"
+    );
+    assert!(
+        html.contains("before run"),
+        "the steps table is on the page"
+    );
+    let listed = json(&s.vmscale(&["list", "--trend", "--json"]));
+    let trend: Vec<bool> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trend"]["step"].as_bool().unwrap())
+        .collect();
+    assert_eq!(trend.iter().filter(|s| **s).count(), 1, "{listed}");
+    assert!(trend[6], "the step is at the 7th run: {listed}");
+    let text = ok(&s.vmscale(&["list", "--trend"]));
+    assert!(text.contains("trend") && text.contains("% step"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+
+    postgres_gives_the_same(&s.db(), &h);
+}
+
+#[test]
+fn the_same_command_unchanged_shows_no_step() {
+    let s = Scratch::new("history-flat");
+    sleep_series(&s, "0.10");
+    let h = history(&s.db(), &[]);
+    assert_eq!(h["series"].as_array().unwrap().len(), 12);
+    assert_eq!(h["change_points"].as_array().unwrap().len(), 0, "{h}");
+    let text = ok(&s.vmscale(&["history", "--workload", "cmd"]));
+    assert!(text.contains("No step"), "{text}");
+}
+
+/// The SQLite store merged into a fresh PostgreSQL database gives the same
+/// series and steps.
+fn postgres_gives_the_same(sqlite: &Path, want: &serde_json::Value) {
+    let Some(admin) = std::env::var("VMSCALE_TEST_PG")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "VMSCALE_TEST_PG is not set under CI: .ci/run starts PostgreSQL and sets it"
+        );
+        eprintln!("PostgreSQL part not run: set VMSCALE_TEST_PG (eval \"$(bench/pg-scratch.sh)\")");
+        return;
+    };
+    let name = format!("vmscale_history_{}", std::process::id());
+    let mut c = postgres::Client::connect(&admin, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL {admin}: {e}"));
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    let url = format!("{base}/{name}");
+    let pg = Path::new(&url);
+    ok(&vmscale_with_db(pg, &["merge", sqlite.to_str().unwrap()]));
+    let got = history(pg, &[]);
+    let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    let shape = |h: &serde_json::Value| {
+        (
+            h["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["n"].clone(), e["median"].clone(), e["ci"].clone()))
+                .collect::<Vec<_>>(),
+            h["change_points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c["index"].clone(), c["change"].clone(), c["p"].clone()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        shape(&got),
+        shape(want),
+        "PostgreSQL:\n{got}\nSQLite:\n{want}"
+    );
+}
+
+#[test]
+fn runs_order_by_kernel_version_not_by_string() {
+    let s = Scratch::new("history-kernel");
+    // Stored in time order 6.12, 6.1.0-56, 6.1.0-54 (as guest runs are).
+    let releases = ["6.12.0", "6.1.0-56-amd64", "6.1.0-54-amd64"];
+    for _ in releases {
+        ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "true"]));
+    }
+    let c = rusqlite::Connection::open(s.db()).unwrap();
+    for (i, r) in releases.iter().enumerate() {
+        c.execute(
+            "UPDATE runs SET machine = json_set(json_set(machine, '$.kernel_release', ?1),
+                                                '$.guest', json('{\"accel\": \"tcg\"}'))
+             WHERE id = ?2",
+            rusqlite::params![r, i as i64 + 1],
+        )
+        .unwrap();
+    }
+    drop(c);
+    let h = history(&s.db(), &["--by", "kernel"]);
+    let kernels: Vec<&str> = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(kernels, ["6.1.0-54-amd64", "6.1.0-56-amd64", "6.12.0"]);
+    let by_time = history(&s.db(), &[]);
+    assert_eq!(by_time["series"][0]["kernel"], "6.12.0");
+    let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--by", "kernel"]));
+    let at = |k: &str| {
+        text.find(k)
+            .unwrap_or_else(|| panic!("{k} missing:\n{text}"))
+    };
+    assert!(
+        at("6.1.0-54") < at("6.1.0-56") && at("6.1.0-56") < at("6.12.0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mixed_configurations_and_bad_options_are_refused() {
+    let s = Scratch::new("history-refuse");
+    let refused = |args: &[&str], says: &str| {
+        let o = s.vmscale(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    };
+    refused(&["history"], "no store");
+    ok(&s.vmscale(&["run", "cmd", "--reps", "2", "--warmup", "0", "--", "true"]));
+    ok(&s.vmscale(&[
+        "run", "cmd", "--reps", "2", "--warmup", "0", "--", "sh", "-c", "true",
+    ]));
+    refused(&["history", "--workload", "cmd"], "differ");
+    refused(&["history", "--workload", "pft"], "no finished run");
+    refused(&["history", "--alpha", "2"], "--alpha");
+    refused(&["history", "--min-segment", "1"], "--min-segment");
+    refused(&["history", "--by", "colour"], "--by");
+    refused(&["history", "--since", "yesterday"], "--since");
+    refused(
+        &["history", "--label", "x", "--figure", "nosuch"],
+        "no finished run",
+    );
+}
