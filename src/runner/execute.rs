@@ -207,7 +207,7 @@ impl Runner<'_> {
             if !warmup {
                 values[ci].push(self.headline(&sample));
             }
-            self.store(case, seq, &sample, &captured)?;
+            self.store(case, &sample, &captured)?;
         }
         Ok(None)
     }
@@ -228,17 +228,18 @@ impl Runner<'_> {
     }
 
     /// Writes the sample and what was recorded beside it.
-    fn store(&mut self, case: &Case, seq: i64, sample: &Sample, captured: &Captured) -> Result<()> {
-        let id = self.run_id;
-        let store = &mut *self.store;
-        store.add_sample(id, case, sample)?;
-        if let Some(p) = &captured.profile {
-            store.add_profile(id, &case.key(), p)?;
+    fn store(&mut self, case: &Case, sample: &Sample, captured: &Captured) -> Result<()> {
+        let written = self.store.record(
+            self.run_id,
+            case,
+            sample,
+            captured.profile.as_ref(),
+            captured.locks.as_deref(),
+        );
+        for line in self.store.take_notices() {
+            self.progress.say(&line);
         }
-        if let Some(rows) = &captured.locks {
-            store.add_locks(id, &case.key(), seq, rows)?;
-        }
-        Ok(())
+        Ok(written?)
     }
 
     /// After a measured round: has the case enough samples? A fixed count
