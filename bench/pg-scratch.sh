@@ -5,18 +5,38 @@
 # Prints shell lines to evaluate:
 #   eval "$(bench/pg-scratch.sh)"    # sets VMSCALE_TEST_PG and PG_SCRATCH_DIR
 #   bench/pg-scratch.sh stop DIR     # stops it and removes DIR
+#   bench/pg-scratch.sh down DIR     # stops the server, keeping DIR (a fault)
+#   bench/pg-scratch.sh up DIR       # starts it again on the same port
+# PG_SCRATCH_PORT=N starts the search for a free port at N (default 55432),
+# so helpers and tests running at once keep to their own servers.
 set -euo pipefail
 
 bindir() {
   ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
 }
 
-if [ "${1:-}" = stop ]; then
-  dir=${2:?usage: pg-scratch.sh stop DIR}
-  runuser -u postgres -- "$(bindir)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
-  rm -rf "$dir"
-  exit 0
-fi
+pg_ctl() {
+  runuser -u postgres -- "$(bindir)/pg_ctl" "$@"
+}
+
+case "${1:-}" in
+  stop)
+    dir=${2:?usage: pg-scratch.sh stop DIR}
+    pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$dir"
+    exit 0
+    ;;
+  down)
+    dir=${2:?usage: pg-scratch.sh down DIR}
+    pg_ctl -D "$dir/data" -m fast -w stop >/dev/null
+    exit 0
+    ;;
+  up)
+    dir=${2:?usage: pg-scratch.sh up DIR}
+    pg_ctl -D "$dir/data" -l "$dir/log" -w start >/dev/null
+    exit 0
+    ;;
+esac
 
 if [ -z "$(bindir)" ]; then
   export DEBIAN_FRONTEND=noninteractive
@@ -29,13 +49,19 @@ dir=$(mktemp -d /tmp/vmscale-pg.XXXXXX)
 chown postgres: "$dir"
 runuser -u postgres -- "$bin/initdb" -D "$dir/data" -A trust -U postgres \
   --no-sync >/dev/null
-# A free loopback port from 55432 on.
-port=55432
+# A free loopback port from PG_SCRATCH_PORT (55432) on.
+port=${PG_SCRATCH_PORT:-55432}
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
   port=$((port + 1))
 done
-runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w start \
-  -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir \
-      -c max_connections=200 -c fsync=off" >/dev/null
+# In the cluster's configuration, so `up` starts it the same way.
+cat >>"$dir/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$dir'
+max_connections = 200
+fsync = off
+CONF
+pg_ctl -D "$dir/data" -l "$dir/log" -w start >/dev/null
 echo "export VMSCALE_TEST_PG=postgres://postgres@127.0.0.1:$port/postgres"
 echo "export PG_SCRATCH_DIR=$dir"

@@ -422,7 +422,8 @@ pub struct Harness {
     /// Adaptive: sample until the 95 % CI of the headline median is within P % of it
     #[arg(long, default_value = "1%", value_name = "P%")]
     pub precision: String,
-    /// Adaptive: at most N measured samples per case [default: 30; run quick: 5]
+    /// Adaptive: at most N measured samples per case [default: no count, --max-time
+    /// decides; run quick: 5]
     #[arg(long, value_name = "N")]
     pub max_reps: Option<usize>,
     /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;

@@ -2,11 +2,34 @@
 //! to an exit code (2 bad input or refused, 1 failed, 130 interrupted).
 
 use clap::Parser;
+use std::os::unix::ffi::OsStrExt;
 use vmscale::cli::{Cli, Command};
 use vmscale::commands::{self, Error};
 
 fn main() {
+    hide_password();
     vmscale::pipe::run(real_main);
+}
+
+/// A PostgreSQL URL with a password on the command line would show in
+/// every process listing (and the stored command line): vmscale runs
+/// itself again at once with the password moved to PGPASSWORD.
+fn hide_password() {
+    use std::os::unix::process::CommandExt;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let Some((hidden, secret)) = vmscale::store::hide_password(&args) else {
+        return;
+    };
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    let mut again = std::process::Command::new(me);
+    again
+        .arg0(&hidden[0])
+        .args(&hidden[1..])
+        .env("PGPASSWORD", std::ffi::OsStr::from_bytes(&secret));
+    // exec returns only when it failed: go on with the arguments as given.
+    let _ = again.exec();
 }
 
 fn real_main() {

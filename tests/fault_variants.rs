@@ -1,6 +1,6 @@
 //! End-to-end tests of pft's mapping variants on a few MiB: each variant's
-//! faults (rusage) agree with the kernel's perf page-fault counter within
-//! 2 %, one-fault-per-page variants match the pages touched, file reads
+//! faults (rusage) agree with the kernel's perf page-fault counter
+//! (`--perf-faults`) within 2 %, one-fault-per-page variants match the pages touched, file reads
 //! report pages per fault, and hostile paths are refused.
 
 mod common;
@@ -26,7 +26,16 @@ fn within(a: f64, b: f64, pct: f64) -> bool {
 
 fn run_variant(s: &Scratch, extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
-        "run", "pft", "--tasks", "1,2", "--size", "8M", "--reps", "1", "--json",
+        "run",
+        "pft",
+        "--tasks",
+        "1,2",
+        "--size",
+        "8M",
+        "--reps",
+        "1",
+        "--json",
+        "--perf-faults",
     ];
     args.extend_from_slice(extra);
     json(&s.vmscale(&args))

@@ -44,6 +44,12 @@ fn measured_faults_match_pages_touched_in_both_modes() {
                     pgfault >= faults,
                     "vmstat pgfault {pgfault} < rusage {faults}"
                 );
+                // vmscale's own faults (its and its children's rusage
+                // across the sample) include the tasks'; the perf counter
+                // is not opened without --perf-faults.
+                let own = sample["noise"]["own_faults"].as_f64().unwrap_or(0.0);
+                assert!(own >= faults, "{mode}: own faults {own} < tasks' {faults}");
+                assert!(sample["data"]["figures"]["kfaults"].is_null(), "{sample}");
             }
         }
     }

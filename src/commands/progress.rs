@@ -44,4 +44,7 @@ impl crate::runner::Progress for Bar {
     fn finish(&self) {
         self.0.finish_and_clear();
     }
+    fn say(&self, line: &str) {
+        self.0.suspend(|| eprintln!("vmscale: {line}"));
+    }
 }

@@ -137,7 +137,9 @@ pub(crate) fn plan(h: &Harness) -> Result<Plan> {
     plan_with(h, DEFAULT_MAX_REPS)
 }
 
-const DEFAULT_MAX_REPS: usize = 30;
+/// No count by default: a case short of --precision samples until the
+/// time budget is spent.
+const DEFAULT_MAX_REPS: usize = usize::MAX;
 /// `run quick` stops adaptive sampling sooner, to stay quick.
 pub(crate) const QUICK_MAX_REPS: usize = 5;
 

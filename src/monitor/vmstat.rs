@@ -3,6 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The noise key of the faults vmscale itself took during a sample (its
+/// tasks and all it did around them, by its own and its children's
+/// rusage), read around the vmstat reads: pgfault less it is what other
+/// processes faulted meanwhile.
+pub const OWN_FAULTS: &str = "own_faults";
+
 /// /proc/vmstat as name -> value.
 pub type Vmstat = BTreeMap<String, u64>;
 

@@ -180,6 +180,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let mut mixtures = String::new();
     let mut invocations = Vec::new();
     let mut widened = false;
+    let mut grouped = false;
     let mut names: Vec<&str> = Vec::new();
     for c in &run.cases {
         let Some(f) = headline(run, c) else {
@@ -211,16 +212,25 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             ),
             (None, _) => ("n<5".to_string(), "-".to_string()),
         };
+        let mixture = case_groups::find(c, &f.name, 4);
+        // Beside the interval: the samples form groups (g), clustered in
+        // time (t), so the interval spans a change of the machine.
+        let mark = match &mixture {
+            Some(m) if case_groups::clustered_in_time(m) => " gt",
+            Some(_) => " g",
+            None => "",
+        };
+        grouped |= mixture.is_some();
         rows.push(vec![
             clip(&c.case.key(), 16),
             s.n.to_string(),
             short(s.median),
             ci,
-            pm,
+            format!("{pm}{mark}"),
             short(s.mean),
             if s.harmonic { "H" } else { "A" }.to_string(),
         ]);
-        if let Some(m) = case_groups::find(c, &f.name, 4) {
+        if let Some(m) = mixture {
             mixtures.push_str(&mixture_lines(&format!("mixture, {}", c.case.key()), &m));
         }
     }
@@ -238,13 +248,20 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             header: vec![strings(&["case", "n", "median", "95% CI", "±", "mean"])],
             align: right(5),
             rows,
-            layout: Some(Layout::spaced(&[16, 4, 10, 25, 8, 10, 0])),
+            layout: Some(Layout::spaced(&[16, 4, 10, 23, 10, 10, 0])),
         }),
     ];
     if widened {
         out.push(Block::Paragraph(
             "  * varies more between invocations than within: the interval is the\n    \
              invocations' (geometric mean of their means, t on invocations - 1 df)\n"
+                .into(),
+        ));
+    }
+    if grouped {
+        out.push(Block::Paragraph(
+            "  g: the samples fall into two groups (below); t: the groups are clustered\n    \
+             in time, a stretch of the machine rather than the case\n"
                 .into(),
         ));
     }
@@ -275,4 +292,33 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         out.push(Block::Paragraph(mixtures));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Better;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+
+    /// Samples 10-20 of 31 slow: a stretch of the machine, marked `gt`
+    /// beside the interval, with the legend, in 80 columns.
+    #[test]
+    fn groups_clustered_in_time_are_marked_beside_the_interval() {
+        let r = run("pft")
+            .figure("fault/wsec", "faults/s", Better::Higher, true)
+            .case(case(1, "fault").samples(31, |i| {
+                let slow = (10..=20).contains(&i);
+                let wobble = 1.0 + (i % 5) as f64 * 0.002;
+                sample()
+                    .seq(i as i64)
+                    .figure("fault/wsec", if slow { 3e5 } else { 6e5 } * wobble)
+            }))
+            .build();
+        let out = text::blocks(&blocks(&r));
+        let row = out.lines().find(|l| l.starts_with("fault/1")).unwrap();
+        assert!(row.contains("% gt "), "{out}");
+        assert!(out.contains("t: the groups are clustered"), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    }
 }

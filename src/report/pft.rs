@@ -239,20 +239,62 @@ fn fault_checks(
              {pages:.0} pages touched and their huge pages ({d:+.1} %)"
         ));
     }
-    let pgfault = vm(s, "pgfault") as f64;
-    let d = off(pgfault, minflt);
-    if d.abs() > 2.0 {
-        w.push(format!(
-            "{tasks} tasks: /proc/vmstat pgfault rose by {pgfault:.0}, tasks' rusage says \
-             {minflt:.0} ({d:+.1} %){}",
-            if d > 0.0 {
-                "; other activity faulted meanwhile"
-            } else {
-                ""
-            }
-        ));
-    }
+    w.extend(pgfault_check(tasks, s, minflt));
     w
+}
+
+/// /proc/vmstat's pgfault against the faults measured: the tasks' timed
+/// loops (rusage), vmscale's own around them (its rusage across the
+/// sample: mapping, file preparation, teardown) and the rest, with the
+/// evidence for what the rest was.
+fn pgfault_check(tasks: usize, s: &Sample, minflt: f64) -> Option<String> {
+    let pgfault = vm(s, "pgfault") as f64;
+    if minflt <= 0.0 {
+        return None;
+    }
+    let pct = |x: f64| x / minflt * 100.0;
+    let Some(&own) = s.noise.get(crate::monitor::vmstat::OWN_FAULTS) else {
+        // Stored before vmscale counted its own faults.
+        let d = pct(pgfault - minflt);
+        return (d.abs() > 2.0).then(|| {
+            format!(
+                "{tasks} tasks: /proc/vmstat pgfault rose by {pgfault:.0}, tasks' rusage says \
+                 {minflt:.0} ({d:+.1} %); this run did not count vmscale's own faults apart"
+            )
+        });
+    };
+    let rest = pgfault - own.max(minflt);
+    if pct(rest).abs() <= 2.0 {
+        return None;
+    }
+    let around = (own - minflt).max(0.0);
+    let split = format!(
+        "{tasks} tasks: /proc/vmstat pgfault rose by {pgfault:.0}: {minflt:.0} in the tasks' \
+         timed loops, {around:.0} by vmscale around them (its rusage), {rest:.0} ({:+.1} %) \
+         by neither",
+        pct(rest)
+    );
+    let share = s.noise.get("other_share").copied().unwrap_or(f64::NAN);
+    let why = if rest < 0.0 {
+        String::new()
+    } else if share >= 0.01 {
+        format!(
+            "; other processes faulted meanwhile (they used {:.0} % of the CPUs)",
+            share * 100.0
+        )
+    } else if share.is_finite() {
+        // mm/memory.c counts PGFAULT on every try of a fault, rusage and
+        // perf once per fault that completed; /proc/stat's ticks are too
+        // coarse to rule other processes out over a short sample.
+        format!(
+            "; other processes used {:.1} % of the CPUs meanwhile: too little to tell \
+             them from faults the kernel retried (pgfault counts each try)",
+            share * 100.0
+        )
+    } else {
+        String::new()
+    };
+    Some(split + &why)
 }
 
 fn populate_section(run: &Run) -> Vec<Block> {
@@ -325,6 +367,41 @@ mod tests {
         );
         let row: Vec<&str> = l[2].split_whitespace().collect();
         assert_eq!(row.get(2..4), Some(&["2", "?"][..]), "{l:?}");
+    }
+
+    /// pgfault beyond the tasks' faults: vmscale's own faults (its rusage)
+    /// are counted as such and need no warning; the rest is named with
+    /// the evidence for its cause.
+    #[test]
+    fn the_pgfault_warning_tells_vmscale_own_faults_from_others() {
+        let s = |own: f64, pgfault: i64, share: f64| {
+            sample()
+                .figures(&[("faults", 4096.0), ("pages", 4096.0)])
+                .vmstat("pgfault", pgfault)
+                .noise(crate::monitor::vmstat::OWN_FAULTS, own)
+                .noise("other_share", share)
+                .build()
+        };
+        // A file prepared by vmscale: pgfault 85958, all in its rusage.
+        assert_eq!(pgfault_check(1, &s(85950.0, 85958, 0.0), 4096.0), None);
+        let w = pgfault_check(2, &s(5000.0, 9000, 0.3), 4096.0).unwrap();
+        assert!(
+            w.contains("4096 in the tasks' timed loops, 904 by vmscale around them")
+                && w.contains("4000 (+97.7 %) by neither; other processes faulted meanwhile"),
+            "{w}"
+        );
+        let w = pgfault_check(2, &s(4096.0, 5000, 0.001), 4096.0).unwrap();
+        assert!(w.contains("too little to tell"), "{w}");
+        // A run stored before own faults were counted blames nothing.
+        let old = sample()
+            .figures(&[("faults", 4096.0)])
+            .vmstat("pgfault", 9000)
+            .build();
+        let w = pgfault_check(1, &old, 4096.0).unwrap();
+        assert!(
+            w.ends_with("did not count vmscale's own faults apart"),
+            "{w}"
+        );
     }
 
     /// An imported table's config has its own keys beside mode and thp;

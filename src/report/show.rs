@@ -160,7 +160,7 @@ mod tests {
         );
         let centre = format!(
             "\nCentre of wall per case: median, 95% CI by order statistics:\n\
-             {:<16} {:>4} {:>10} {:>25} {:>8} {:>10}\n{:<16} {:>4} {:>10} {:>25} {:>8} {:>10} A\n",
+             {:<16} {:>4} {:>10} {:>23} {:>10} {:>10}\n{:<16} {:>4} {:>10} {:>23} {:>10} {:>10} A\n",
             "case", "n", "median", "95% CI", "±", "mean", "x/2", 2, "2.500", "n<5", "-", "2.500"
         );
         assert_eq!(out, format!("run 4 [l]: other (complete)\n{table}{centre}"));

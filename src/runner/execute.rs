@@ -1,7 +1,10 @@
-//! The repetitions of one run: every case visited (once per invocation),
-//! its warm-up then its samples, knob variants of a case interleaved A B A
-//! B, until a fixed count or the adaptive rule stops it; every sample
-//! stored as soon as it is taken.
+//! The repetitions of one run: the cases sampled in turn (1, 2, 1, 2 ...,
+//! the order rotated every round, so a slow stretch of the machine lands on
+//! every case alike), each case's warm-up first, knob variants of a case
+//! interleaved A B A B, until a fixed count or the adaptive rule stops a
+//! case (the others go on sampling in turn); every sample stored as soon as
+//! it is taken. With several invocations, all cases are sampled so once
+//! per invocation.
 
 use std::time::{Duration, Instant};
 
@@ -51,14 +54,12 @@ pub fn execute(
     let per_case = plan.warmup + r.planned;
     progress.start((invocations * bases.len() * variants * per_case) as u64);
     r.probes = crate::probes::preflight(&opts.probes)?;
-    let visits = invocations * bases.len();
     // Each case's next sample number, continued across invocations.
     let mut seqs = vec![0i64; bases.len()];
-    for visit in 0..visits {
-        let (inv, gi) = (visit / bases.len(), visit % bases.len());
+    for inv in 0..invocations {
         let tag = (invocations > 1).then_some(inv);
-        let rule = r.visit_rule(visits - visit);
-        if let Some(end) = r.visit(&bases[gi], tag, rule, &mut seqs[gi])? {
+        let rule = r.invocation_rule(invocations - inv);
+        if let Some(end) = r.invocation(&bases, tag, rule, &mut seqs)? {
             return Ok(end);
         }
     }
@@ -76,6 +77,13 @@ fn planned(plan: &Plan) -> usize {
         Reps::Fixed(n) => n,
         Reps::Adaptive(r) => r.min_reps.clamp(1, r.max_reps.max(1)),
     }
+}
+
+/// The order of round `round` over the `active` cases: rotated by one
+/// each round, so every case is as often first as last.
+fn rotated(active: &[usize], round: usize) -> Vec<usize> {
+    let k = round % active.len().max(1);
+    active[k..].iter().chain(&active[..k]).copied().collect()
 }
 
 /// What the visits of one run share.
@@ -100,9 +108,10 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// The adaptive rule of the next visit: the run's time budget left,
-    /// shared evenly by the `left` visits still to run.
-    fn visit_rule(&self, left: usize) -> Option<Rule> {
+    /// The adaptive rule of the next invocation: the run's time budget
+    /// left, shared evenly by the `left` invocations still to run (and, in
+    /// one invocation, by all its cases sampled in turn).
+    fn invocation_rule(&self, left: usize) -> Option<Rule> {
         match self.plan.reps {
             Reps::Adaptive(r) => Some(Rule {
                 max_time: r.max_time.saturating_sub(self.started.elapsed()) / left as u32,
@@ -112,32 +121,49 @@ impl Runner<'_> {
         }
     }
 
-    /// One visit of `base` (its knob variants side by side): warm-up
-    /// rounds, then measured rounds until the count or the rule stops it.
+    /// One invocation: every case's warm-up, then measured rounds of one
+    /// sample of each case still sampling (its knob variants side by
+    /// side), in rotated order, until the count or the rule stops each.
     /// `Some` ends the run early (interrupted).
-    fn visit(
+    fn invocation(
         &mut self,
-        base: &Case,
+        bases: &[Case],
         tag: Option<usize>,
         rule: Option<Rule>,
-        seq: &mut i64,
+        seqs: &mut [i64],
     ) -> Result<Option<Ending>> {
-        let cases = expand_cases(std::slice::from_ref(base), &self.opts.combos);
-        let mut values: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
-        let mut case_started = Instant::now();
-        for round in 0.. {
-            let warmup = round < self.plan.warmup;
-            if !warmup && values[0].is_empty() {
-                case_started = Instant::now();
+        let cases: Vec<Vec<Case>> = bases
+            .iter()
+            .map(|b| expand_cases(std::slice::from_ref(b), &self.opts.combos))
+            .collect();
+        let mut values: Vec<Vec<Vec<f64>>> =
+            cases.iter().map(|c| vec![Vec::new(); c.len()]).collect();
+        let all: Vec<usize> = (0..bases.len()).collect();
+        for round in 0..self.plan.warmup {
+            for gi in rotated(&all, round) {
+                let (base, seq) = (&bases[gi], seqs[gi]);
+                if let Some(end) = self.round(base, &cases[gi], seq, true, tag, &mut values[gi])? {
+                    return Ok(Some(end));
+                }
+                seqs[gi] += 1;
             }
-            let taken = self.round(base, &cases, *seq, warmup, tag, &mut values)?;
-            if taken.is_some() {
-                return Ok(taken);
+        }
+        let started = Instant::now();
+        let mut active = all;
+        let mut round = 0;
+        while !active.is_empty() {
+            for gi in rotated(&active, round) {
+                let (base, seq) = (&bases[gi], seqs[gi]);
+                if let Some(end) = self.round(base, &cases[gi], seq, false, tag, &mut values[gi])? {
+                    return Ok(Some(end));
+                }
+                seqs[gi] += 1;
+                let elapsed = started.elapsed();
+                if self.enough(rule.as_ref(), &cases[gi], tag, &values[gi], elapsed) {
+                    active.retain(|&a| a != gi);
+                }
             }
-            *seq += 1;
-            if !warmup && self.enough(rule.as_ref(), &cases, tag, &values, case_started.elapsed()) {
-                break;
-            }
+            round += 1;
         }
         Ok(None)
     }
@@ -181,7 +207,7 @@ impl Runner<'_> {
             if !warmup {
                 values[ci].push(self.headline(&sample));
             }
-            self.store(case, seq, &sample, &captured)?;
+            self.store(case, &sample, &captured)?;
         }
         Ok(None)
     }
@@ -202,17 +228,18 @@ impl Runner<'_> {
     }
 
     /// Writes the sample and what was recorded beside it.
-    fn store(&mut self, case: &Case, seq: i64, sample: &Sample, captured: &Captured) -> Result<()> {
-        let id = self.run_id;
-        let store = &mut *self.store;
-        store.add_sample(id, case, sample)?;
-        if let Some(p) = &captured.profile {
-            store.add_profile(id, &case.key(), p)?;
+    fn store(&mut self, case: &Case, sample: &Sample, captured: &Captured) -> Result<()> {
+        let written = self.store.record(
+            self.run_id,
+            case,
+            sample,
+            captured.profile.as_ref(),
+            captured.locks.as_deref(),
+        );
+        for line in self.store.take_notices() {
+            self.progress.say(&line);
         }
-        if let Some(rows) = &captured.locks {
-            store.add_locks(id, &case.key(), seq, rows)?;
-        }
-        Ok(())
+        Ok(written?)
     }
 
     /// After a measured round: has the case enough samples? A fixed count

@@ -95,4 +95,8 @@ pub trait Progress {
     fn finish(&self);
     /// More samples than planned: an adaptive case keeps sampling.
     fn grow(&self, _more: u64) {}
+    /// A line for the user while the run goes on (the store went away).
+    fn say(&self, line: &str) {
+        eprintln!("vmscale: {line}");
+    }
 }

@@ -13,13 +13,17 @@ use crate::model::{Case, Sample};
 use crate::monitor::{memory_size, stat, vmstat};
 use crate::workload::Workload;
 
-/// CPU time of this process and its waited-for children, in seconds.
-fn own_cpu_s() -> f64 {
+/// CPU time (seconds) and faults of this process and its waited-for
+/// children: all vmscale did, its tasks included.
+fn own_usage() -> (f64, f64) {
     let (p, c) = (
         clock::usage(clock::Who::Process),
         clock::usage(clock::Who::Children),
     );
-    (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9
+    (
+        (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9,
+        (p.minflt + p.majflt + c.minflt + c.majflt) as f64,
+    )
 }
 
 /// Takes sample `seq` of `case`, a warm-up one or measured, its samples
@@ -50,9 +54,10 @@ pub fn take(
         noise.insert("quiet".to_string(), if quiet { 1.0 } else { 0.0 });
     }
     let mem0 = memory_size::read(root);
+    let (_, faults0) = own_usage();
     let before = vmstat::read_live();
     let cpu0 = stat::read(root);
-    let own0 = own_cpu_s();
+    let (own0, _) = own_usage();
     let active = probes.as_ref().map(|p| p.start()).transpose()?;
     let t0 = Instant::now();
     let data = workload.sample(case).map_err(|e| {
@@ -64,9 +69,10 @@ pub fn take(
         ))
     })?;
     let wall = t0.elapsed().as_secs_f64();
-    let own = own_cpu_s() - own0;
+    let own = own_usage().0 - own0;
     let cpu1 = stat::read(root);
     let after = vmstat::read_live();
+    noise.insert(vmstat::OWN_FAULTS.to_string(), own_usage().1 - faults0);
     let mem1 = memory_size::read(root);
     let captured = match (probes, active) {
         (Some(p), Some(a)) => p.finish(a)?,

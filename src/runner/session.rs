@@ -71,6 +71,10 @@ impl<'a> Session<'a> {
         // The store path is input: a file that is not a store is refused
         // before any knob is touched.
         let mut store = Store::open(db)?;
+        // What an earlier run left in a spool goes in first.
+        for line in store.merge_left_spools() {
+            eprintln!("vmscale: {line}");
+        }
         // Handlers first: from here a SIGINT only sets the flag, so the
         // knobs are restored by the session rather than left changed.
         signals::install();
@@ -125,13 +129,21 @@ impl<'a> Session<'a> {
         );
         let (mut status, mut note, mut error) = match outcome {
             Ok(end) => (end.status, end.note, None),
+            // The store's disk failed: the samples stored are the run.
+            Err(e) if self.store.stopped().is_some() => {
+                (Status::Incomplete, e.to_string(), Some(e))
+            }
             Err(e) => (Status::Failed, e.to_string(), Some(e)),
         };
         if let Err(e) = self.restore_knobs(&mut note) {
             status = Status::Failed;
             error.get_or_insert(e);
         }
-        self.finish(status, &note, error)
+        let run = self.finish(status, &note, error);
+        for line in self.store.take_notices() {
+            progress.say(&line);
+        }
+        run
     }
 
     /// Restores the knobs, saying so in `note`.
@@ -167,7 +179,13 @@ impl<'a> Session<'a> {
         {
             return Err(Error::Failed(format!("{e}; nothing stored")));
         }
-        self.store.finish_run(id, status, Some(note))?;
+        let finished = self.store.finish_run(id, status, Some(note));
+        if let Some(why) = self.store.stopped() {
+            // Marked incomplete if the store still takes that much, else
+            // shown incomplete (its process gone) and marked later.
+            return Err(Error::Failed(format!("run {id}: {why}")));
+        }
+        finished?;
         let run = self.store.load(id)?;
         match error {
             Some(e) => Err(Error::Failed(format!("run {id} failed: {e}"))),

@@ -128,8 +128,8 @@ fn every_sample_is_stored_under_its_case_with_warmups_marked() {
         assert_eq!(warm, [true, false, false, false]);
         assert_eq!(c.measured().count(), 3);
     }
-    // Cases run one after the other: the second's samples come after the
-    // first's, with the figures the workload returned.
+    // Cases are sampled in turn, warm-ups first, the order rotated every
+    // round (1 2, then 2 1, 1 2 ...), with the figures the workload returned.
     let y = |c: usize| -> Vec<f64> {
         run.cases[c]
             .samples
@@ -137,8 +137,8 @@ fn every_sample_is_stored_under_its_case_with_warmups_marked() {
             .map(|s| s.data.figures["y"])
             .collect()
     };
-    assert_eq!(y(0), [0.0, 1.0, 2.0, 3.0]);
-    assert_eq!(y(1), [4.0, 5.0, 6.0, 7.0]);
+    assert_eq!(y(0), [0.0, 2.0, 5.0, 6.0]);
+    assert_eq!(y(1), [1.0, 3.0, 4.0, 7.0]);
     assert_eq!(w.calls.get(), 8);
     let note = run.meta.note.as_deref().unwrap_or("");
     assert!(
@@ -220,4 +220,33 @@ fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
     }
     let note = run_.meta.note.unwrap_or_default();
     assert!(note.contains("max-reps 10 stopped 2"), "{note}");
+}
+
+#[test]
+fn without_a_count_a_case_short_of_precision_samples_to_the_time_budget() {
+    let db = Db::new("budget");
+    let rule = Rule {
+        precision: 0.01,
+        min_reps: 3,
+        max_reps: usize::MAX,
+        max_time: Duration::from_millis(300),
+    };
+    // A figure that is never measured never reaches precision (nor forms
+    // groups or a drift, whatever the count the budget allows).
+    let never = Fake::new(&[f64::NAN], None);
+    let run_ = run(
+        &db,
+        &never,
+        Plan {
+            warmup: 0,
+            reps: Reps::Adaptive(rule),
+        },
+    )
+    .unwrap();
+    let note = run_.meta.note.unwrap_or_default();
+    assert!(note.contains("max-time 300ms stopped 2"), "{note}");
+    // Sampled in turn to the end of the budget: equal counts, give or take
+    // the round under way.
+    let n: Vec<usize> = run_.cases.iter().map(|c| c.measured().count()).collect();
+    assert!(n[0].abs_diff(n[1]) <= 1 && n[0] >= 3, "{n:?}");
 }

@@ -147,6 +147,36 @@ pub fn of_values(values: &[f64], sorted: &[f64], figure: &str) -> Option<CaseMix
     })
 }
 
+/// Whether the two groups are clustered in time: in sampling order (by
+/// sequence number) their samples form fewer runs than a random order
+/// would (Wald-Wolfowitz runs test, one-sided z below -1.96), as when a
+/// slow stretch of the machine made one group, not the case itself.
+pub fn clustered_in_time(m: &CaseMixture) -> bool {
+    let [lo, hi] = &m.groups;
+    let (n1, n2) = (lo.seqs.len() as f64, hi.seqs.len() as f64);
+    let n = n1 + n2;
+    if n1 < 2.0 || n2 < 2.0 {
+        return false;
+    }
+    // Both lists are ascending: merge them, counting changes of group.
+    let (mut i, mut j, mut runs, mut last) = (0, 0, 0usize, None);
+    while i < lo.seqs.len() || j < hi.seqs.len() {
+        let low = j >= hi.seqs.len() || (i < lo.seqs.len() && lo.seqs[i] < hi.seqs[j]);
+        if low {
+            i += 1;
+        } else {
+            j += 1;
+        }
+        if last != Some(low) {
+            runs += 1;
+            last = Some(low);
+        }
+    }
+    let mean = 1.0 + 2.0 * n1 * n2 / n;
+    let var = 2.0 * n1 * n2 * (2.0 * n1 * n2 - n) / (n * n * (n - 1.0));
+    var > 0.0 && (runs as f64 - mean) / var.sqrt() < -1.96
+}
+
 /// "3,5,9-12" for sequence numbers (ascending).
 pub fn ranges(seqs: &[i64]) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -227,5 +257,26 @@ mod tests {
         );
         assert!(!names.contains(&"faults"), "{names:?}");
         assert_eq!(ranges(&[1, 2, 3, 5, 7, 8]), "1-3,5,7,8");
+        // Every third sample slow: spread over the run, not a stretch.
+        assert!(!clustered_in_time(&m));
+    }
+
+    #[test]
+    fn a_slow_stretch_is_clustered_in_time() {
+        // Samples 10-20 of 31 slow (a stretch of the machine).
+        let samples = (0..31)
+            .map(|i| {
+                let wobble = 1.0 + (i % 5) as f64 * 0.002;
+                let slow = (10..=20).contains(&i);
+                sample(i, if slow { 300.0 } else { 600.0 } * wobble, 1.0)
+            })
+            .collect();
+        let case = CaseSamples {
+            case: Case::new(1, "fault"),
+            samples,
+        };
+        let m = find(&case, "fault/wsec", 4).expect("a mixture");
+        assert_eq!(ranges(&m.groups[0].seqs), "10-20");
+        assert!(clustered_in_time(&m));
     }
 }

@@ -2,7 +2,10 @@
 //! interval of the headline figure's median (order statistics, no
 //! distribution assumed) is within a relative precision; stop early when
 //! the samples show they cannot settle (two groups, or a drift); else stop
-//! at a sample-count or time limit. Pure: it sees numbers only.
+//! at a time limit (or a sample count, when one is given). Pure: it sees
+//! numbers only. Beyond `CHECK_EVERY_FROM` samples the precision and the
+//! cannot-converge tests run at every 1 % more samples rather than after
+//! every one, so a case sampled for a long budget costs O(n log n) in all.
 
 use std::time::Duration;
 
@@ -16,10 +19,21 @@ pub struct Rule {
     pub precision: f64,
     /// Never stop by precision before this many samples.
     pub min_reps: usize,
-    /// Stop after this many samples whatever the precision.
+    /// Stop after this many samples whatever the precision (`usize::MAX`:
+    /// no count, the time budget decides).
     pub max_reps: usize,
     /// Stop once sampling this case has taken this long (after `min_reps`).
     pub max_time: Duration,
+}
+
+/// From this many samples on, the precision and cannot-converge tests run
+/// only at every 1 % more samples (`worth_checking`).
+pub const CHECK_EVERY_FROM: usize = 200;
+
+/// Whether the rule's tests run after sample `n`: always up to
+/// `CHECK_EVERY_FROM`, then when n is a multiple of n / 100.
+pub fn worth_checking(n: usize) -> bool {
+    n <= CHECK_EVERY_FROM || n.is_multiple_of(n / 100)
 }
 
 /// Samples needed before a mixture or a drift may stop a case.
@@ -51,7 +65,8 @@ pub enum Stop {
         p: f64,
     },
     MaxReps,
-    MaxTime,
+    /// The time budget was spent; the relative half-width reached.
+    MaxTime(f64),
 }
 
 impl Stop {
@@ -63,7 +78,7 @@ impl Stop {
             Stop::Mixture { .. } => "mixture",
             Stop::Drift { .. } => "drift",
             Stop::MaxReps => "max-reps",
-            Stop::MaxTime => "max-time",
+            Stop::MaxTime(_) => "max-time",
         }
     }
 
@@ -82,6 +97,9 @@ impl Stop {
             )),
             Stop::Drift { per_sample, p } => {
                 Some(format!("{:+.2}%/sample, p={p:.1e}", per_sample * 100.0))
+            }
+            Stop::MaxTime(rel) if rel.is_finite() => {
+                Some(format!("median CI ±{:.2}%", rel * 100.0))
             }
             _ => None,
         }
@@ -130,7 +148,7 @@ pub fn paired_relative_ci(variants: &[Vec<f64>]) -> f64 {
 /// when each variant's own rule stops it. One decision per variant.
 pub fn decide_variants(rule: &Rule, variants: &[Vec<f64>], elapsed: Duration) -> Option<Vec<Stop>> {
     let n = variants.first().map_or(0, Vec::len);
-    if variants.len() > 1 && n >= rule.min_reps.min(rule.max_reps).max(3) {
+    if variants.len() > 1 && n >= rule.min_reps.min(rule.max_reps).max(3) && worth_checking(n) {
         let rel = paired_relative_ci(variants);
         if rel <= rule.precision {
             return Some(vec![Stop::Paired(rel); variants.len()]);
@@ -172,13 +190,15 @@ pub fn cannot_converge(values: &[f64]) -> Option<Stop> {
 pub fn decide(rule: &Rule, values: &[f64], elapsed: Duration) -> Option<Stop> {
     let n = values.len();
     let min = rule.min_reps.min(rule.max_reps).max(1);
-    if n >= min.max(MEDIAN_CI_MIN_N) {
+    let check = worth_checking(n);
+    if check && n >= min.max(MEDIAN_CI_MIN_N) {
         let rel = relative_ci(values);
         if rel <= rule.precision {
             return Some(Stop::Precision(rel));
         }
     }
-    if n >= min
+    if check
+        && n >= min
         && n < rule.max_reps
         && let Some(stop) = cannot_converge(values)
     {
@@ -188,7 +208,7 @@ pub fn decide(rule: &Rule, values: &[f64], elapsed: Duration) -> Option<Stop> {
         return Some(Stop::MaxReps);
     }
     if n >= min && elapsed >= rule.max_time {
-        return Some(Stop::MaxTime);
+        return Some(Stop::MaxTime(relative_ci(values)));
     }
     None
 }
@@ -264,9 +284,32 @@ mod tests {
         };
         let seq = synthetic(1000.0, 0.5, 10, 5);
         assert_eq!(decide(&r, &seq[..1], Duration::from_secs(9)), None);
-        assert_eq!(
+        assert!(matches!(
             decide(&r, &seq[..3], Duration::from_secs(9)),
-            Some(Stop::MaxTime)
+            Some(Stop::MaxTime(_))
+        ));
+    }
+
+    #[test]
+    fn the_tests_thin_out_to_every_percent_beyond_200_samples() {
+        assert!((1..=CHECK_EVERY_FROM).all(worth_checking));
+        let from = CHECK_EVERY_FROM + 1;
+        let checks = (from..=20_000).filter(|&n| worth_checking(n)).count();
+        // About 100 ln(100) checks from 200 to 20,000, not 19,800.
+        assert!(checks < 1000, "{checks}");
+        // A time limit still stops between checks.
+        let r = Rule {
+            max_reps: usize::MAX,
+            max_time: Duration::ZERO,
+            ..rule()
+        };
+        let seq = synthetic(1000.0, 0.5, 301, 5);
+        assert!(!worth_checking(301));
+        let stop = decide(&r, &seq, Duration::from_secs(1)).unwrap();
+        assert!(matches!(stop, Stop::MaxTime(p) if p > 0.01), "{stop:?}");
+        assert!(
+            stop.reason().unwrap().starts_with("median CI ±"),
+            "{stop:?}"
         );
     }
 

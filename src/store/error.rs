@@ -48,6 +48,11 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The store stopped taking a run's samples: its disk filled or
+    /// turned read-only, or its server did not come back (the message
+    /// names the file, the free space or the spool, and what to do).
+    #[error("{0}")]
+    Stopped(String),
     /// A file beside the store (its directory) could not be made.
     #[error("cannot create {}: {source}", path.display())]
     Dir {
@@ -81,7 +86,21 @@ impl Error {
             | Error::NoRun(_)
             | Error::Ambiguous(_) => true,
             Error::Migration { source, .. } => source.is_input(),
-            Error::Corrupt(_) | Error::Sqlite(_) | Error::Postgres(_) | Error::Dir { .. } => false,
+            Error::Corrupt(_)
+            | Error::Sqlite(_)
+            | Error::Postgres(_)
+            | Error::Stopped(_)
+            | Error::Dir { .. } => false,
+        }
+    }
+
+    /// True when PostgreSQL's connection was lost (the server stopped or
+    /// restarted, the network failed), not when it refused a statement.
+    pub fn connection_lost(&self) -> bool {
+        match self {
+            Error::Postgres(e) => super::pg::lost(e),
+            Error::Migration { source, .. } => source.connection_lost(),
+            _ => false,
         }
     }
 }

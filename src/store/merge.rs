@@ -1,10 +1,14 @@
 //! Copying runs from one store into another (`vmscale merge`), by their
 //! global identity (uuid): a run already present is left alone, so merging
-//! the same files again, or in another order, gives each run once.
+//! the same files again, or in another order, gives each run once. Each
+//! run is copied in one transaction, so a merge killed at any point leaves
+//! a run whole or absent. A spool (a run whose PostgreSQL server went
+//! away) is merged the same way: its samples not yet stored, then its
+//! ending.
 
 use super::backend::{Db, Row, Value};
 use super::error::{Error, Result};
-use super::{OWNER_COLUMNS, Store, live_status};
+use super::{OWNER_COLUMNS, Store, live_status, record, spool};
 
 /// The tables holding a run's rows besides `runs`, each with the order in
 /// which its rows are copied. A migration adding a per-run table appends
@@ -27,6 +31,20 @@ pub enum Merged {
     Present { from: i64, to: i64 },
     /// Left out: still being written by its process.
     Running { from: i64 },
+}
+
+/// What merging a spool did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SpoolMerged {
+    /// The run in this store.
+    pub run: i64,
+    /// Whether the run itself had to be made here.
+    pub created: bool,
+    /// Samples written, and samples already here.
+    pub written: usize,
+    pub present: usize,
+    /// The run's status now.
+    pub status: String,
 }
 
 /// An INSERT of `row`'s columns but `id`, with `run_id` set to `run`.
@@ -127,6 +145,128 @@ impl Store {
             }
             Ok(Merged::Copied { from, to })
         })
+    }
+}
+
+impl Store {
+    /// Writes what a spool holds into this store, in one transaction: the
+    /// run (unless it is here), each sample it does not have yet, in
+    /// order, then the run's ending (incomplete when its process died
+    /// before the end).
+    pub fn merge_spool(&mut self, sp: &spool::Read) -> Result<SpoolMerged> {
+        let uuid = sp
+            .run
+            .get("uuid")
+            .and_then(|u| u.as_str())
+            .ok_or_else(|| Error::corrupt(format!("{} names no run uuid", sp.path.display())))?
+            .to_string();
+        let run = spool::json_row(&sp.run)?;
+        let cases = sp
+            .cases
+            .iter()
+            .map(spool::json_row)
+            .collect::<Result<Vec<_>>>()?;
+        let (status, note, ended_at) = sp.end.clone().unwrap_or_else(|| {
+            (
+                "incomplete".into(),
+                Some("its process ended while its store was away".into()),
+                crate::timefmt::now(),
+            )
+        });
+        let note = format!(
+            "{}{}the samples taken while the store was away were merged from {}",
+            note.as_deref().unwrap_or(""),
+            if note.is_some() { "; " } else { "" },
+            sp.path.display()
+        );
+        self.db.get_mut().immediate(|db| {
+            if let Db::Postgres(_) = db {
+                db.batch(&format!(
+                    "SELECT pg_advisory_xact_lock({})",
+                    super::pg::MERGE_LOCK
+                ))?;
+            }
+            let here = db
+                .query_one(
+                    "SELECT id FROM runs WHERE uuid = ?1",
+                    &[uuid.as_str().into()],
+                )?
+                .map(|r| r.int(0))
+                .transpose()?;
+            let to = match here {
+                Some(to) => to,
+                None => {
+                    let to = insert_like(db, "runs", &run, None)?;
+                    for c in &cases {
+                        insert_like(db, "cases", c, Some(to))?;
+                    }
+                    to
+                }
+            };
+            let mut written = 0;
+            for s in &sp.samples {
+                if record::insert_row(db, to, s)? {
+                    written += 1;
+                }
+            }
+            db.execute(
+                "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
+                &[
+                    to.into(),
+                    status.as_str().into(),
+                    note.as_str().into(),
+                    ended_at.as_str().into(),
+                ],
+            )?;
+            Ok(SpoolMerged {
+                run: to,
+                created: here.is_none(),
+                written,
+                present: sp.samples.len() - written,
+                status: status.clone(),
+            })
+        })
+    }
+}
+
+impl Store {
+    /// Merges the spools that earlier runs into this PostgreSQL store left
+    /// behind (their server was away when they ended) and removes them;
+    /// returns a line for each. Spools of other stores, still locked by
+    /// their runs, or damaged, are left alone.
+    pub fn merge_left_spools(&mut self) -> Vec<String> {
+        let name = match &self.place {
+            super::Place::Postgres(url) => format!("PostgreSQL {}", super::pg::shown(url)),
+            super::Place::Sqlite(_) => return Vec::new(),
+        };
+        let dir = spool::dir();
+        let Ok(entries) = crate::knobs::state::check_dir(&dir).map(|()| std::fs::read_dir(&dir))
+        else {
+            return Vec::new();
+        };
+        let mut said = Vec::new();
+        for path in entries.into_iter().flatten().flatten().map(|e| e.path()) {
+            if path.extension().is_none_or(|x| x != "spool") {
+                continue;
+            }
+            let Some(sp) = spool::read(&path).ok().filter(|sp| sp.store == name) else {
+                continue;
+            };
+            said.push(
+                match self.merge_spool(&sp).and_then(|m| sp.remove().map(|()| m)) {
+                    Ok(m) => format!(
+                        "run {} finished from {}, left by its run when the store was away: {} \
+                     samples written, {} already here",
+                        m.run,
+                        path.display(),
+                        m.written,
+                        m.present
+                    ),
+                    Err(e) => format!("{} not merged: {e}", path.display()),
+                },
+            );
+        }
+        said
     }
 }
 

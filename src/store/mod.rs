@@ -2,7 +2,9 @@
 //! taken so a killed run keeps what it measured. The SQL is written once
 //! against `backend::Db`; each run records its writer so runs whose
 //! process is gone are shown (and, where the store is writable, marked)
-//! incomplete.
+//! incomplete. Samples outlive the store's failures (record.rs): a
+//! PostgreSQL server away is bridged by a spool, a full disk stops the
+//! run cleanly.
 
 pub mod backend;
 pub mod error;
@@ -13,10 +15,14 @@ pub mod merge;
 mod pg;
 mod profiles;
 mod read;
+mod record;
 mod schema;
+pub mod spool;
 mod sqlite;
+mod sys;
 
 pub use error::{Error, Result};
+pub use pg::hide_password;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -29,6 +35,24 @@ pub struct Store {
     db: RefCell<Db>,
     /// False for a store opened read-only: nothing is written to it.
     writable: bool,
+    place: Place,
+    /// The run being written (PostgreSQL only), for a spool to copy.
+    writing: Option<record::Writing>,
+    /// The server while it is away, and the spool meanwhile.
+    away: Option<record::Away>,
+    /// Lines for the user (the server went, came back).
+    notices: Vec<String>,
+    /// Why the store stopped taking samples, if it did.
+    stopped: Option<String>,
+    /// Samples this process has stored.
+    recorded: usize,
+}
+
+/// Where a store is.
+enum Place {
+    Sqlite(PathBuf),
+    /// The URL, password included: never shown (`pg::shown`).
+    Postgres(String),
 }
 
 /// A run as `list` shows it.
@@ -105,13 +129,23 @@ fn live_status(status: String, r: &Row, at: usize) -> String {
 }
 
 impl Store {
-    fn wrap(db: Db, writable: bool) -> Result<Store> {
+    fn wrap(db: Db, writable: bool, place: Place) -> Result<Store> {
         let store = Store {
             db: RefCell::new(db),
             writable,
+            place,
+            writing: None,
+            away: None,
+            notices: Vec::new(),
+            stopped: None,
+            recorded: 0,
         };
         if writable {
-            store.mark_gone()?;
+            match store.mark_gone() {
+                // A full disk: the runs are still shown as they are.
+                Err(e) if record::disk_failure(&e) => {}
+                other => drop(other?),
+            }
         }
         Ok(store)
     }
@@ -122,7 +156,7 @@ impl Store {
         if let Some(url) = pg::url(path) {
             return Store::open_pg(url);
         }
-        Store::wrap(sqlite::open_write(path)?, true)
+        Store::wrap(sqlite::open_write(path)?, true, Place::Sqlite(path.into()))
     }
 
     /// Opens an existing store for reading; a missing file is an input
@@ -132,15 +166,18 @@ impl Store {
             return Store::open_pg(url);
         }
         let (db, writable) = sqlite::open_read(path)?;
-        Store::wrap(db, writable)
+        Store::wrap(db, writable, Place::Sqlite(path.into()))
     }
 
     fn open_pg(url: &str) -> Result<Store> {
         let mut client = pg::connect(url)?;
         pg::check_identity(&mut client, url)?;
         let mut db = Db::Postgres(Box::new(client));
-        schema::migrate(&mut db)?;
-        Store::wrap(db, true)
+        schema::migrate(&mut db, None).map_err(|e| match e {
+            Error::Unusable(m) => Error::Unusable(format!("{}: {m}", pg::shown(url))),
+            e => e,
+        })?;
+        Store::wrap(db, true, Place::Postgres(url.to_string()))
     }
 
     /// True for a store on PostgreSQL.
@@ -194,7 +231,7 @@ impl Store {
         if let (Some(h), Some(m)) = (&host, machine.as_object_mut()) {
             m.entry("hostname").or_insert_with(|| h.as_str().into());
         }
-        self.db.get_mut().immediate(|db| {
+        let id = self.db.get_mut().immediate(|db| {
             let id = db.insert(
                 "INSERT INTO runs (label, workload, command_line, version, config, figures,
                                    machine, knobs, started_at, status, origin, uuid, host,
@@ -235,6 +272,32 @@ impl Store {
                 )?;
             }
             Ok(id)
+        })?;
+        if let Place::Postgres(_) = self.place {
+            self.writing = Some(self.copy_run(id)?);
+        }
+        Ok(id)
+    }
+
+    /// The run's row and cases as they are stored, for a spool.
+    fn copy_run(&self, id: i64) -> Result<record::Writing> {
+        let mut db = self.db.borrow_mut();
+        let run = db
+            .query_one("SELECT * FROM runs WHERE id = ?1", &[id.into()])?
+            .ok_or_else(|| Error::corrupt(format!("run {id} vanished")))?;
+        let cases = db.query(
+            "SELECT * FROM cases WHERE run_id = ?1 ORDER BY position",
+            &[id.into()],
+        )?;
+        let run = spool::row_json(&run);
+        Ok(record::Writing {
+            uuid: run
+                .get("uuid")
+                .and_then(|u| u.as_str())
+                .unwrap_or_default()
+                .to_string(),
+            run,
+            cases: cases.iter().map(spool::row_json).collect(),
         })
     }
 
@@ -254,19 +317,6 @@ impl Store {
                 json(&s.vmstat).into(),
                 json(&s.noise).into(),
                 s.flagged.into(),
-            ],
-        )?;
-        Ok(())
-    }
-
-    pub fn finish_run(&mut self, run_id: i64, status: Status, note: Option<&str>) -> Result<()> {
-        self.db.get_mut().execute(
-            "UPDATE runs SET status = ?2, note = ?3, ended_at = ?4 WHERE id = ?1",
-            &[
-                run_id.into(),
-                status.as_str().into(),
-                note.into(),
-                crate::timefmt::now().into(),
             ],
         )?;
         Ok(())

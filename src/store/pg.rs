@@ -26,30 +26,185 @@ pub fn shown(url: &str) -> String {
         Some((a, h)) => (Some(a), h),
         None => (None, rest),
     };
+    // A password may also come as a parameter: ?password=...
+    let host = match host.split_once('?') {
+        Some((h, q)) => {
+            let kept: Vec<&str> = q
+                .split('&')
+                .filter(|p| !p.starts_with("password="))
+                .collect();
+            match kept.is_empty() {
+                true => h.to_string(),
+                false => format!("{h}?{}", kept.join("&")),
+            }
+        }
+        None => host.to_string(),
+    };
     match auth {
         Some(a) => {
             let user = a.split(':').next().unwrap_or("");
             format!("{scheme}://{user}@{host}")
         }
-        None => url.to_string(),
+        None => format!("{scheme}://{host}"),
     }
 }
 
-pub fn connect(url: &str) -> Result<Client> {
+/// How long opening a store waits for the server: a wrong host or port
+/// is an error well before any measurement.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a run whose server went away waits on each try to reach it.
+const RECONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn config(url: &str, timeout: Duration) -> Result<postgres::Config> {
     let mut config: postgres::Config = url.parse().map_err(|e| Error::Open {
         what: format!("--db {}: not a PostgreSQL URL", shown(url)),
         message: format!("{e}"),
     })?;
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+        config.connect_timeout(timeout);
     }
+    // libpq's variable, for a password kept off the command line.
+    if config.get_password().is_none()
+        && let Some(p) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty())
+    {
+        config.password(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()));
+    }
+    // A server that vanishes without closing the connection (a network
+    // gone) is noticed within a minute instead of hanging a statement.
     config
-        .application_name("vmscale")
-        .connect(NoTls)
-        .map_err(|e| Error::Open {
-            what: format!("cannot connect to the store {}", shown(url)),
-            message: e.to_string(),
-        })
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(15))
+        .tcp_user_timeout(Duration::from_secs(60))
+        .application_name("vmscale");
+    Ok(config)
+}
+
+/// Connects to the store's server; a refusal names the server's reason
+/// and the fix.
+pub fn connect(url: &str) -> Result<Client> {
+    let config = config(url, CONNECT_TIMEOUT)?;
+    config.connect(NoTls).map_err(|e| Error::Open {
+        what: format!("cannot connect to the store {}", shown(url)),
+        message: refusal(&config, &e),
+    })
+}
+
+/// One quick try to reach a server that went away.
+pub fn connect_quick(url: &str) -> Result<Client> {
+    Ok(config(url, RECONNECT_TIMEOUT)?.connect(NoTls)?)
+}
+
+/// The server's (or the network's) reason a connection was refused, and
+/// what to do about it.
+fn refusal(config: &postgres::Config, e: &postgres::Error) -> String {
+    let host = match (config.get_hosts().first(), config.get_ports().first()) {
+        (Some(postgres::config::Host::Tcp(h)), p) => format!("{h}:{}", p.unwrap_or(&5432)),
+        (Some(postgres::config::Host::Unix(d)), _) => d.display().to_string(),
+        (None, _) => "localhost".into(),
+    };
+    let user = config.get_user().unwrap_or("?");
+    let db = config.get_dbname().unwrap_or(user);
+    if let Some(d) = e.as_db_error() {
+        let reason = format!("{}: {}", d.severity(), d.message());
+        let fix = match d.code().code() {
+            "28P01" => format!("check the password of user {user} (in the URL, or PGPASSWORD)"),
+            "28000" if d.message().contains("no encryption") => format!(
+                "the server takes this connection only over TLS, which vmscale does not \
+                 speak: allow it without TLS with a `host {db} {user} ADDRESS scram-sha-256` \
+                 line in pg_hba.conf, or keep the runs in SQLite and `vmscale merge` them"
+            ),
+            "28000" => format!("allow user {user} to reach {db} in the server's pg_hba.conf"),
+            "3D000" => format!(
+                "create it (`createdb -O {user} {db}` on the server), or name an existing \
+                 database in the URL"
+            ),
+            "53300" => "too many connections: raise max_connections or run fewer at once".into(),
+            "57P03" => "the server is starting or stopping: try again".into(),
+            _ => "check the URL given with --db or VMSCALE_DB".into(),
+        };
+        return format!("{reason}; {fix}");
+    }
+    // The client's error names the cause (refused, timed out) in its source.
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    let fix = if text.contains("refused") {
+        format!(
+            "nothing listens on {host}: check the host and port in the URL and that PostgreSQL runs there"
+        )
+    } else if text.contains("timed out") || text.contains("timeout") {
+        format!(
+            "no answer from {host} within {} s: check the host, the port and any firewall",
+            CONNECT_TIMEOUT.as_secs()
+        )
+    } else if text.contains("password missing") {
+        "the server asks for a password: give it in the URL (postgres://USER:PASSWORD@...) or in PGPASSWORD".into()
+    } else {
+        "check the URL given with --db or VMSCALE_DB".into()
+    };
+    format!("{text}; {fix}")
+}
+
+/// True when a failure means the connection is gone (the server stopped,
+/// restarted or cannot be reached), not that a statement was refused.
+pub fn lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(d) = e.as_db_error() {
+        let code = d.code().code();
+        // connection_exception, admin/crash shutdown, cannot_connect_now.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+        || e.to_string().contains("timed out")
+}
+
+/// The command line with the password of `--db`'s PostgreSQL URL taken
+/// out, and the password, when there was one (main.rs runs vmscale again
+/// with it in PGPASSWORD, so process listings never show it). Arguments
+/// after `--` (a measured command's) are left alone.
+pub fn hide_password(args: &[std::ffi::OsString]) -> Option<(Vec<std::ffi::OsString>, Vec<u8>)> {
+    let mut secret = None;
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    let mut rest = false;
+    for a in args {
+        let s = a.to_str().filter(|_| !rest);
+        let (prefix, value) = match s {
+            Some("--") => {
+                rest = true;
+                (None, None)
+            }
+            Some("--db") => {
+                value_next = true;
+                out.push(a.clone());
+                continue;
+            }
+            Some(v) if value_next => (Some(""), Some(v)),
+            Some(v) => match v.strip_prefix("--db=") {
+                Some(u) => (Some("--db="), Some(u)),
+                None => (None, None),
+            },
+            None => (None, None),
+        };
+        value_next = false;
+        let found = value.and_then(|v| url(Path::new(v))).and_then(|u| {
+            let pw = u.parse::<postgres::Config>().ok()?.get_password()?.to_vec();
+            Some((u, pw))
+        });
+        match (prefix, found) {
+            (Some(p), Some((u, pw))) => {
+                secret.get_or_insert(pw);
+                out.push(format!("{p}{}", shown(u)).into());
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    secret.map(|s| (out, s))
 }
 
 /// PostgreSQL's message: the server's severity and text, else the
@@ -295,5 +450,31 @@ mod tests {
             "postgres://u@db:5432/x"
         );
         assert_eq!(shown("postgres://db/x"), "postgres://db/x");
+        assert_eq!(
+            shown("postgres://db/x?password=p&sslmode=disable"),
+            "postgres://db/x?sslmode=disable"
+        );
+        let args = |a: &[&str]| -> Vec<std::ffi::OsString> { a.iter().map(Into::into).collect() };
+        let (hidden, pw) =
+            hide_password(&args(&["v", "--db=postgres://u:s%40t@h/x", "list"])).unwrap();
+        assert_eq!(pw, b"s@t");
+        assert_eq!(hidden[1], "--db=postgres://u@h/x");
+        assert!(hide_password(&hidden).is_none());
+        let (hidden, _) = hide_password(&args(&[
+            "v",
+            "--db",
+            "postgres://u:s@h/x",
+            "run",
+            "cmd",
+            "--",
+            "psql",
+            "postgres://u:s@h/x",
+        ]))
+        .unwrap();
+        assert_eq!(hidden[2], "postgres://u@h/x");
+        assert_eq!(
+            hidden[7], "postgres://u:s@h/x",
+            "the measured command's own argument"
+        );
     }
 }

@@ -6,13 +6,73 @@
 use std::collections::BTreeMap;
 
 use super::Store;
-use super::backend::Value;
+use super::backend::Db;
 use super::error::Result;
+use super::spool::{self, ProfileRow};
 use crate::locks::LockRow;
 use crate::profile::CaseProfile;
 
-fn int(v: u64) -> Value {
-    Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
+/// Adds one sample's profile to its case's (inside the sample's
+/// transaction, see record.rs).
+pub(super) fn add_profile(db: &mut Db, run_id: i64, case_key: &str, p: &ProfileRow) -> Result<()> {
+    db.execute(
+        "INSERT INTO profile_cases (run_id, case_key, event, hz, samples, lost)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (run_id, case_key) DO UPDATE SET
+             samples = profile_cases.samples + excluded.samples,
+             lost = profile_cases.lost + excluded.lost",
+        &[
+            run_id.into(),
+            case_key.into(),
+            p.event.as_str().into(),
+            p.hz.into(),
+            p.samples.into(),
+            p.lost.into(),
+        ],
+    )?;
+    for (stack, n) in &p.folded {
+        db.execute(
+            "INSERT INTO profile_stacks (run_id, case_key, stack, samples)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (run_id, case_key, stack) DO UPDATE SET
+                 samples = profile_stacks.samples + excluded.samples",
+            &[
+                run_id.into(),
+                case_key.into(),
+                stack.as_str().into(),
+                (*n).into(),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Stores one of a sample's lock rows.
+pub(super) fn add_lock(
+    db: &mut Db,
+    run_id: i64,
+    case_key: &str,
+    seq: i64,
+    r: &spool::LockRow,
+) -> Result<()> {
+    db.execute(
+        "INSERT INTO lock_rows (run_id, case_key, seq, source, name, acquisitions,
+                                contended, wait_ns, max_wait_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (run_id, case_key, seq, source, name) DO NOTHING",
+        &[
+            run_id.into(),
+            case_key.into(),
+            seq.into(),
+            r.source.as_str().into(),
+            r.name.as_str().into(),
+            r.acquisitions.into(),
+            r.contended.into(),
+            r.wait_ns.into(),
+            r.max_wait_ns.into(),
+        ],
+    )?;
+    Ok(())
 }
 
 fn count(v: i64) -> u64 {
@@ -20,42 +80,6 @@ fn count(v: i64) -> u64 {
 }
 
 impl Store {
-    /// Adds one sample's profile to its case's.
-    pub fn add_profile(&mut self, run_id: i64, case_key: &str, p: &CaseProfile) -> Result<()> {
-        self.db.get_mut().immediate(|db| {
-            db.execute(
-                "INSERT INTO profile_cases (run_id, case_key, event, hz, samples, lost)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id, case_key) DO UPDATE SET
-                     samples = profile_cases.samples + excluded.samples,
-                     lost = profile_cases.lost + excluded.lost",
-                &[
-                    run_id.into(),
-                    case_key.into(),
-                    p.event.as_str().into(),
-                    int(p.hz),
-                    int(p.samples),
-                    int(p.lost),
-                ],
-            )?;
-            for (stack, n) in &p.folded {
-                db.execute(
-                    "INSERT INTO profile_stacks (run_id, case_key, stack, samples)
-                     VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (run_id, case_key, stack) DO UPDATE SET
-                         samples = profile_stacks.samples + excluded.samples",
-                    &[
-                        run_id.into(),
-                        case_key.into(),
-                        stack.as_str().into(),
-                        int(*n),
-                    ],
-                )?;
-            }
-            Ok(())
-        })
-    }
-
     /// Each profiled case of a run, in the run's case order.
     pub fn load_profiles(&self, run_id: i64) -> Result<Vec<(String, CaseProfile)>> {
         let mut db = self.db.borrow_mut();
@@ -85,37 +109,6 @@ impl Store {
             out.push((key, p));
         }
         Ok(out)
-    }
-
-    /// Stores one sample's lock rows.
-    pub fn add_locks(
-        &mut self,
-        run_id: i64,
-        case_key: &str,
-        seq: i64,
-        rows: &[LockRow],
-    ) -> Result<()> {
-        self.db.get_mut().immediate(|db| {
-            for r in rows {
-                db.execute(
-                    "INSERT INTO lock_rows (run_id, case_key, seq, source, name, acquisitions,
-                                            contended, wait_ns, max_wait_ns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    &[
-                        run_id.into(),
-                        case_key.into(),
-                        seq.into(),
-                        r.source.as_str().into(),
-                        r.name.as_str().into(),
-                        int(r.acquisitions),
-                        int(r.contended),
-                        int(r.wait_ns),
-                        int(r.max_wait_ns),
-                    ],
-                )?;
-            }
-            Ok(())
-        })
     }
 
     /// The lock rows of each case, summed over its samples (the maximum

@@ -3,6 +3,8 @@
 //! engines. SQLite keeps the version in user_version and marks the file as
 //! vmscale's with application_id; PostgreSQL keeps it in a table.
 
+use std::path::{Path, PathBuf};
+
 use super::backend::Db;
 use super::error::{Error, Result};
 use super::pg;
@@ -112,8 +114,11 @@ pub fn current() -> usize {
 
 fn newer(version: i64) -> Error {
     Error::Unusable(format!(
-        "the store has schema version {version}, newer than this vmscale knows ({}): upgrade vmscale",
-        MIGRATIONS.len()
+        "the store has schema version {version}, newer than this vmscale's {} (vmscale {}): \
+         a newer vmscale wrote it, so this one leaves it alone; use that newer vmscale with \
+         this store, or name another store with --db",
+        MIGRATIONS.len(),
+        env!("CARGO_PKG_VERSION")
     ))
 }
 
@@ -146,12 +151,21 @@ pub fn check_version(db: &mut Db) -> Result<i64> {
 }
 
 /// Brings the schema up to date. Safe to run by many processes at once:
-/// the version is read again inside the write transaction.
-pub fn migrate(db: &mut Db) -> Result<()> {
-    if check_version(db)? as usize == MIGRATIONS.len() {
-        return Ok(());
+/// the version is read again inside the write transaction. A SQLite
+/// `file` that is upgraded is first copied to FILE.schema-N.bak; returns
+/// that copy's path when one was made.
+pub fn migrate(db: &mut Db, file: Option<&Path>) -> Result<Option<PathBuf>> {
+    let seen = check_version(db)? as usize;
+    if seen == MIGRATIONS.len() {
+        return Ok(None);
     }
-    db.immediate(|db| {
+    // The copy is taken before the write lock (VACUUM cannot run inside a
+    // transaction) and kept only if the schema is still the one copied.
+    let copy = match file {
+        Some(f) if seen >= 1 => Some(snapshot(db, f)?),
+        _ => None,
+    };
+    let kept = db.immediate(|db| {
         if let Db::Postgres(_) = db {
             // One migrating process at a time; the others wait, then find
             // the schema up to date.
@@ -163,6 +177,17 @@ pub fn migrate(db: &mut Db) -> Result<()> {
             ))?;
         }
         let from = check_version(db)? as usize;
+        let kept = match (&copy, file) {
+            (Some(tmp), Some(f)) if from == seen && from < MIGRATIONS.len() => {
+                let bak = PathBuf::from(format!("{}.schema-{from}.bak", f.display()));
+                std::fs::rename(tmp, &bak).map_err(|source| Error::Dir {
+                    path: bak.clone(),
+                    source,
+                })?;
+                Some(bak)
+            }
+            _ => None,
+        };
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(from) {
             let sql = match db {
                 Db::Sqlite(_) => sql.to_string(),
@@ -180,14 +205,38 @@ pub fn migrate(db: &mut Db) -> Result<()> {
             Db::Sqlite(_) => db.batch(&format!(
                 "PRAGMA user_version = {}; PRAGMA application_id = {APPLICATION_ID};",
                 MIGRATIONS.len()
-            )),
+            ))?,
             Db::Postgres(_) => db.batch(&format!(
                 "DELETE FROM {0}; INSERT INTO {0} (version) VALUES ({1})",
                 pg::SCHEMA_TABLE,
                 MIGRATIONS.len()
-            )),
+            ))?,
         }
-    })
+        Ok(kept)
+    });
+    if let Some(tmp) = &copy {
+        let _ = std::fs::remove_file(tmp);
+    }
+    kept
+}
+
+/// A consistent copy of the SQLite store `file` in a private temporary
+/// file beside it.
+fn snapshot(db: &mut Db, file: &Path) -> Result<PathBuf> {
+    let tmp = PathBuf::from(format!(
+        "{}.migrating-{}",
+        file.display(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    let name = tmp.to_str().ok_or_else(|| {
+        Error::Unusable(format!(
+            "{} cannot be copied before its upgrade (its name is not UTF-8): rename it",
+            file.display()
+        ))
+    })?;
+    db.batch(&format!("VACUUM INTO '{}'", name.replace('\'', "''")))?;
+    Ok(tmp)
 }
 
 /// Runs stored before runs had a uuid get one.

@@ -83,12 +83,29 @@ pub fn open_write(path: &Path) -> Result<Db> {
     configure(&conn)?;
     let mut db = Db::Sqlite(conn);
     check_identity(&mut db, path)?;
+    // A newer vmscale's store is refused before anything is written.
+    schema::check_version(&mut db).map_err(|e| named(path, e))?;
     // WAL lets readers go on while a run writes; switching needs the
     // database to itself, which the busy timeout waits for.
     db.query_one("PRAGMA journal_mode = WAL", &[])?;
     db.batch("PRAGMA synchronous = NORMAL")?;
-    schema::migrate(&mut db)?;
+    if let Some(bak) = schema::migrate(&mut db, Some(path)).map_err(|e| named(path, e))? {
+        eprintln!(
+            "vmscale: {} upgraded to schema version {}; the file before is kept as {}",
+            path.display(),
+            schema::current(),
+            bak.display()
+        );
+    }
     Ok(db)
+}
+
+/// A refusal of the store at `path`, naming it.
+fn named(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Unusable(m) => Error::Unusable(format!("{}: {m}", path.display())),
+        e => e,
+    }
 }
 
 fn cannot_open(path: &Path, e: rusqlite::Error) -> Error {
@@ -134,7 +151,7 @@ pub fn open_read(path: &Path) -> Result<(Db, bool)> {
             Err(e)
         }
     })?;
-    let version = schema::check_version(&mut db)?;
+    let version = schema::check_version(&mut db).map_err(|e| named(path, e))?;
     if (version as usize) < schema::current() {
         return Err(Error::Unusable(format!(
             "{} has schema version {version}, older than this vmscale's ({}), and is read-only \

@@ -86,6 +86,10 @@ pub struct Config {
     /// The huge page size faults map with `pages` thp or hugetlb.
     #[serde(default)]
     pub huge_size: u64,
+    /// Count faults with the perf `page-faults` counter too (opt-in: the
+    /// counter is a cost in every fault of the timed loop).
+    #[serde(default)]
+    pub perf_faults: bool,
 }
 
 /// What pft's report prints of a stored run's configuration: fields of
@@ -140,9 +144,10 @@ fn pin_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Text,
 const V_PAGES: usize = 0;
 const V_MMAP_NS: usize = 1;
 const V_MUNMAP_NS: usize = 2;
-/// Faults the kernel's perf `page-faults` counter saw in the timed section.
+/// Faults the kernel's perf `page-faults` counter saw in the timed section
+/// (with `--perf-faults`).
 const V_KFAULTS: usize = 3;
-/// 1 when that counter could be opened.
+/// 1 when that counter was asked for and could be opened.
 const V_KOK: usize = 4;
 
 /// pft's headline figure: faults per wall-clock second, all tasks together.
@@ -352,6 +357,7 @@ impl Workload for Pft {
             spec,
             file: file.as_ref().map(|f| &f.file),
             populate,
+            perf_faults: self.cfg.perf_faults,
         };
         let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| fault_task(task, &job))?;
         drop(file);
@@ -381,6 +387,7 @@ struct Job<'a> {
     spec: &'a Spec,
     file: Option<&'a std::fs::File>,
     populate: bool,
+    perf_faults: bool,
 }
 
 /// One task: map its slice, wait for the start, fault it in, unmap.
@@ -402,7 +409,12 @@ fn fault_task(task: &Task, job: &Job) -> TaskReport {
     let base: *mut libc::c_void = p.cast();
     let write = job.spec.access == Access::Write;
 
-    let mut counter = exec::fault_counter::FaultCounter::open().ok();
+    // Faults are counted by rusage read outside the loop; an open perf
+    // counter would add its cost to every fault of it, so only on request.
+    let mut counter = job
+        .perf_faults
+        .then(exec::fault_counter::FaultCounter::open)
+        .and_then(|c| c.ok());
     task.wait_start();
     let k0 = counter.as_mut().map_or(0, |c| c.read());
     let before = task.usage();

@@ -61,6 +61,10 @@ pub struct Args {
     /// base, or thp with --thp always]
     #[arg(long)]
     pub pages: Option<String>,
+    /// Also count each task's faults with the perf `page-faults` counter, a
+    /// cross-check of rusage; it costs in every fault (docs/pft.md), so off by default
+    #[arg(long)]
+    pub perf_faults: bool,
 }
 
 /// `vmscale run pft --help`'s examples.
@@ -91,6 +95,7 @@ pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
         line_size: line_size(m),
         map: Default::default(),
         huge_size: 0,
+        perf_faults: a.perf_faults,
     };
     with_mapping(cfg, a, env)
 }
