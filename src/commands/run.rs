@@ -26,9 +26,11 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     }
     check_budget(w.as_ref(), &plan(&args.harness)?, &args.harness)?;
     refuse_other_root()?;
-    let e = estimate(w.as_ref(), &plan(&args.harness)?, &args.harness)?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
-        eprint!("{}", e.text());
+        eprint!(
+            "{}",
+            estimate(w.as_ref(), &plan(&args.harness)?, &args.harness)?.text()
+        );
     }
     run_one(db, w.as_ref(), &args.harness, &machine)
 }

@@ -18,9 +18,10 @@ pub struct CasePlan {
     pub variant: String,
     /// One sample of every knob variant of the case, seconds.
     pub sample_s: f64,
-    /// Samples taken at least and at most, warm-ups included.
+    /// Samples taken at least and at most, warm-ups included; `null` at
+    /// most: no cap but `--max-time`.
     pub samples_least: usize,
-    pub samples_most: usize,
+    pub samples_most: Option<usize>,
 }
 
 /// The plan of one run.
@@ -68,8 +69,9 @@ pub fn estimate(w: &dyn Workload, plan: &Plan, max_time: Duration, rep: Repeats)
             tasks: c.tasks,
             variant: c.variant.clone(),
             sample_s: tenth_ms(w.sample_s(c) * rep.combos.max(1) as f64),
-            samples_least: visits * (plan.warmup + least_n),
-            samples_most: visits * (plan.warmup + most_n),
+            samples_least: visits.saturating_mul(plan.warmup.saturating_add(least_n)),
+            samples_most: (most_n < usize::MAX)
+                .then(|| visits.saturating_mul(plan.warmup.saturating_add(most_n))),
         })
         .collect();
     let least_s: f64 = cases
@@ -78,13 +80,17 @@ pub fn estimate(w: &dyn Workload, plan: &Plan, max_time: Duration, rep: Repeats)
         .sum();
     let most_s: f64 = cases
         .iter()
-        .map(|c| c.sample_s * c.samples_most as f64)
+        .map(|c| {
+            c.samples_most
+                .map_or(f64::INFINITY, |n| c.sample_s * n as f64)
+        })
         .sum();
     let estimate_s = match budget {
         // Adaptive sampling stops at the budget once each case has its
         // least samples: a plan whose least is over the budget runs past it.
         Some(b) => most_s.min(least_s.max(b.as_secs_f64())),
-        None => most_s,
+        // A fixed count takes what it takes.
+        None => least_s,
     };
     Estimate {
         workload: w.name().to_string(),
@@ -109,12 +115,10 @@ impl Estimate {
     /// The plan in 80 columns.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let samples = |c: &CasePlan| {
-            if c.samples_least == c.samples_most {
-                c.samples_least.to_string()
-            } else {
-                format!("{}-{}", c.samples_least, c.samples_most)
-            }
+        let samples = |c: &CasePlan| match c.samples_most {
+            Some(n) if n == c.samples_least => n.to_string(),
+            Some(n) => format!("{}-{n}", c.samples_least),
+            None => format!("{}+", c.samples_least),
         };
         let _ = writeln!(
             out,
@@ -310,6 +314,18 @@ mod tests {
         };
         let e = estimate(&Two, &adaptive, Duration::from_secs(40), one);
         assert_eq!((e.least_s, e.estimate_s), (12.0, 40.0));
+        // No cap on the samples (the default): the budget is the most.
+        let uncapped = Plan {
+            warmup: 1,
+            reps: Reps::Adaptive(Rule {
+                max_reps: usize::MAX,
+                ..rule(40)
+            }),
+        };
+        let e = estimate(&Two, &uncapped, Duration::from_secs(40), one);
+        assert_eq!((e.least_s, e.estimate_s), (12.0, 40.0));
+        assert_eq!(e.cases[0].samples_most, None);
+        assert!(e.text().contains(" 4+"), "{}", e.text());
         // A budget below the least: the least is what it takes.
         let tight = Plan {
             warmup: 1,
