@@ -9,16 +9,13 @@ mod common;
 use common::fixtures::{self, BIG512, BIG1024, Machine, counts};
 use common::{json, ok, stderr};
 use serde_json::Value;
-use std::sync::OnceLock;
 
-fn big512() -> &'static Machine {
-    static M: OnceLock<Machine> = OnceLock::new();
-    M.get_or_init(|| fixtures::generate(BIG512))
+fn big512() -> Machine {
+    fixtures::generate(BIG512)
 }
 
-fn big1024() -> &'static Machine {
-    static M: OnceLock<Machine> = OnceLock::new();
-    M.get_or_init(|| fixtures::generate(BIG1024))
+fn big1024() -> Machine {
+    fixtures::generate(BIG1024)
 }
 
 fn narrow(text: &str, what: &str) {
@@ -144,7 +141,7 @@ fn c2c_plan(m: &Machine, total: u64, classes: &[&str]) {
 #[test]
 fn c2c_samples_each_topology_class_on_512_cpus() {
     c2c_plan(
-        big512(),
+        &big512(),
         512 * 511 / 2,
         &[
             "SMT siblings",
@@ -160,7 +157,7 @@ fn c2c_samples_each_topology_class_on_512_cpus() {
 #[test]
 fn c2c_samples_each_topology_class_on_1024_cpus() {
     c2c_plan(
-        big1024(),
+        &big1024(),
         1024 * 1023 / 2,
         &[
             "SMT siblings",
@@ -217,7 +214,8 @@ fn run_quick_plans_under_a_minute_on_512_and_1024_cpus() {
 
 #[test]
 fn tasks_auto_stops_at_the_topology_boundaries() {
-    let v = json(&big1024().vmscale(&[
+    let big = big1024();
+    let v = json(&big.vmscale(&[
         "run",
         "atomic",
         "--variant",
