@@ -150,8 +150,12 @@ fn old_text(r: &Value) -> String {
             ));
         }
     }
+    // Each warning folded to 80 columns under a hanging indent.
+    let fold = textwrap::Options::new(80)
+        .initial_indent("warning: ")
+        .subsequent_indent("  ");
     for w in r["warnings"].as_array().unwrap() {
-        out.push_str(&format!("warning: {}\n", w.as_str().unwrap()));
+        out.push_str(&(textwrap::fill(w.as_str().unwrap(), &fold) + "\n"));
     }
     out
 }

@@ -244,12 +244,7 @@ pub fn report(r: &FitReport) -> Report {
         blocks.push(Block::Table(extrapolation(&r.extrapolation)));
     }
     if !r.warnings.is_empty() {
-        let w: String = r
-            .warnings
-            .iter()
-            .map(|w| format!("warning: {w}\n"))
-            .collect();
-        blocks.push(Block::Paragraph(w));
+        blocks.push(Block::Paragraph(super::warnings::paragraph(&r.warnings)));
     }
     Report {
         text: None,

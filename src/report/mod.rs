@@ -29,6 +29,7 @@ pub mod series;
 pub mod show;
 pub mod sysinfo;
 pub mod termplot;
+pub mod warnings;
 pub mod wis;
 
 use crate::model::Run;

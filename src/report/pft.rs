@@ -175,9 +175,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         }));
     }
     if !checks.is_empty() {
-        out.push(Block::Paragraph(
-            checks.iter().map(|w| format!("warning: {w}\n")).collect(),
-        ));
+        out.push(Block::Paragraph(super::warnings::paragraph(&checks)));
     }
     out.extend(populate_section(run));
     out
