@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 cc -O2 -pthread -o "$work/pft_ref" bench/pft_ref.c
 [ -x "$vmscale" ] || cargo build --release --quiet
 python3 - "$work" "$budget" "$size" "$vmscale" "$other" "$k" "$n" <<'PY'
-import json, math, os, statistics as st, subprocess, sys, time
+import json, math, os, random, statistics as st, subprocess, sys, time
 work, budget, size, vmscale, other, K, N = sys.argv[1:]
 budget, K, N = float(budget), int(K), int(N)
 units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -82,6 +82,20 @@ for tasks in (1, 2):
     print(f"tasks {tasks}: n={len(a)} each; median CI +-{100 * half(a):.2f} % vmscale, "
           f"+-{100 * half(b):.2f} % reference; ratio {half(a) / half(b):.2f} "
           f"(CoV {100 * st.stdev(a) / st.mean(a):.1f} % vs {100 * st.stdev(b) / st.mean(b):.1f} %)")
+    # The ratio of two order-statistic half-widths is itself noisy: its
+    # seeded bootstrap range says how far one run's figure can be trusted.
+    rng, rs = random.Random(1), []
+    for _ in range(400):
+        x, y = [rng.choice(a) for _ in a], [rng.choice(b) for _ in b]
+        if half(y) > 0:
+            rs.append(half(x) / half(y))
+    rs.sort()
+    if len(rs) >= 40:
+        print(f"  ratio's bootstrap 95 % range {rs[len(rs) // 40]:.2f} .. "
+              f"{rs[len(rs) - 1 - len(rs) // 40]:.2f}; deciles / median vmscale "
+              f"{' '.join(f'{q / st.median(a):.3f}' for q in st.quantiles(a, n=10))}")
+        print(f"  {'':>34}reference "
+              f"{' '.join(f'{q / st.median(b):.3f}' for q in st.quantiles(b, n=10))}")
 print(f"# load after {load()}")
 if not other:
     sys.exit(0)
