@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::pg::PgDb;
 use common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -96,53 +97,6 @@ fn compare_across_hosts_says_what_differs() {
     assert!(listed.contains("node-b"), "{listed}");
 }
 
-/// A fresh database on the test server, dropped at the end.
-struct PgDb {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PgDb {
-    fn new(tag: &str) -> Option<PgDb> {
-        let Some(admin) = std::env::var("VMSCALE_TEST_PG")
-            .ok()
-            .filter(|u| !u.is_empty())
-        else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "VMSCALE_TEST_PG is not set under CI: .ci/run starts PostgreSQL and sets it"
-            );
-            eprintln!("skipped: set VMSCALE_TEST_PG (eval \"$(bench/pg-scratch.sh)\")");
-            return None;
-        };
-        let name = format!("vmscale_{tag}_{}", std::process::id());
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls)
-            .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL {admin}: {e}"));
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-        let url = format!("{base}/{name}");
-        Some(PgDb { admin, name, url })
-    }
-
-    fn db(&self) -> &Path {
-        Path::new(&self.url)
-    }
-}
-
-impl Drop for PgDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
-
 fn spawn(db: &Path, args: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_vmscale"))
         .args(args)
@@ -213,7 +167,7 @@ fn postgres_takes_merges_and_refuses_a_foreign_database() {
     assert_eq!(got["meta"]["machine"], src["meta"]["machine"]);
 
     let other = PgDb::new("foreign").unwrap();
-    postgres::Client::connect(&other.url, postgres::NoTls)
+    postgres::Client::connect(other.db().to_str().unwrap(), postgres::NoTls)
         .unwrap()
         .batch_execute("CREATE TABLE contacts (name TEXT)")
         .unwrap();

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::pg::PgDb;
 use common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 
@@ -121,29 +122,12 @@ fn the_same_command_unchanged_shows_no_step() {
 /// The SQLite store merged into a fresh PostgreSQL database gives the same
 /// series and steps.
 fn postgres_gives_the_same(sqlite: &Path, want: &serde_json::Value) {
-    let Some(admin) = std::env::var("VMSCALE_TEST_PG")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "VMSCALE_TEST_PG is not set under CI: .ci/run starts PostgreSQL and sets it"
-        );
-        eprintln!("PostgreSQL part not run: set VMSCALE_TEST_PG (eval \"$(bench/pg-scratch.sh)\")");
+    let Some(db) = PgDb::new("history") else {
         return;
     };
-    let name = format!("vmscale_history_{}", std::process::id());
-    let mut c = postgres::Client::connect(&admin, postgres::NoTls)
-        .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL {admin}: {e}"));
-    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .unwrap();
-    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-    let url = format!("{base}/{name}");
-    let pg = Path::new(&url);
+    let pg = db.db();
     ok(&vmscale_with_db(pg, &["merge", sqlite.to_str().unwrap()]));
     let got = history(pg, &[]);
-    let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
     let shape = |h: &serde_json::Value| {
         (
             h["series"]

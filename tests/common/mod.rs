@@ -3,6 +3,7 @@
 
 pub mod fixtures;
 pub mod guest;
+pub mod pg;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
