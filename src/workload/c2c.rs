@@ -111,6 +111,11 @@ pub fn pairs(cpus: &[usize], m: &Snapshot, per_class: Option<usize>) -> (Vec<Pai
 }
 
 impl C2c {
+    /// How many of the planned pairs fall in topology class `c`.
+    fn measured_in(&self, c: Class) -> usize {
+        self.cfg.pairs.iter().filter(|p| p.class == Some(c)).count()
+    }
+
     /// Validates CPUs (online, at least two), variants and sizes.
     pub fn new(
         cpus: Option<Vec<usize>>,
@@ -306,12 +311,7 @@ impl Workload for C2c {
             .classes
             .iter()
             .map(|(c, n)| {
-                let k = self
-                    .cfg
-                    .pairs
-                    .iter()
-                    .filter(|p| p.class == Some(*c))
-                    .count();
+                let k = self.measured_in(*c);
                 (c.label(), serde_json::json!({ "pairs": n, "measured": k }))
             })
             .collect();
@@ -334,15 +334,7 @@ impl Workload for C2c {
             .cfg
             .classes
             .iter()
-            .map(|(c, n)| {
-                let k = self
-                    .cfg
-                    .pairs
-                    .iter()
-                    .filter(|p| p.class == Some(*c))
-                    .count();
-                format!("{} {k}/{n}", c.label())
-            })
+            .map(|(c, n)| format!("{} {}/{n}", c.label(), self.measured_in(*c)))
             .collect();
         notes.extend(wrap(&classes, "; ", 76));
         notes
