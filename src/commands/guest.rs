@@ -83,12 +83,23 @@ pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
     Ok(steps)
 }
 
+/// How long a kernel may take to reach init: a guest still in early boot
+/// after it is hung (seen here: a 32-vCPU TCG guest on 2 host CPUs stuck
+/// after its first console line for 18 minutes), not slow.
+pub fn boot_bound(accel: Accel, cpus: usize) -> Duration {
+    Duration::from_secs(match accel {
+        Accel::Kvm => 60,
+        Accel::Tcg => 120 + 5 * cpus as u64,
+    })
+}
+
 /// The bound of one boot: the boot itself (longer for many vCPUs under
 /// TCG) and an allowance per plan step (`run quick` is a suite).
 pub fn derived_bound(steps: &[Vec<String>], accel: Accel, cpus: usize) -> Duration {
-    let (boot, step, suite) = match accel {
-        Accel::Kvm => (60, 600, 1800),
-        Accel::Tcg => (120 + 5 * cpus as u64, 1800, 5400),
+    let boot = boot_bound(accel, cpus).as_secs();
+    let (step, suite) = match accel {
+        Accel::Kvm => (600, 1800),
+        Accel::Tcg => (1800, 5400),
     };
     let plan: u64 = steps
         .iter()
@@ -409,6 +420,10 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         append: &append,
         info: session_info(&choice, &t),
         bound: timeout.unwrap_or_else(|| derived_bound(&steps, choice.accel, t.shape.cpus)),
+        // A --timeout of the user's replaces both bounds.
+        to_init: timeout
+            .is_none()
+            .then(|| boot_bound(choice.accel, t.shape.cpus)),
     };
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| Error::io("cannot create", out, e))?;

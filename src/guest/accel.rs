@@ -83,6 +83,7 @@ pub fn probe(
         cmd,
         Watch {
             bound: PROBE_BOUND,
+            to_init: None,
             log: &work.join("probe.console"),
             stop_at: Some(Marker::ProbeOk),
             on_marker: &mut ignore,

@@ -26,6 +26,8 @@ pub struct Session<'a> {
     /// The record each boot carries; `label` and `round` set per boot.
     pub info: GuestInfo,
     pub bound: Duration,
+    /// How long the kernel may take to reach init (None: only `bound`).
+    pub to_init: Option<Duration>,
 }
 
 /// A kernel with its initramfs, ready to boot.
@@ -112,6 +114,7 @@ pub fn boot(
         cmd,
         Watch {
             bound: s.bound,
+            to_init: s.to_init,
             log: &dir.join("console.log"),
             stop_at: None,
             on_marker,

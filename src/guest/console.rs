@@ -48,6 +48,9 @@ pub struct Outcome {
 /// What to watch for.
 pub struct Watch<'a> {
     pub bound: Duration,
+    /// A guest whose init has printed no marker this long after the start
+    /// is stopped as hung in boot, without waiting for the plan's bound.
+    pub to_init: Option<Duration>,
     /// The console log written as lines come.
     pub log: &'a Path,
     /// Stop the guest when this marker comes.
@@ -102,6 +105,7 @@ pub fn supervise(
     let mut deadline = begun + watch.bound;
     let mut panic: Option<String> = None;
     let mut spoke = false;
+    let mut init_seen = false;
     let mut take = |line: String, tail: &mut VecDeque<String>| -> Option<Marker> {
         spoke = true;
         if tail.len() == TAIL {
@@ -123,6 +127,7 @@ pub fn supervise(
                     deadline = deadline.min(Instant::now() + AFTER_PANIC);
                 }
                 if let Some(m) = take(line, &mut tail) {
+                    init_seen = true;
                     (watch.on_marker)(&m);
                     if watch.stop_at.as_ref() == Some(&m) {
                         break End::Stopped;
@@ -152,6 +157,12 @@ pub fn supervise(
                 End::Exited(code)
             };
         }
+        if let Some(b) = watch
+            .to_init
+            .filter(|b| !init_seen && begun.elapsed() >= *b)
+        {
+            break End::TimedOut(b);
+        }
         if Instant::now() >= deadline {
             break if panic.is_some() {
                 End::Panicked
@@ -180,6 +191,15 @@ mod tests {
     use super::*;
 
     fn watch_sh(script: &str, bound: Duration, stop_at: Option<Marker>) -> (Outcome, Vec<Marker>) {
+        watch_sh_to_init(script, bound, None, stop_at)
+    }
+
+    fn watch_sh_to_init(
+        script: &str,
+        bound: Duration,
+        to_init: Option<Duration>,
+        stop_at: Option<Marker>,
+    ) -> (Outcome, Vec<Marker>) {
         let dir = std::env::temp_dir().join(format!(
             "vmscale-console-test-{}-{}",
             std::process::id(),
@@ -196,6 +216,7 @@ mod tests {
             c,
             Watch {
                 bound,
+                to_init,
                 log: &dir.join("console.log"),
                 stop_at,
                 on_marker: &mut on,
@@ -220,6 +241,28 @@ mod tests {
         assert_eq!(out.tail.len(), TAIL);
         assert_eq!(out.tail[0], "line 22"); // 61 lines, the last 40
         assert_eq!(seen, vec![Marker::StepExit(1, 1, 0)]);
+    }
+
+    #[test]
+    fn a_kernel_that_never_reaches_init_is_stopped_at_the_boot_bound() {
+        // Speaks (an early boot line) but never prints init's marker: stopped
+        // at the boot bound, not at the plan's.
+        let (out, seen) = watch_sh_to_init(
+            "echo 'RETBleed: WARNING'; sleep 30",
+            Duration::from_secs(60),
+            Some(Duration::from_millis(300)),
+            None,
+        );
+        assert_eq!(out.end, End::TimedOut(Duration::from_millis(300)));
+        assert!(out.spoke && seen.is_empty());
+        // Once init has spoken, only the plan's bound applies.
+        let (out, seen) = watch_sh_to_init(
+            "echo 'vmscale-guest: step 1/1 start'; sleep 1; echo 'vmscale-guest: step 1/1 exit 0'",
+            Duration::from_secs(20),
+            Some(Duration::from_millis(300)),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)), "{seen:?}");
     }
 
     #[test]
