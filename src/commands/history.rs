@@ -12,6 +12,7 @@ use crate::stats::changepoint::Options;
 use crate::stats::stopping::sig4;
 use crate::store::Store;
 use crate::store::manage::ListFilter;
+use crate::text::clip;
 use std::path::Path;
 
 /// Everything the command needs besides the store.
@@ -187,16 +188,6 @@ fn method(o: &Options) -> String {
 fn short_time(t: &str) -> String {
     let t = t.replacen('T', " ", 1);
     t.chars().skip(5).take(11).collect()
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('~');
-        t
-    }
 }
 
 /// The median's interval as +/- a percentage of it.
