@@ -114,7 +114,8 @@ fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::{SplitMix64, log_t_ratio_ci};
+    use crate::stats::compare::log_t_ratio_ci;
+    use crate::stats::rng::SplitMix64;
 
     type Rounds = Vec<(i64, f64)>;
 
