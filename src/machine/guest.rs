@@ -63,6 +63,18 @@ impl GuestTopology {
     }
 }
 
+/// Which kernel a guest booted: two builds of one release differ here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestKernel {
+    /// The name of the file given to `--kernel` (an image or a package).
+    pub file: String,
+    /// SHA-256 of the image QEMU loaded, in hex.
+    pub sha256: String,
+    /// The commit a tree build was made from (`vmscale guest --tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
 /// The guest's own record of how it was booted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct GuestInfo {
@@ -86,6 +98,9 @@ pub struct GuestInfo {
     /// KVM: the host CPU each vCPU thread is pinned to, in vCPU order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<usize>,
+    /// The kernel image booted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<GuestKernel>,
 }
 
 /// Percent-encodes everything but a plain set, so a value never holds a
@@ -148,6 +163,13 @@ impl GuestInfo {
             let cpus: Vec<String> = self.pinned.iter().map(usize::to_string).collect();
             p.push(format!("{PREFIX}pinned={}", cpus.join(":")));
         }
+        if let Some(k) = &self.kernel {
+            p.push(format!("{PREFIX}kfile={}", encode(&k.file)));
+            p.push(format!("{PREFIX}ksha256={}", encode(&k.sha256)));
+            if let Some(c) = &k.commit {
+                p.push(format!("{PREFIX}kcommit={}", encode(c)));
+            }
+        }
         p
     }
 
@@ -172,6 +194,9 @@ impl GuestInfo {
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
                 "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
+                "kfile" => g.kernel.get_or_insert_with(Default::default).file = decode(v),
+                "ksha256" => g.kernel.get_or_insert_with(Default::default).sha256 = decode(v),
+                "kcommit" => g.kernel.get_or_insert_with(Default::default).commit = Some(decode(v)),
                 _ => {}
             }
         }
@@ -204,6 +229,11 @@ mod tests {
             }),
             prealloc: true,
             pinned: vec![0, 1, 0, 1],
+            kernel: Some(GuestKernel {
+                file: "linux-image-6.1.0-56-cloud-amd64_6.1.192-2_amd64.deb".into(),
+                sha256: "ab".repeat(32),
+                commit: Some("0123abcd".into()),
+            }),
         };
         let params = g.to_params();
         assert!(params.iter().all(|p| !p.contains(' ')), "{params:?}");
