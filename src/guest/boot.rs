@@ -36,6 +36,8 @@ pub struct Prepared {
     pub kernel: Kernel,
     pub label: String,
     pub initrd: PathBuf,
+    /// This kernel's own command-line additions (`--append-to`).
+    pub append: String,
 }
 
 /// Resolves the modules `kernel` needs and writes its initramfs into
@@ -55,6 +57,7 @@ pub fn prepare(
         kernel,
         label,
         initrd,
+        append: String::new(),
     })
 }
 
@@ -94,7 +97,8 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
-    let append = cmdline(&info, s.append);
+    info.kernel = Some(p.kernel.identity());
+    let append = cmdline(&info, &format!("{} {}", s.append, p.append));
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
     let qmp = dir.join(files::QMP);
