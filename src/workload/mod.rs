@@ -24,6 +24,7 @@ pub mod pft_args;
 pub mod region;
 pub mod spec;
 pub mod stored;
+pub mod vms;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
@@ -90,6 +91,7 @@ pub static REGISTRY: &[&Spec] = &[
     &latency::SPEC,
     &wis::SPEC,
     &mmap_lock::SPEC,
+    &vms::SPEC,
 ];
 
 /// The registered workload of this name (a stored run's `workload`).
