@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::samplefile;
 use super::{Error, Result};
+use crate::import::samplefile;
 use crate::model::{Better, Case, Figure, Run, RunMeta};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
@@ -311,7 +311,7 @@ impl From<crate::cli::CompareArgs> for Request {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     /// Steps counted while two sample files of `n` log-normal values are
     /// parsed, compared and laid out as text.

@@ -33,6 +33,19 @@ pub enum Merged {
     Running { from: i64 },
 }
 
+impl Merged {
+    /// The id in this store of the run that was `from` in the other, if
+    /// it is here now (copied or already present).
+    pub fn moved(merged: &[Merged], from: i64) -> Option<i64> {
+        merged.iter().find_map(|m| match m {
+            Merged::Copied { from: f, to } | Merged::Present { from: f, to } if *f == from => {
+                Some(*to)
+            }
+            _ => None,
+        })
+    }
+}
+
 /// What merging a spool did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SpoolMerged {
@@ -153,7 +166,7 @@ impl Store {
     /// run (unless it is here), each sample it does not have yet, in
     /// order, then the run's ending (incomplete when its process died
     /// before the end).
-    pub fn merge_spool(&mut self, sp: &spool::Read) -> Result<SpoolMerged> {
+    pub fn merge_spool(&mut self, sp: &spool::ReadSpool) -> Result<SpoolMerged> {
         let uuid = sp
             .run
             .get("uuid")
@@ -166,12 +179,14 @@ impl Store {
             .iter()
             .map(spool::json_row)
             .collect::<Result<Vec<_>>>()?;
-        let (status, note, ended_at) = sp.end.clone().unwrap_or_else(|| {
-            (
-                "incomplete".into(),
-                Some("its process ended while its store was away".into()),
-                crate::timefmt::now(),
-            )
+        let spool::Ending {
+            status,
+            note,
+            ended_at,
+        } = sp.end.clone().unwrap_or_else(|| spool::Ending {
+            status: "incomplete".into(),
+            note: Some("its process ended while its store was away".into()),
+            ended_at: crate::timefmt::now(),
         });
         let note = format!(
             "{}{}the samples taken while the store was away were merged from {}",
