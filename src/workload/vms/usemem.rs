@@ -13,7 +13,7 @@ use super::cases::{Amount, Store, Use};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
-use crate::stats::compare::SplitMix64;
+use crate::stats::rng::SplitMix64;
 use crate::workload::fault_map::OwnedFile;
 
 /// TaskReport values: bytes counted, nanoseconds the task's time began
