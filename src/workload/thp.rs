@@ -325,9 +325,9 @@ pub fn figures() -> Vec<Figure> {
     ]
 }
 
-/// `run quick`: 128 MiB fragmented, 64 MiB faulted.
+/// `run quick`: 64 MiB fragmented, 32 MiB faulted.
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
-    vec![super::spec::args("--size 128M")]
+    vec![super::spec::args("--size 64M")]
 }
 
 /// thp in the registry (`workload::REGISTRY`).
@@ -380,6 +380,15 @@ impl Workload for Thp {
             self.cfg.size
         };
         size.max(size / 2 + self.cfg.fault_size)
+    }
+    fn sample_s(&self, case: &Case) -> f64 {
+        // Phase 1 touches --size (none: nothing), phase 2 the fault region.
+        let size = if case.variant == Method::None.as_str() {
+            0
+        } else {
+            self.cfg.size
+        };
+        super::cost::default_s(size + self.cfg.fault_size, case.tasks)
     }
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let method: Method = case.variant.parse()?;

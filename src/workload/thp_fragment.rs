@@ -257,6 +257,7 @@ impl FileSet {
         let parent_path = &spec.dir;
         let io = |what: &str, e| Error::io(format!("--fragment files: {what}"), parent_path, e);
         let parent = open_dir(parent_path).map_err(|e| io("cannot open", e))?;
+        sweep(&parent);
         let name = CString::new(format!(
             "vmscale-thp-{}-{}",
             std::process::id(),
@@ -358,6 +359,67 @@ impl FileSet {
     }
 }
 
+/// Removes what runs killed before their end left in `parent`: a
+/// directory named as [`FileSet::create`] names them, whose process is
+/// gone, made by this user with mode 0700; only its `f<N>` entries, by
+/// name (a link is removed, never followed), then the directory if empty.
+fn sweep(parent: &OwnedFd) {
+    let Ok(entries) = std::fs::read_dir(format!("/proc/self/fd/{}", parent.as_raw_fd())) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("vmscale-thp-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let Ok(c) = CString::new(name) else { continue };
+        // SAFETY: parent is open, c a valid C string; the fd is checked.
+        let fd = unsafe {
+            libc::openat(
+                parent.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: fd was just opened and is owned here alone.
+        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a zeroed stat is valid; fstat fills it from an open fd.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: dir is open, st writable; geteuid has no preconditions.
+        let ours = unsafe { libc::fstat(dir.as_raw_fd(), &mut st) } == 0
+            && st.st_uid == unsafe { libc::geteuid() }
+            && st.st_mode & 0o777 == 0o700;
+        if !ours {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let n = f.file_name().to_string_lossy().into_owned();
+            if n.strip_prefix('f')
+                .is_some_and(|d| d.parse::<u64>().is_ok())
+                && let Ok(fc) = CString::new(n)
+            {
+                // SAFETY: removing an entry by name under an open directory.
+                unsafe { libc::unlinkat(dir.as_raw_fd(), fc.as_ptr(), 0) };
+            }
+        }
+        // SAFETY: as above; fails unless the directory is now empty.
+        unsafe { libc::unlinkat(parent.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) };
+    }
+}
+
 impl Drop for FileSet {
     fn drop(&mut self) {
         for i in 0..self.count {
@@ -424,6 +486,43 @@ mod tests {
         drop(set);
         assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
         std::fs::remove_dir(&parent).unwrap();
+    }
+
+    #[test]
+    fn files_a_killed_run_left_are_swept_and_others_kept() {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let parent = std::env::temp_dir().join(format!("thp-sweep-test-{}", std::process::id()));
+        std::fs::create_dir_all(&parent).unwrap();
+        // No process has a pid above pid_max.
+        let dead = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .unwrap()
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+            + 1;
+        let make = |name: &str, mode: u32| {
+            let d = parent.join(name);
+            std::fs::DirBuilder::new().mode(mode).create(&d).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+            std::fs::write(d.join("f0"), b"x").unwrap();
+            d
+        };
+        let stale = make(&format!("vmscale-thp-{dead}-1"), 0o700);
+        std::os::unix::fs::symlink("/etc/passwd", stale.join("f1")).unwrap();
+        let open = make(&format!("vmscale-thp-{dead}-2"), 0o755);
+        let alive = make(&format!("vmscale-thp-{}-3", std::process::id()), 0o700);
+        let other = make("unrelated", 0o700);
+        let spec = FileSpec {
+            dir: parent.clone(),
+            file_size: 4096,
+        };
+        drop(FileSet::create(&spec).unwrap());
+        assert!(!stale.exists(), "the dead run's directory is swept");
+        assert!(Path::new("/etc/passwd").exists());
+        for kept in [&open, &alive, &other] {
+            assert!(kept.join("f0").exists(), "{}", kept.display());
+        }
+        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     #[test]
