@@ -34,16 +34,23 @@ fn medians(run: &Run) -> Vec<(&CaseSamples, &Sample, usize)> {
 pub fn blocks(run: &Run) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let picked = medians(run);
+    // A knob the run varies names this block's value, else the machine's.
+    let knobs = run.cases.first().map(|c| &c.case.knobs);
+    let set = |k: &str, machine: &str| {
+        knobs
+            .and_then(|m| m.get(k))
+            .map_or_else(|| or_unknown(machine).to_string(), |v| v.clone())
+    };
     let mut out = vec![Block::Paragraph(format!(
         "thp: phase 1 fragments {} (anon: every other page freed; files: small\n\
          page-cache files between freed pages), phase 2 faults {} advised\n\
-         MADV_HUGEPAGE in {} steps; THP enabled {}, defrag {} at the start;\n\
+         MADV_HUGEPAGE in {} steps; THP enabled {}, defrag {};\n\
          {} (the median sample of each case by latency)\n",
         format_size(cfg.size),
         format_size(cfg.fault_size),
         format_size(cfg.step),
-        or_unknown(&cfg.thp_enabled),
-        or_unknown(&cfg.thp_defrag),
+        set("thp", &cfg.thp_enabled),
+        set("thp_defrag", &cfg.thp_defrag),
         super::cells::medians_of(run),
     ))];
     for (c, s, _) in &picked {
@@ -258,5 +265,15 @@ mod tests {
         assert_eq!(row("Compaction efficiency %"), "25.00");
         assert_eq!(row("Compact scan efficiency %"), "-");
         assert!(!out.contains("smaps shows"), "{out}");
+    }
+
+    #[test]
+    fn a_varied_knob_names_the_setting_of_its_block() {
+        let r = run("thp")
+            .config(serde_json::json!({"thp_enabled": "madvise", "thp_defrag": "madvise"}))
+            .case(case(1, "anon").knob("thp_defrag", "never").sample(s(1.0, 50.0, 1.0)))
+            .build();
+        let out = text::blocks(&blocks(&r));
+        assert!(out.contains("THP enabled madvise, defrag never;"), "{out}");
     }
 }
