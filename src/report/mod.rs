@@ -31,6 +31,7 @@ pub mod show;
 pub mod sysinfo;
 pub mod termplot;
 pub mod thp;
+pub mod ticks;
 pub mod warnings;
 pub mod wis;
 
