@@ -271,7 +271,11 @@ mod tests {
     fn a_varied_knob_names_the_setting_of_its_block() {
         let r = run("thp")
             .config(serde_json::json!({"thp_enabled": "madvise", "thp_defrag": "madvise"}))
-            .case(case(1, "anon").knob("thp_defrag", "never").sample(s(1.0, 50.0, 1.0)))
+            .case(
+                case(1, "anon")
+                    .knob("thp_defrag", "never")
+                    .sample(s(1.0, 50.0, 1.0)),
+            )
             .build();
         let out = text::blocks(&blocks(&r));
         assert!(out.contains("THP enabled madvise, defrag never;"), "{out}");
