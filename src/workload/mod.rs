@@ -24,6 +24,8 @@ pub mod pft_args;
 pub mod region;
 pub mod spec;
 pub mod stored;
+pub mod thp;
+pub mod thp_fragment;
 pub mod vms;
 pub mod wis;
 
@@ -91,6 +93,7 @@ pub static REGISTRY: &[&Spec] = &[
     &latency::SPEC,
     &wis::SPEC,
     &mmap_lock::SPEC,
+    &thp::SPEC,
     &vms::SPEC,
 ];
 
