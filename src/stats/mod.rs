@@ -16,6 +16,7 @@ pub mod comparison;
 pub mod levels;
 pub mod mixture;
 pub mod paired;
+pub mod projection;
 pub mod rerun;
 pub mod robust;
 pub mod run_diff;
