@@ -11,7 +11,7 @@ use common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 
 /// Stores 12 runs of `sh -c 'sleep $(cat F)'`, F holding 0.10 and, from
-/// the 7th run on, `after`; returns the run ids in order.
+/// the 7th run on, `after` (seconds); returns the run ids in order.
 fn sleep_series(s: &Scratch, after: &str) -> Vec<i64> {
     let f = s.dir.join("F");
     let script = format!("sleep $(cat {})", f.display());
@@ -35,7 +35,7 @@ fn history(db: &Path, extra: &[&str]) -> serde_json::Value {
 #[test]
 fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     let s = Scratch::new("history-step");
-    let ids = sleep_series(&s, "0.13");
+    let ids = sleep_series(&s, "0.20");
     let h = history(&s.db(), &[]);
     assert_eq!(h["series"].as_array().unwrap().len(), 12, "{h}");
     let steps = h["change_points"].as_array().unwrap();
@@ -43,9 +43,11 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     let c = &steps[0];
     assert_eq!(c["before_run"].as_i64(), Some(ids[5]));
     assert_eq!(c["after_run"].as_i64(), Some(ids[6]));
-    // sleep 0.13 over sleep 0.10 plus the shell's start, which both share.
+    // (0.20 + x) / (0.10 + x) for the time x both sides spend beyond
+    // their sleep (the shell's start, a loaded machine's delays): above 1,
+    // at most 2 whatever x is; 5 % beyond for x that differs by chance.
     let change = c["change"].as_f64().unwrap();
-    assert!((1.15..1.35).contains(&change), "change {change}");
+    assert!(change > 1.0 && change <= 2.1, "change {change}");
     let ci = c["ci"].as_array().unwrap();
     let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
     assert!(lo <= change && change <= hi && lo > 1.0, "{ci:?}");
