@@ -81,7 +81,11 @@ fn case_stop(key: &str, n: usize, stop: &Stop) -> String {
             paired,
         } => format!(
             "{key} at n={n} would need {}~{} {} (~{}) ({}{} now; {})",
-            if p.need.more_than { "more than " } else { "" },
+            if p.need.more_than {
+                "more than "
+            } else {
+                "at least "
+            },
             p.need.samples,
             if *paired { "rounds" } else { "samples" },
             super::estimate::seconds(p.need.samples as f64 * p.per_sample_s),
@@ -229,8 +233,8 @@ mod tests {
         assert_eq!(
             note,
             "adaptive, 95% CI of fault/wsec median within 0.1%: precision 0.1% reached in 1 \
-             of 3 cases (n=12); cannot reach 0.1% within 60s: fault/2 at n=10 would need \
-             ~6800 samples (~56.7 min) (±19.60% now; 3 near 554197, 7 near 689441); \
+             of 3 cases (n=12); cannot reach 0.1% within 60s: fault/2 at n=10 would need at \
+             least ~6800 samples (~56.7 min) (±19.60% now; 3 near 554197, 7 near 689441); \
              max-time 60s: fault/4 at n=114 ±0.40% (+0.85%/sample, p=2.1e-4); after 1 \
              warm-up"
         );
