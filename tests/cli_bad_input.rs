@@ -131,7 +131,7 @@ fn workload_options() {
             (&["run", "c2c", "--cpus", "4096"], "not online"),
             (
                 &["run", "c2c", "--variant", "foo"],
-                "use cas, cas-nopause, storeload",
+                "possible values: cas, cas-nopause, storeload",
             ),
             (&["run", "c2c", "--rounds", "0"], "at least 1"),
             (&["run", "atomic", "--variant", "foo"], "use shared, folded"),
