@@ -284,7 +284,7 @@ fn round2(n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
     use crate::stats::mixture;
     use crate::stats::robust::median_ci;
 
