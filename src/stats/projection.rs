@@ -284,8 +284,8 @@ fn round2(n: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::rng::SplitMix64;
     use crate::stats::mixture;
+    use crate::stats::rng::SplitMix64;
     use crate::stats::robust::median_ci;
 
     /// The median of `trials` simulated median-interval widths at `n`
