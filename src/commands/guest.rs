@@ -19,7 +19,9 @@ use crate::guest::initramfs::{Scripts, Userland};
 use crate::guest::pool::{self, Pooled, Round};
 use crate::guest::qemu::{self, Accel};
 use crate::guest::topology::{self, Request, Topology};
+use crate::guest::tree::TreeKernel;
 use crate::guest::{accel, kernel};
+use crate::kbuild::Note;
 use crate::machine::guest::GuestInfo;
 use crate::store::Store;
 
@@ -286,6 +288,47 @@ fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<Pa
     Ok(r.store())
 }
 
+/// The kernels of `--tree`'s revisions, built or found in the cache; the
+/// plan (which are cached), the config's differences from its base and
+/// the stage with its time on stderr.
+fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+    let Some(tree) = &a.tree else {
+        return Ok(Vec::new());
+    };
+    let quiet = super::output::quiet();
+    let bar = if !std::io::stderr().is_terminal() || quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.enable_steady_tick(Duration::from_millis(500));
+        b
+    };
+    let say = |text: &str| {
+        if !quiet {
+            bar.suspend(|| eprint!("{}", super::output::wrap(text, super::output::WIDTH)));
+        }
+    };
+    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
+    let built =
+        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
+            match note {
+                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
+                Note::Config(text) => say(text),
+                Note::Warn(text) => say(&format!("warning: {text}\n")),
+                Note::Stage(s) => {
+                    (stage, since) = (s, std::time::Instant::now());
+                    bar.set_message(format!("building {stage}"));
+                }
+                Note::Tick => bar.set_message(format!(
+                    "building {stage} ({} s)",
+                    since.elapsed().as_secs()
+                )),
+            }
+        });
+    bar.finish_and_clear();
+    built
+}
+
 /// The record shared by every boot of this invocation.
 fn session_info(choice: &accel::Choice, t: &Topology) -> GuestInfo {
     let kvm = choice.accel == Accel::Kvm;
@@ -322,11 +365,12 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             "give a plan after `--`, e.g. `vmscale guest --kernel K -- run pft --tasks 1`".into(),
         ));
     }
-    if a.labels.len() > a.kernels.len() {
+    if a.labels.len() > a.kernels.len() + a.revs.len() {
         return Err(Error::Input(format!(
-            "{} --label for {} --kernel: give at most one label per kernel",
+            "{} --label for {} --kernel and {} --rev: give at most one label per kernel",
             a.labels.len(),
-            a.kernels.len()
+            a.kernels.len(),
+            a.revs.len()
         )));
     }
     if !(1..=100).contains(&a.rounds) {
@@ -355,13 +399,16 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .as_deref()
         .map(crate::parse::duration)
         .transpose()?;
-    let kernels = a
+    let mut kernels: Vec<(kernel::Kernel, Option<String>)> = a
         .kernels
         .iter()
-        .map(|k| kernel::resolve(k, a.modules.as_deref()))
+        .map(|k| kernel::resolve(k, a.modules.as_deref()).map(|k| (k, None)))
         .collect::<Result<Vec<_>>>()?;
     check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
+    for k in tree_kernels(a)? {
+        kernels.push((k.kernel, Some(k.label)));
+    }
     let work = WorkDir::new()?;
     let user = Userland::prepare(&work.0)?;
     let (init_s, plan_s) = (init::init_script(), init::plan_script(&steps));
@@ -374,11 +421,12 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let prepared = kernels
         .into_iter()
         .enumerate()
-        .map(|(i, k)| {
+        .map(|(i, (k, default))| {
             let label = a
                 .labels
                 .get(i)
                 .cloned()
+                .or(default)
                 .unwrap_or_else(|| k.release.clone());
             boot::prepare(k, label, i, &user, &scripts, &work.0)
         })

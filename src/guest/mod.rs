@@ -20,3 +20,4 @@ pub mod pool;
 pub mod qemu;
 pub mod topology;
 pub mod transport;
+pub mod tree;
