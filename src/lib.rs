@@ -25,6 +25,7 @@ pub mod probes;
 pub mod profile;
 pub mod report;
 pub mod runner;
+pub mod setup;
 pub mod stats;
 pub mod store;
 pub mod timefmt;

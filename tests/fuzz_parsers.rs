@@ -5,8 +5,8 @@
 //! value accepted. fuzz/ holds the same targets for a long cargo-fuzz run.
 
 use proptest::prelude::*;
-use vmscale::commands::samplefile;
 use vmscale::import;
+use vmscale::import::samplefile;
 
 /// Text that looks like what the parsers read: table headers, numbers in
 /// every spelling (NaN, inf, exponents, signs, `s` suffixes, run-together),

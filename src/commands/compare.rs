@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::samplefile;
 use super::{Error, Result};
+use crate::import::samplefile;
 use crate::model::{Better, Case, Figure, Run, RunMeta};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};

@@ -6,23 +6,21 @@
 //! completed is still merged.
 
 use clap::Parser;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
+use super::progress::Bar;
 use super::{Error, Result};
 use crate::cli::{Cli, Command, GuestArgs};
-use crate::guest::boot::{self, Booted, Prepared, Session};
-use crate::guest::console::{End, TAIL};
-use crate::guest::init::{self, Marker};
-use crate::guest::initramfs::{Scripts, Userland};
-use crate::guest::pool::{self, Pooled, Round};
+use crate::guest::boot::Prepared;
+use crate::guest::initramfs::Userland;
+use crate::guest::pool::{self, Landed};
 use crate::guest::qemu::{self, Accel};
-use crate::guest::topology::{self, Request, Topology};
+use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
-use crate::guest::{accel, kernel};
+use crate::guest::workdir::WorkDir;
+use crate::guest::{accel, kernel, rounds};
 use crate::kbuild::Note;
-use crate::machine::guest::GuestInfo;
+use crate::runner::Progress as _;
 use crate::store::Store;
 
 /// Commands a plan may run inside a guest.
@@ -85,37 +83,6 @@ pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
     Ok(steps)
 }
 
-/// How long a kernel may take to reach init: a guest still in early boot
-/// after it is hung (seen here: a 32-vCPU TCG guest on 2 host CPUs stuck
-/// after its first console line for 18 minutes), not slow.
-pub fn boot_bound(accel: Accel, cpus: usize) -> Duration {
-    Duration::from_secs(match accel {
-        Accel::Kvm => 60,
-        Accel::Tcg => 120 + 5 * cpus as u64,
-    })
-}
-
-/// The bound of one boot: the boot itself (longer for many vCPUs under
-/// TCG) and an allowance per plan step (`run quick` is a suite).
-pub fn derived_bound(steps: &[Vec<String>], accel: Accel, cpus: usize) -> Duration {
-    let boot = boot_bound(accel, cpus).as_secs();
-    let (step, suite) = match accel {
-        Accel::Kvm => (600, 1800),
-        Accel::Tcg => (1800, 5400),
-    };
-    let plan: u64 = steps
-        .iter()
-        .map(|s| {
-            if s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK {
-                suite
-            } else {
-                step
-            }
-        })
-        .sum();
-    Duration::from_secs(boot + plan.max(60))
-}
-
 fn mem_mib(text: &str) -> Result<u64> {
     let bytes = crate::parse::size_arg("--mem", text)?;
     if bytes % (1 << 20) != 0 {
@@ -124,237 +91,6 @@ fn mem_mib(text: &str) -> Result<u64> {
         )));
     }
     Ok(bytes >> 20)
-}
-
-/// Refuses a guest larger than the host's available memory.
-fn check_host_memory(mib: u64) -> Result<()> {
-    let info = crate::machine::snapshot::read_meminfo(Path::new("/"));
-    let Some(avail) = info.get("MemAvailable").copied() else {
-        return Ok(());
-    };
-    if mib * 1024 > avail {
-        return Err(Error::Refused(format!(
-            "--mem {mib}M is more than the host has available ({} MiB): give at most {}M",
-            avail / 1024,
-            avail / 1024
-        )));
-    }
-    Ok(())
-}
-
-/// A private temporary directory, removed when dropped; those of earlier
-/// `vmscale guest` processes that were killed are removed first.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn new() -> Result<WorkDir> {
-        let tmp = std::env::temp_dir();
-        remove_stale(&tmp);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir = tmp.join(format!("vmscale-guest-{}-{nanos}", std::process::id()));
-        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-            .create(&dir)
-            .map_err(|e| Error::io("cannot create", &dir, e))?;
-        Ok(WorkDir(dir))
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn remove_stale(tmp: &Path) {
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return;
-    };
-    // Only directories owned by whoever runs this (the owner of /proc/self).
-    let me = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m));
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("vmscale-guest-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
-            continue;
-        };
-        let ours = me
-            .as_ref()
-            .is_ok_and(|u| *u == std::os::unix::fs::MetadataExt::uid(&meta));
-        if meta.is_dir() && ours && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// Progress on stderr when it is a terminal: one unit per boot and per
-/// plan step, with an estimate.
-fn progress(total: u64) -> indicatif::ProgressBar {
-    if !std::io::stderr().is_terminal() || super::output::quiet() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let b = indicatif::ProgressBar::with_draw_target(
-        Some(total),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    let template = "{elapsed:>4} {bar:20} {pos}/{len} stages, ~{eta} left {wide_msg}";
-    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-        b.set_style(style);
-    }
-    b.enable_steady_tick(Duration::from_millis(500));
-    b
-}
-
-fn tail_text(lines: &[String]) -> String {
-    let mut s = format!("last {} console lines:\n", lines.len().min(TAIL));
-    for l in lines {
-        s.push_str("  | ");
-        s.push_str(l);
-        s.push('\n');
-    }
-    s
-}
-
-/// What a finished boot means: the guest store it brought (None when
-/// the plan stores nothing), or why it failed.
-fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<PathBuf>> {
-    let who = format!("kernel {} ({}), round {round}", p.kernel.release, p.label);
-    let fail = |why: String| {
-        Err(Error::Failed(format!(
-            "{who}: {why}\n{}  (console log: {})",
-            tail_text(&b.outcome.tail),
-            b.dir.join("console.log").display()
-        )))
-    };
-    match &b.outcome.end {
-        End::Interrupted(_) => return Err(Error::Interrupted),
-        End::Panicked => {
-            return fail(format!(
-                "the kernel panicked: {}",
-                b.outcome.panic.as_deref().unwrap_or("")
-            ));
-        }
-        End::TimedOut(d) => {
-            return fail(format!(
-                "still running after {} s: stopped (raise --timeout if the plan needs longer)",
-                d.as_secs()
-            ));
-        }
-        End::Stopped | End::Exited(_) => {}
-    }
-    let Some(r) = &b.results else {
-        let qemu_err = std::fs::read_to_string(b.dir.join("qemu.stderr")).unwrap_or_default();
-        let shown = qemu::stderr_worth_showing(&qemu_err).join("\n  ");
-        return fail(format!(
-            "the guest wrote no results{}",
-            if shown.is_empty() {
-                String::new()
-            } else {
-                format!(" (QEMU: {shown})")
-            }
-        ));
-    };
-    if let Some(rel) = r.text("release").filter(|rel| *rel != p.kernel.release) {
-        return fail(format!(
-            "the guest runs {rel}, not the {} the image names",
-            p.kernel.release
-        ));
-    }
-    if let Some(s) = r.text("setup.status").filter(|s| s != "0") {
-        return fail(format!(
-            "the setup lines failed (status {s}):\n  {}",
-            r.tail("setup.log", 10).join("\n  ")
-        ));
-    }
-    for k in 1..=steps {
-        match r.step_status(k) {
-            Some(0) => {}
-            Some(rc) => {
-                return fail(format!(
-                    "plan step {k} exited {rc} in the guest:\n  {}",
-                    r.tail(&format!("step-{k}.err"), 10).join("\n  ")
-                ));
-            }
-            None => return fail(format!("plan step {k} did not finish")),
-        }
-    }
-    Ok(r.store())
-}
-
-/// The kernels of `--tree`'s revisions, built or found in the cache; the
-/// plan (which are cached), the config's differences from its base and
-/// the stage with its time on stderr.
-fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
-    let Some(tree) = &a.tree else {
-        return Ok(Vec::new());
-    };
-    let quiet = super::output::quiet();
-    let bar = if !std::io::stderr().is_terminal() || quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.enable_steady_tick(Duration::from_millis(500));
-        b
-    };
-    let say = |text: &str| {
-        if !quiet {
-            bar.suspend(|| eprint!("{}", super::output::wrap(text, super::output::WIDTH)));
-        }
-    };
-    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
-    let built =
-        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
-            match note {
-                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
-                Note::Config(text) => say(text),
-                Note::Warn(text) => say(&format!("warning: {text}\n")),
-                Note::Stage(s) => {
-                    (stage, since) = (s, std::time::Instant::now());
-                    bar.set_message(format!("building {stage}"));
-                }
-                Note::Tick => bar.set_message(format!(
-                    "building {stage} ({} s)",
-                    since.elapsed().as_secs()
-                )),
-            }
-        });
-    bar.finish_and_clear();
-    built
-}
-
-/// The record shared by every boot of this invocation.
-fn session_info(choice: &accel::Choice, t: &Topology) -> GuestInfo {
-    let kvm = choice.accel == Accel::Kvm;
-    let host = crate::machine::live();
-    let online = host.online_cpus();
-    GuestInfo {
-        accel: choice.accel.as_str().into(),
-        host_kernel: host.kernel_release.clone(),
-        session: Some(format!(
-            "{:x}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-                ^ u128::from(std::process::id())
-        )),
-        topology: Some(t.shape.clone()),
-        prealloc: kvm,
-        pinned: if kvm && !online.is_empty() {
-            (0..t.shape.cpus)
-                .map(|i| online[i % online.len()])
-                .collect()
-        } else {
-            Vec::new()
-        },
-        ..GuestInfo::default()
-    }
 }
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
@@ -399,60 +135,29 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .as_deref()
         .map(crate::parse::duration)
         .transpose()?;
-    let mut kernels: Vec<(kernel::Kernel, Option<String>)> = a
+    let mut kernels = a
         .kernels
         .iter()
-        .map(|k| kernel::resolve(k, a.modules.as_deref()).map(|k| (k, None)))
+        .map(|k| kernel::resolve(k, a.modules.as_deref()))
         .collect::<Result<Vec<_>>>()?;
-    check_host_memory(t.shape.mem_mib)?;
+    rounds::check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
+    // Labels: the user's, else a tree revision's short commit id, else
+    // the release.
+    let mut labels: Vec<String> = kernels.iter().map(|k| k.release.clone()).collect();
     for k in tree_kernels(a)? {
-        kernels.push((k.kernel, Some(k.label)));
+        labels.push(k.label);
+        kernels.push(k.kernel);
     }
-    let work = WorkDir::new()?;
-    let user = Userland::prepare(&work.0)?;
-    let (init_s, plan_s) = (init::init_script(), init::plan_script(&steps));
-    let setup_s = init::setup_script(&a.setup);
-    let scripts = Scripts {
-        init: &init_s,
-        plan: &plan_s,
-        setup: &setup_s,
-    };
-    let prepared = kernels
-        .into_iter()
-        .enumerate()
-        .map(|(i, (k, default))| {
-            let label = a
-                .labels
-                .get(i)
-                .cloned()
-                .or(default)
-                .unwrap_or_else(|| k.release.clone());
-            boot::prepare(k, label, i, &user, &scripts, &work.0)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    for (l, given) in labels.iter_mut().zip(&a.labels) {
+        l.clone_from(given);
+    }
+    let work = WorkDir::new("vmscale-guest")?;
+    let user = Userland::prepare(work.path())?;
+    let prepared = rounds::prepare(kernels, &labels, &steps, &a.setup, &user, work.path())?;
 
     let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
-        let probe_s = init::probe_script();
-        let probe = Scripts {
-            init: &probe_s,
-            plan: "",
-            setup: "",
-        };
-        let initrd = work.0.join("initrd-probe");
-        crate::guest::initramfs::write(&initrd, &user, &[], &probe)?;
-        let one = Request {
-            cpus: Some(1),
-            nodes: 1,
-            sockets: 1,
-            dies: 1,
-            threads: 1,
-            memory_only_nodes: 0,
-            mem_mib: 512,
-            distances: Vec::new(),
-        }
-        .check()?;
-        accel::probe(&prepared[0].kernel.image, &initrd, &one, &work.0)
+        accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {
         eprint!(
@@ -460,128 +165,68 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             super::output::wrap(&accel::tcg_banner(&choice.why), super::output::WIDTH)
         );
     }
+    let suites = steps
+        .iter()
+        .filter(|s| s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK)
+        .count();
     let append = a.append.join(" ");
-    let session = Session {
-        topology: &t,
-        accel: choice.accel,
-        cpu: a.cpu.as_deref(),
-        append: &append,
-        info: session_info(&choice, &t),
-        bound: timeout.unwrap_or_else(|| derived_bound(&steps, choice.accel, t.shape.cpus)),
-        // A --timeout of the user's replaces both bounds.
-        to_init: timeout
-            .is_none()
-            .then(|| boot_bound(choice.accel, t.shape.cpus)),
-    };
+    let plan = (steps.len(), suites);
+    let session = rounds::session(&t, &choice, a.cpu.as_deref(), &append, timeout, plan);
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| Error::io("cannot create", out, e))?;
     }
-    let files = a.out.clone().unwrap_or_else(|| work.0.clone());
+    let files = a.out.as_deref().unwrap_or(work.path());
 
-    // Boots in turn: A B A B ..
-    let n = prepared.len();
-    let bar = progress(u64::from(a.rounds) * n as u64 * (steps.len() as u64 + 1));
-    let mut done: Vec<Vec<Round>> = vec![Vec::new(); n];
-    let mut failure = None;
-    'rounds: for round in 1..=a.rounds {
-        for (i, p) in prepared.iter().enumerate() {
-            if crate::exec::signals::caught().is_some() {
-                failure = Some(Error::Interrupted);
-                break 'rounds;
-            }
-            let what = format!("round {round}/{} {}", a.rounds, p.label);
-            bar.set_message(format!("{what}: booting"));
-            let mut on_marker = |m: &Marker| match m {
-                Marker::Up(_) => bar.inc(1),
-                Marker::StepStart(k, s) => bar.set_message(format!("{what}: step {k}/{s}")),
-                Marker::StepExit(..) => bar.inc(1),
-                _ => {}
-            };
-            let dir = files
-                .join(format!("round-{round}"))
-                .join(format!("kernel-{}", i + 1));
-            let verdict = boot::boot(&session, p, round, &dir, &mut on_marker)
-                .and_then(|b| judge(&b, p, round, steps.len()));
-            match verdict {
-                Ok(store) => {
-                    if let Some(store) = store {
-                        done[i].push(Round { round, store });
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break 'rounds;
-                }
-            }
-        }
-    }
-    bar.finish_and_clear();
+    let bar = Bar::new("stages").ticking();
+    let (done, failure) = rounds::boot_all(&session, &prepared, a.rounds, steps.len(), files, &bar);
+    bar.finish();
 
-    let merged = pool_and_merge(db, &prepared, &done, &files, a.no_merge)?;
-    report(&prepared, &merged, a.rounds)?;
+    let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
+    report(&prepared, &landed, a.rounds)?;
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// Each kernel's pooled runs as (step, run id in `store`), and that store.
-struct Merged {
-    store: PathBuf,
-    runs: Vec<Vec<Pooled>>,
-}
-
-fn pool_and_merge(
-    db: &Path,
-    prepared: &[Prepared],
-    done: &[Vec<Round>],
-    files: &Path,
-    no_merge: bool,
-) -> Result<Merged> {
-    let pooled_path = files.join("pooled.db");
-    let _ = std::fs::remove_file(&pooled_path);
-    let mut pooled = Store::open(&pooled_path)?;
-    let mut runs = Vec::new();
-    for (p, rounds) in prepared.iter().zip(done) {
-        runs.push(if rounds.is_empty() {
-            Vec::new()
-        } else {
-            pool::pool(&p.label, rounds, &mut pooled)?
-        });
-    }
-    if no_merge || runs.iter().all(Vec::is_empty) {
-        return Ok(Merged {
-            store: pooled_path,
-            runs,
-        });
-    }
-    let mut host = Store::open(db)?;
-    let copied = host.merge_from(&pooled)?;
-    let to = |from: i64| {
-        copied.iter().find_map(|m| match m {
-            crate::store::merge::Merged::Copied { from: f, to }
-            | crate::store::merge::Merged::Present { from: f, to }
-                if *f == from =>
-            {
-                Some(*to)
-            }
-            _ => None,
-        })
+/// The kernels of `--tree`'s revisions, built or found in the cache; the
+/// plan (which are cached) and the config's differences from its base on
+/// stderr, and the build's stage with its time on the progress bar.
+fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+    let Some(tree) = &a.tree else {
+        return Ok(Vec::new());
     };
-    for kernel in &mut runs {
-        for r in kernel.iter_mut() {
-            r.id = to(r.id).unwrap_or(r.id);
+    let quiet = super::output::quiet();
+    let bar = Bar::new("builds").ticking();
+    let say = |text: &str| {
+        if !quiet {
+            bar.say_raw(&super::output::wrap(text, super::output::WIDTH));
         }
-    }
-    Ok(Merged {
-        store: db.to_path_buf(),
-        runs,
-    })
+    };
+    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
+    let built =
+        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
+            match note {
+                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
+                Note::Config(text) => say(text),
+                Note::Warn(text) => say(&format!("warning: {text}\n")),
+                Note::Stage(s) => {
+                    (stage, since) = (s, std::time::Instant::now());
+                    bar.note(&format!("building {stage}"));
+                }
+                Note::Tick => bar.note(&format!(
+                    "building {stage} ({} s)",
+                    since.elapsed().as_secs()
+                )),
+            }
+        });
+    bar.finish();
+    built
 }
 
 /// Where the runs went, the comparison of the kernels per plan step, and
 /// each kernel's between-boot variance.
-fn report(prepared: &[Prepared], m: &Merged, rounds: u32) -> Result<()> {
+fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
     if m.runs.iter().all(Vec::is_empty) {
         return Ok(());
     }

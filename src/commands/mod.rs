@@ -23,7 +23,6 @@ pub mod report;
 pub mod rerun_note;
 pub mod restore;
 pub mod run;
-pub mod samplefile;
 pub mod show;
 pub mod suite;
 pub mod sysinfo;

@@ -80,7 +80,7 @@ fn history(db: &Path, a: &ReportArgs) -> Result<()> {
     for n in &series.notes {
         super::output::warn(n);
     }
-    let report = super::history::build(&series, &analysis, &options)?;
+    let report = crate::report::history::build(&series, &analysis, &options)?;
     let title = match report.blocks.first() {
         Some(crate::report::export::Block::Title(t)) => t.clone(),
         _ => String::new(),

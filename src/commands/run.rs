@@ -276,7 +276,7 @@ pub fn run_workload(
             no_wait: h.no_wait,
         },
     };
-    Session::begin(db, setup)?.run(&super::progress::Bar::new())
+    Session::begin(db, setup)?.run(&super::progress::Bar::new("samples"))
 }
 
 /// Prints a stored run as `show` would, in the format the harness flags

@@ -8,9 +8,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::console::{self, End, Watch};
-use super::init::Marker;
+use super::init::{self, Marker};
+use super::initramfs::{self, Scripts, Userland};
 use super::qemu::{self, Accel, Machine};
-use super::topology::Topology;
+use super::topology::{Request, Topology};
 use crate::error::{Error, Result};
 
 /// The longest a probe boot may take to reach init under KVM.
@@ -94,6 +95,31 @@ pub fn probe(
         return Err(Error::Interrupted);
     }
     Ok(probe_verdict(&out.end, out.spoke))
+}
+
+/// The probe boot of `kernel`: writes the probe's initramfs (an /init that
+/// says it is up and powers off) into `work` and boots it on one vCPU.
+pub fn probe_boot(kernel: &Path, user: &Userland, work: &Path) -> Result<Option<String>> {
+    let probe_s = init::probe_script();
+    let scripts = Scripts {
+        init: &probe_s,
+        plan: "",
+        setup: "",
+    };
+    let initrd = work.join("initrd-probe");
+    initramfs::write(&initrd, user, &[], &scripts)?;
+    let one = Request {
+        cpus: Some(1),
+        nodes: 1,
+        sockets: 1,
+        dies: 1,
+        threads: 1,
+        memory_only_nodes: 0,
+        mem_mib: 512,
+        distances: Vec::new(),
+    }
+    .check()?;
+    probe(kernel, &initrd, &one, work)
 }
 
 /// Decides the accelerator for `asked` ("auto", "kvm" or "tcg"); `boot`

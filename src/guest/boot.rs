@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::console::{self, Outcome, Watch};
+use super::files;
 use super::init::Marker;
 use super::initramfs::{self, Scripts, Userland};
 use super::kernel::Kernel;
@@ -95,9 +96,9 @@ pub fn boot(
     info.round = Some(round);
     info.revision = p.kernel.revision.clone();
     let append = cmdline(&info, s.append);
-    let disk = dir.join("results.img");
+    let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
-    let qmp = dir.join("qmp.sock");
+    let qmp = dir.join(files::QMP);
     let kvm = s.accel == Accel::Kvm;
     let m = Machine {
         accel: s.accel,
@@ -109,14 +110,14 @@ pub fn boot(
         disk: Some(&disk),
         qmp: kvm.then_some(qmp.as_path()),
     };
-    let cmd = qemu::command(&m, &dir.join("qemu.stderr"))?;
+    let cmd = qemu::command(&m, &dir.join(files::QEMU_STDERR))?;
     let pinned = info.pinned.clone();
     let outcome = console::supervise(
         cmd,
         Watch {
             bound: s.bound,
             to_init: s.to_init,
-            log: &dir.join("console.log"),
+            log: &dir.join(files::CONSOLE_LOG),
             stop_at: None,
             on_marker,
         },
@@ -136,7 +137,7 @@ pub fn boot(
             return Err(e);
         }
     };
-    let results = transport::read_disk(&disk, &dir.join("results"));
+    let results = transport::read_disk(&disk, &dir.join(files::RESULTS));
     let _ = std::fs::remove_file(&disk);
     Ok(Booted {
         outcome,

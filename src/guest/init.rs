@@ -4,6 +4,8 @@
 //! stage on the console (`vmscale-guest: ...` lines the host follows),
 //! writes /out as a tar onto the results disk and powers off.
 
+use super::files;
+
 /// The prefix of every line the guest's init prints for the host.
 pub const MARKER: &str = "vmscale-guest:";
 
@@ -16,7 +18,7 @@ pub fn quote(word: &str) -> String {
 pub fn init_script() -> String {
     format!(
         r#"#!/bin/sh
-export PATH=/bin HOME=/root VMSCALE_DB=/out/guest.db VMSCALE_STATE_DIR=/root/state
+export PATH=/bin HOME=/root VMSCALE_DB=/out/{db} VMSCALE_STATE_DIR=/root/state
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
@@ -26,20 +28,20 @@ echo "{m} up $(uname -r)"
 for mod in $(cat /modules.order); do
   insmod /mods/$mod.ko || echo "{m} cannot load module $mod"
 done
-uname -r > /out/release
-cat /proc/cmdline > /out/cmdline
+uname -r > /out/{release}
+cat /proc/cmdline > /out/{cmdline}
 # The topology as the guest kernel sees it (copied with cat: sysfs files
 # claim 4096 bytes, which tar would trust).
 for f in /sys/devices/system/cpu/online /sys/devices/system/cpu/cpu*/topology/* \
          /sys/devices/system/node/online /sys/devices/system/node/node*/cpulist \
          /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
-  mkdir -p "/out/sysfs-topology${{f%/*}}" && cat "$f" > "/out/sysfs-topology$f" 2>/dev/null
+  mkdir -p "/out/{topo}${{f%/*}}" && cat "$f" > "/out/{topo}$f" 2>/dev/null
 done
 cd /root
 if [ -s /setup.sh ]; then
   echo "{m} setup"
-  sh -x /setup.sh > /out/setup.log 2>&1
-  echo $? > /out/setup.status
+  sh -x /setup.sh > /out/{setup_log} 2>&1
+  echo $? > /out/{setup_status}
 fi
 sh /plan.sh
 i=0
@@ -51,7 +53,13 @@ else
 fi
 poweroff -f
 "#,
-        m = MARKER
+        m = MARKER,
+        db = files::STORE,
+        release = files::RELEASE,
+        cmdline = files::CMDLINE,
+        topo = files::TOPOLOGY,
+        setup_log = files::SETUP_LOG,
+        setup_status = files::SETUP_STATUS,
     )
 }
 
@@ -64,10 +72,13 @@ pub fn plan_script(steps: &[Vec<String>]) -> String {
         let words: Vec<String> = step.iter().map(|w| quote(w)).collect();
         s.push_str(&format!(
             "echo \"{MARKER} step {k}/{n} start\"\n\
-             vmscale {} > /out/step-{k}.out 2> /out/step-{k}.err\n\
-             rc=$?\necho $rc > /out/step-{k}.status\n\
+             vmscale {} > /out/{} 2> /out/{}\n\
+             rc=$?\necho $rc > /out/{}\n\
              echo \"{MARKER} step {k}/{n} exit $rc\"\n",
-            words.join(" ")
+            words.join(" "),
+            files::step_out(k),
+            files::step_err(k),
+            files::step_status(k),
         ));
     }
     s

@@ -9,9 +9,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::boot::Prepared;
+use super::files;
 use crate::error::Result;
 use crate::model::{Case, Run, Status};
 use crate::stats::levels::INVOCATION;
+use crate::store::merge::Merged;
 use crate::store::{NewRun, Store};
 
 /// The noise key holding the round a sample's boot was in.
@@ -29,6 +32,51 @@ pub struct Round {
 pub struct Pooled {
     pub step: String,
     pub id: i64,
+}
+
+/// Each kernel's pooled runs and the store that holds them.
+pub struct Landed {
+    /// The host store, or the pooled store when nothing was merged.
+    pub store: PathBuf,
+    /// Per kernel, in `--kernel` order.
+    pub runs: Vec<Vec<Pooled>>,
+}
+
+/// Pools each kernel's completed rounds into `dir`/pooled.db and merges
+/// that into the store at `db` (unless `no_merge` or nothing was pooled),
+/// with the pooled runs' ids turned into the host store's.
+pub fn pool_and_merge(
+    db: &Path,
+    prepared: &[Prepared],
+    done: &[Vec<Round>],
+    dir: &Path,
+    no_merge: bool,
+) -> Result<Landed> {
+    let pooled_path = dir.join(files::POOLED);
+    let _ = std::fs::remove_file(&pooled_path);
+    let mut pooled = Store::open(&pooled_path)?;
+    let mut runs = Vec::new();
+    for (p, rounds) in prepared.iter().zip(done) {
+        runs.push(if rounds.is_empty() {
+            Vec::new()
+        } else {
+            pool(&p.label, rounds, &mut pooled)?
+        });
+    }
+    if no_merge || runs.iter().all(Vec::is_empty) {
+        return Ok(Landed {
+            store: pooled_path,
+            runs,
+        });
+    }
+    let copied = Store::open(db)?.merge_from(&pooled)?;
+    for r in runs.iter_mut().flatten() {
+        r.id = Merged::moved(&copied, r.id).unwrap_or(r.id);
+    }
+    Ok(Landed {
+        store: db.to_path_buf(),
+        runs,
+    })
 }
 
 /// What matches a run across rounds: workload, command line, label, and

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files;
 use crate::error::{Error, Result};
 
 /// Room for the guest's store and outputs (sparse: costs only what is
@@ -34,12 +35,12 @@ impl Results {
 
     /// The guest's store, if it made one.
     pub fn store(&self) -> Option<PathBuf> {
-        Some(self.dir.join("guest.db")).filter(|p| p.is_file())
+        Some(self.dir.join(files::STORE)).filter(|p| p.is_file())
     }
 
     /// The exit status of plan step `k` (1-based), if it ran.
     pub fn step_status(&self, k: usize) -> Option<i32> {
-        self.text(&format!("step-{k}.status"))?.parse().ok()
+        self.text(&files::step_status(k))?.parse().ok()
     }
 
     /// The last `n` lines of a file the guest wrote.

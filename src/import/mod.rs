@@ -1,10 +1,12 @@
 //! Reading other tools' results into vmscale's model: pft tables (Lameter's
 //! layouts as they appear in mail, see `pft`) and will-it-scale's
-//! runtest CSV. Parsers are pure: text in, runs-to-be out; the import
+//! runtest CSV; plain sample files for `compare --files` (`samplefile`).
+//! Parsers are pure: text in, runs-to-be out; the import
 //! command stores them.
 
 pub mod mail_date;
 pub mod pft;
+pub mod samplefile;
 pub mod wis;
 
 pub use mail_date::mail_date;

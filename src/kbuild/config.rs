@@ -103,56 +103,9 @@ pub const ENABLERS: &[&str] = &[
     "IKCONFIG_PROC",
 ];
 
-/// The guest's required options (to be replaced by the one list in
-/// `guest::kconfig` once it lands).
-const REQUIRED: &[&str] = &[
-    "64BIT",
-    "BLK_DEV_INITRD",
-    "BINFMT_ELF",
-    "BINFMT_SCRIPT",
-    "DEVTMPFS",
-    "PROC_FS",
-    "SYSFS",
-    "TMPFS",
-    "FUTEX",
-    "POSIX_TIMERS",
-    "FILE_LOCKING",
-    "VM_EVENT_COUNTERS",
-    "PCI",
-    "VIRTIO_PCI",
-    "VIRTIO_BLK",
-    "SERIAL_8250",
-    "SERIAL_8250_CONSOLE",
-    "PRINTK",
-    "SMP",
-    "ACPI",
-    "NUMA",
-    "ACPI_NUMA",
-    "NUMA_BALANCING",
-    "MIGRATION",
-    "TRANSPARENT_HUGEPAGE",
-    "COMPACTION",
-    "HUGETLBFS",
-    "SHMEM",
-    "SYSVIPC",
-    "MEMCG",
-    "CGROUPS",
-    "SWAP",
-    "ZRAM",
-    "BLK_DEV_LOOP",
-    "KSM",
-    "PROC_PAGE_MONITOR",
-    "PERF_EVENTS",
-    "TRACEPOINTS",
-    "DEBUG_FS",
-];
-
 /// vmscale's fragment: the guest's required options, then the enablers.
 pub fn fragment() -> String {
-    let mut out = String::from("# vmscale's guest needs\n");
-    for name in REQUIRED {
-        out.push_str(&format!("CONFIG_{name}=y\n"));
-    }
+    let mut out = crate::guest::kconfig::fragment();
     out.push_str("# what they depend on and what a small base lacks (src/kbuild/config.rs)\n");
     for name in ENABLERS {
         out.push_str(&format!("CONFIG_{name}=y\n"));
@@ -356,8 +309,8 @@ mod tests {
         let items = [Item::parse("CONFIG_NUMA=n").unwrap()];
         let text = additions(&items);
         let c = parse(&text);
-        for r in REQUIRED {
-            assert!(c.contains_key(*r), "{r} missing");
+        for r in crate::guest::kconfig::REQUIRED {
+            assert!(c.contains_key(r.name), "{} missing", r.name);
         }
         // The item comes last, so it wins over the fragment's NUMA=y.
         assert!(text.ends_with("# CONFIG_NUMA is not set\n"));

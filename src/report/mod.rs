@@ -15,6 +15,7 @@ pub mod fit;
 pub mod fork;
 pub mod generic;
 pub mod groups;
+pub mod history;
 pub mod html;
 pub mod imported;
 pub mod knobs;

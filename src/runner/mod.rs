@@ -92,6 +92,8 @@ pub struct Ending {
 pub trait Progress {
     fn start(&self, total: u64);
     fn step(&self, message: &str);
+    /// What runs now, without a unit done.
+    fn note(&self, _message: &str) {}
     fn finish(&self);
     /// More samples than planned: an adaptive case keeps sampling.
     fn grow(&self, _more: u64) {}

@@ -33,6 +33,19 @@ pub enum Merged {
     Running { from: i64 },
 }
 
+impl Merged {
+    /// The id in this store of the run that was `from` in the other, if
+    /// it is here now (copied or already present).
+    pub fn moved(merged: &[Merged], from: i64) -> Option<i64> {
+        merged.iter().find_map(|m| match m {
+            Merged::Copied { from: f, to } | Merged::Present { from: f, to } if *f == from => {
+                Some(*to)
+            }
+            _ => None,
+        })
+    }
+}
+
 /// What merging a spool did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SpoolMerged {

@@ -1,0 +1,277 @@
+//! The rounds of one `vmscale guest`: the bounds of a boot, the record
+//! every boot shares, the kernels booted in turn (A B A B ..) and each
+//! boot judged from its console and the files it brought back. A boot that
+//! fails stops the rounds; those completed before it are kept.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::accel::Choice;
+use super::boot::{self, Booted, Prepared, Session};
+use super::console::{End, TAIL};
+use super::files;
+use super::init::{self, Marker};
+use super::initramfs::{Scripts, Userland};
+use super::kernel::Kernel;
+use super::pool::Round;
+use super::qemu::{self, Accel};
+use super::topology::Topology;
+use crate::error::{Error, Result};
+use crate::machine::guest::GuestInfo;
+use crate::runner::Progress;
+
+/// How long a kernel may take to reach init: a guest still in early boot
+/// after it is hung (seen here: a 32-vCPU TCG guest on 2 host CPUs stuck
+/// after its first console line for 18 minutes), not slow.
+fn boot_bound(accel: Accel, cpus: usize) -> Duration {
+    Duration::from_secs(match accel {
+        Accel::Kvm => 60,
+        Accel::Tcg => 120 + 5 * cpus as u64,
+    })
+}
+
+/// The bound of one boot of a plan of `steps` steps, `suites` of them
+/// the quick suite: the boot itself (longer for many vCPUs under TCG) and
+/// an allowance per plan step.
+fn derived_bound(steps: usize, suites: usize, accel: Accel, cpus: usize) -> Duration {
+    let boot = boot_bound(accel, cpus).as_secs();
+    let (step, suite) = match accel {
+        Accel::Kvm => (600, 1800),
+        Accel::Tcg => (1800, 5400),
+    };
+    let plan = suites as u64 * suite + (steps - suites) as u64 * step;
+    Duration::from_secs(boot + plan.max(60))
+}
+
+/// Refuses a guest larger than the host's available memory.
+pub fn check_host_memory(mib: u64) -> Result<()> {
+    let info = crate::machine::snapshot::read_meminfo(Path::new("/"));
+    let Some(avail) = info.get("MemAvailable").copied() else {
+        return Ok(());
+    };
+    if mib * 1024 > avail {
+        return Err(Error::Refused(format!(
+            "--mem {mib}M is more than the host has available ({} MiB): give at most {}M",
+            avail / 1024,
+            avail / 1024
+        )));
+    }
+    Ok(())
+}
+
+/// The record shared by every boot of this invocation.
+fn session_info(choice: &Choice, t: &Topology) -> GuestInfo {
+    let kvm = choice.accel == Accel::Kvm;
+    let host = crate::machine::live();
+    let online = host.online_cpus();
+    GuestInfo {
+        accel: choice.accel.as_str().into(),
+        host_kernel: host.kernel_release.clone(),
+        session: Some(format!(
+            "{:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+                ^ u128::from(std::process::id())
+        )),
+        topology: Some(t.shape.clone()),
+        prealloc: kvm,
+        pinned: if kvm && !online.is_empty() {
+            (0..t.shape.cpus)
+                .map(|i| online[i % online.len()])
+                .collect()
+        } else {
+            Vec::new()
+        },
+        ..GuestInfo::default()
+    }
+}
+
+/// Each kernel labelled (its `labels` entry or its release) with its
+/// initramfs holding the plan's `steps` and the `setup` lines, in `work`.
+pub fn prepare(
+    kernels: Vec<Kernel>,
+    labels: &[String],
+    steps: &[Vec<String>],
+    setup: &[String],
+    user: &Userland,
+    work: &Path,
+) -> Result<Vec<Prepared>> {
+    let (init_s, plan_s) = (init::init_script(), init::plan_script(steps));
+    let setup_s = init::setup_script(setup);
+    let scripts = Scripts {
+        init: &init_s,
+        plan: &plan_s,
+        setup: &setup_s,
+    };
+    kernels
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let label = labels.get(i).cloned().unwrap_or_else(|| k.release.clone());
+            boot::prepare(k, label, i, user, &scripts, work)
+        })
+        .collect()
+}
+
+/// What every boot shares. The bound of a boot is the user's `timeout`
+/// (which then replaces the bound to init too) or derived from the plan:
+/// `steps` steps, `suites` of them the quick suite.
+pub fn session<'a>(
+    topology: &'a Topology,
+    choice: &Choice,
+    cpu: Option<&'a str>,
+    append: &'a str,
+    timeout: Option<Duration>,
+    (steps, suites): (usize, usize),
+) -> Session<'a> {
+    let cpus = topology.shape.cpus;
+    Session {
+        topology,
+        accel: choice.accel,
+        cpu,
+        append,
+        info: session_info(choice, topology),
+        bound: timeout.unwrap_or_else(|| derived_bound(steps, suites, choice.accel, cpus)),
+        to_init: timeout.is_none().then(|| boot_bound(choice.accel, cpus)),
+    }
+}
+
+/// Boots each of `prepared` in turn for `rounds` rounds of a plan of
+/// `steps` steps, with each boot's files under `files`/round-R/kernel-K.
+/// Gives each kernel's completed rounds and, if a boot failed or the run
+/// was interrupted, why (the rounds stop there). `bar` advances once per
+/// boot and per plan step.
+pub fn boot_all(
+    session: &Session,
+    prepared: &[Prepared],
+    rounds: u32,
+    steps: usize,
+    files: &Path,
+    bar: &dyn Progress,
+) -> (Vec<Vec<Round>>, Option<Error>) {
+    let mut done: Vec<Vec<Round>> = vec![Vec::new(); prepared.len()];
+    bar.start(u64::from(rounds) * prepared.len() as u64 * (steps as u64 + 1));
+    for round in 1..=rounds {
+        for (i, p) in prepared.iter().enumerate() {
+            if crate::exec::signals::caught().is_some() {
+                return (done, Some(Error::Interrupted));
+            }
+            let what = format!("round {round}/{rounds} {}", p.label);
+            bar.note(&format!("{what}: booting"));
+            let mut on_marker = |m: &Marker| match m {
+                Marker::Up(_) => bar.step(&format!("{what}: up")),
+                Marker::StepStart(k, s) => bar.note(&format!("{what}: step {k}/{s}")),
+                Marker::StepExit(k, s, _) => bar.step(&format!("{what}: step {k}/{s} done")),
+                _ => {}
+            };
+            let dir = files
+                .join(format!("round-{round}"))
+                .join(format!("kernel-{}", i + 1));
+            let verdict = boot::boot(session, p, round, &dir, &mut on_marker)
+                .and_then(|b| judge(&b, p, round, steps));
+            match verdict {
+                Ok(Some(store)) => done[i].push(Round { round, store }),
+                Ok(None) => {}
+                Err(e) => return (done, Some(e)),
+            }
+        }
+    }
+    (done, None)
+}
+
+fn tail_text(lines: &[String]) -> String {
+    let mut s = format!("last {} console lines:\n", lines.len().min(TAIL));
+    for l in lines {
+        s.push_str("  | ");
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+/// What a finished boot means: the guest store it brought (None when
+/// the plan stores nothing), or why it failed.
+fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<PathBuf>> {
+    let who = format!("kernel {} ({}), round {round}", p.kernel.release, p.label);
+    let fail = |why: String| {
+        Err(Error::Failed(format!(
+            "{who}: {why}\n{}  (console log: {})",
+            tail_text(&b.outcome.tail),
+            b.dir.join(files::CONSOLE_LOG).display()
+        )))
+    };
+    match &b.outcome.end {
+        End::Interrupted(_) => return Err(Error::Interrupted),
+        End::Panicked => {
+            return fail(format!(
+                "the kernel panicked: {}",
+                b.outcome.panic.as_deref().unwrap_or("")
+            ));
+        }
+        End::TimedOut(d) => {
+            return fail(format!(
+                "still running after {} s: stopped (raise --timeout if the plan needs longer)",
+                d.as_secs()
+            ));
+        }
+        End::Stopped | End::Exited(_) => {}
+    }
+    let Some(r) = &b.results else {
+        let qemu_err = std::fs::read_to_string(b.dir.join(files::QEMU_STDERR)).unwrap_or_default();
+        let shown = qemu::stderr_worth_showing(&qemu_err).join("\n  ");
+        return fail(format!(
+            "the guest wrote no results{}",
+            if shown.is_empty() {
+                String::new()
+            } else {
+                format!(" (QEMU: {shown})")
+            }
+        ));
+    };
+    if let Some(rel) = r
+        .text(files::RELEASE)
+        .filter(|rel| *rel != p.kernel.release)
+    {
+        return fail(format!(
+            "the guest runs {rel}, not the {} the image names",
+            p.kernel.release
+        ));
+    }
+    if let Some(s) = r.text(files::SETUP_STATUS).filter(|s| s != "0") {
+        return fail(format!(
+            "the setup lines failed (status {s}):\n  {}",
+            r.tail(files::SETUP_LOG, 10).join("\n  ")
+        ));
+    }
+    for k in 1..=steps {
+        match r.step_status(k) {
+            Some(0) => {}
+            Some(rc) => {
+                return fail(format!(
+                    "plan step {k} exited {rc} in the guest:\n  {}",
+                    r.tail(&files::step_err(k), 10).join("\n  ")
+                ));
+            }
+            None => return fail(format!("plan step {k} did not finish")),
+        }
+    }
+    Ok(r.store())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_step_gets_the_suite_s_allowance() {
+        let one = derived_bound(1, 0, Accel::Kvm, 2);
+        let suite = derived_bound(1, 1, Accel::Kvm, 2);
+        assert_eq!(one, Duration::from_secs(60 + 600));
+        assert_eq!(suite, Duration::from_secs(60 + 1800));
+        assert_eq!(
+            derived_bound(0, 0, Accel::Tcg, 32),
+            Duration::from_secs(120 + 5 * 32 + 60)
+        );
+    }
+}
