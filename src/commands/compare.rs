@@ -311,7 +311,7 @@ impl From<crate::cli::CompareArgs> for Request {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     /// Steps counted while two sample files of `n` log-normal values are
     /// parsed, compared and laid out as text.
