@@ -18,8 +18,10 @@ use crate::guest::initramfs::Userland;
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu::{self, Accel};
 use crate::guest::topology::{self, Request};
+use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kconfig, kernel, kernel_config, rounds};
+use crate::kbuild::Note;
 use crate::report::verdict::{self as shown, Verdict};
 use crate::runner::Progress as _;
 use crate::stats::decide::{self as rule, Rule};
@@ -103,15 +105,16 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             "give a plan after `--`, e.g. `vmscale guest --kernel K -- run pft --tasks 1`".into(),
         ));
     }
-    if a.labels.len() > a.kernels.len() {
+    if a.labels.len() > a.kernels.len() + a.revs.len() {
         return Err(Error::Input(format!(
-            "{} --label for {} --kernel: give at most one label per kernel",
+            "{} --label for {} --kernel and {} --rev: give at most one label per kernel",
             a.labels.len(),
-            a.kernels.len()
+            a.kernels.len(),
+            a.revs.len()
         )));
     }
     let budget = Budget::of(a, &steps)?;
-    let appends = appends_to(&a.append_to, a.kernels.len())?;
+    let appends = appends_to(&a.append_to, a.kernels.len() + a.revs.len())?;
     let mut distances = Vec::new();
     for d in &a.distance {
         distances.extend(topology::parse_distances(d)?);
@@ -132,7 +135,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .as_deref()
         .map(crate::parse::duration)
         .transpose()?;
-    let kernels = a
+    let mut kernels = a
         .kernels
         .iter()
         .map(|k| kernel::resolve(k, a.modules.as_deref()))
@@ -149,11 +152,21 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
     rounds::check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
+    // Labels: the user's, else a tree revision's short commit id, else
+    // the release.
+    let mut labels: Vec<String> = kernel::default_labels(&kernels);
+    for k in tree_kernels(a)? {
+        labels.push(k.label);
+        kernels.push(k.kernel);
+    }
+    for (l, given) in labels.iter_mut().zip(&a.labels) {
+        l.clone_from(given);
+    }
     let work = WorkDir::new("vmscale-guest")?;
     let user = Userland::prepare(work.path())?;
     let prepared = rounds::prepare(
         kernels,
-        &a.labels,
+        &labels,
         &appends,
         &steps,
         &a.setup,
@@ -243,6 +256,41 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
 }
 
+/// The kernels of `--tree`'s revisions, built or found in the cache; the
+/// plan (which are cached) and the config's differences from its base on
+/// stderr, and the build's stage with its time on the progress bar.
+fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+    let Some(tree) = &a.tree else {
+        return Ok(Vec::new());
+    };
+    let quiet = super::output::quiet();
+    let bar = Bar::new("builds").ticking();
+    let say = |text: &str| {
+        if !quiet {
+            bar.say_raw(&super::output::wrap(text, super::output::WIDTH));
+        }
+    };
+    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
+    let built =
+        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
+            match note {
+                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
+                Note::Config(text) => say(text),
+                Note::Warn(text) => say(&format!("warning: {text}\n")),
+                Note::Stage(s) => {
+                    (stage, since) = (s, std::time::Instant::now());
+                    bar.note(&format!("building {stage}"));
+                }
+                Note::Tick => bar.note(&format!(
+                    "building {stage} ({} s)",
+                    since.elapsed().as_secs()
+                )),
+            }
+        });
+    bar.finish();
+    built
+}
+
 /// Where the runs went, the comparison of the kernels per plan step, and
 /// each kernel's between-boot variance.
 fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
@@ -329,7 +377,7 @@ const ALPHA: f64 = 0.05;
 
 impl Budget {
     fn of(a: &GuestArgs, steps: &[Vec<String>]) -> Result<Budget> {
-        let kernels = a.kernels.len();
+        let kernels = a.kernels.len() + a.revs.len();
         let auto = a.rounds == Rounds::Auto;
         if !auto && (a.max_rounds.is_some() || a.max_time.is_some()) {
             return Err(Error::Input(

@@ -98,6 +98,7 @@ pub fn boot(
     info.label = Some(p.label.clone());
     info.round = Some(round);
     info.kernel = Some(p.kernel.identity());
+    info.revision = p.kernel.revision.clone();
     let append = cmdline(&info, &format!("{} {}", s.append, p.append));
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;

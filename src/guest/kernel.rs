@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::deb;
 use crate::error::{Error, Result};
-use crate::machine::guest::GuestKernel;
+use crate::machine::guest::{GuestKernel, GuestRevision};
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
@@ -24,8 +24,8 @@ pub struct Kernel {
     pub modules: Option<PathBuf>,
     /// SHA-256 of `image`, in hex.
     pub sha256: String,
-    /// The commit a tree build was made from.
-    pub commit: Option<String>,
+    /// The tree's revision it was built from (`--tree`/`--rev`).
+    pub revision: Option<GuestRevision>,
 }
 
 impl Kernel {
@@ -38,13 +38,15 @@ impl Kernel {
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             sha256: self.sha256.clone(),
-            commit: self.commit.clone(),
         }
     }
 
     /// The first hex digits of the image's hash (or its commit's).
     pub fn short_id(&self) -> &str {
-        let id = self.commit.as_deref().unwrap_or(&self.sha256);
+        let id = self
+            .revision
+            .as_ref()
+            .map_or(self.sha256.as_str(), |r| r.commit.as_str());
         &id[..id.len().min(SHORT)]
     }
 }
@@ -162,7 +164,7 @@ pub fn resolve(path: &Path, modules: Option<&Path>) -> Result<Kernel> {
         release,
         modules,
         sha256: sha256_of(path)?,
-        commit: None,
+        revision: None,
     })
 }
 
@@ -196,7 +198,7 @@ fn from_deb(deb_path: &Path) -> Result<Kernel> {
         release,
         modules: modules.is_dir().then_some(modules),
         sha256: sha256_of(image)?,
-        commit: None,
+        revision: None,
     })
 }
 
@@ -250,7 +252,10 @@ mod tests {
         assert_eq!(ks[0].identity().file, "a");
         assert_eq!(ks[0].sha256.len(), 64);
         // A tree build's commit names it instead.
-        ks[1].commit = Some("0123456789abcdef".into());
+        ks[1].revision = Some(GuestRevision {
+            commit: "0123456789abcdef".into(),
+            ..GuestRevision::default()
+        });
         assert_eq!(default_labels(&ks)[1], "6.1.192@01234567");
         let _ = std::fs::remove_dir_all(&dir);
     }

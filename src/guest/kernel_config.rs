@@ -150,7 +150,7 @@ mod tests {
             release: "6.1.192-test".into(),
             modules: None,
             sha256: String::new(),
-            commit: None,
+            revision: None,
         }
     }
 

@@ -70,9 +70,17 @@ pub struct GuestKernel {
     pub file: String,
     /// SHA-256 of the image QEMU loaded, in hex.
     pub sha256: String,
-    /// The commit a tree build was made from (`vmscale guest --tree`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+}
+
+/// The revision of a tree a kernel was built from (`vmscale guest --tree`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestRevision {
+    /// The commit id (for the working tree: HEAD's).
+    pub commit: String,
+    /// The commit's subject line.
+    pub subject: String,
+    /// `git describe --always --tags` (`-dirty` for a changed working tree).
+    pub describe: String,
 }
 
 /// The guest's own record of how it was booted.
@@ -101,6 +109,9 @@ pub struct GuestInfo {
     /// The kernel image booted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<GuestKernel>,
+    /// The tree's revision the kernel was built from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<GuestRevision>,
 }
 
 /// Percent-encodes everything but a plain set, so a value never holds a
@@ -166,9 +177,11 @@ impl GuestInfo {
         if let Some(k) = &self.kernel {
             p.push(format!("{PREFIX}kfile={}", encode(&k.file)));
             p.push(format!("{PREFIX}ksha256={}", encode(&k.sha256)));
-            if let Some(c) = &k.commit {
-                p.push(format!("{PREFIX}kcommit={}", encode(c)));
-            }
+        }
+        if let Some(r) = &self.revision {
+            p.push(format!("{PREFIX}commit={}", encode(&r.commit)));
+            p.push(format!("{PREFIX}describe={}", encode(&r.describe)));
+            p.push(format!("{PREFIX}subject={}", encode(&r.subject)));
         }
         p
     }
@@ -196,7 +209,11 @@ impl GuestInfo {
                 "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
                 "kfile" => g.kernel.get_or_insert_with(Default::default).file = decode(v),
                 "ksha256" => g.kernel.get_or_insert_with(Default::default).sha256 = decode(v),
-                "kcommit" => g.kernel.get_or_insert_with(Default::default).commit = Some(decode(v)),
+                "commit" => g.revision.get_or_insert_with(Default::default).commit = decode(v),
+                "describe" => {
+                    g.revision.get_or_insert_with(Default::default).describe = decode(v);
+                }
+                "subject" => g.revision.get_or_insert_with(Default::default).subject = decode(v),
                 _ => {}
             }
         }
@@ -232,7 +249,11 @@ mod tests {
             kernel: Some(GuestKernel {
                 file: "linux-image-6.1.0-56-cloud-amd64_6.1.192-2_amd64.deb".into(),
                 sha256: "ab".repeat(32),
-                commit: Some("0123abcd".into()),
+            }),
+            revision: Some(GuestRevision {
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+                subject: "mm: a \"quoted\" subject, 100% real".into(),
+                describe: "v6.1-3-g0123456".into(),
             }),
         };
         let params = g.to_params();
