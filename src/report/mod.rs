@@ -30,7 +30,9 @@ pub mod series;
 pub mod show;
 pub mod sysinfo;
 pub mod termplot;
+pub mod thp;
 pub mod ticks;
+pub mod vms;
 pub mod warnings;
 pub mod wis;
 
@@ -87,6 +89,8 @@ fn body(run: &Run, colour: bool) -> Vec<Block> {
         Some(Report::Latency) => latency::blocks(run),
         Some(Report::Wis) => wis::blocks(run),
         Some(Report::MmapLock) => mmap_lock::blocks(run),
+        Some(Report::Thp) => thp::blocks(run),
+        Some(Report::Vms) => vms::blocks(run),
         Some(Report::Generic) | None => generic::blocks(run),
     }
 }

@@ -18,6 +18,7 @@ pub mod decide;
 pub mod levels;
 pub mod mixture;
 pub mod paired;
+pub mod projection;
 pub mod rerun;
 pub mod rng;
 pub mod robust;

@@ -31,6 +31,8 @@ pub enum Report {
     Latency,
     Wis,
     MmapLock,
+    Thp,
+    Vms,
 }
 
 impl Report {
