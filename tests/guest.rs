@@ -339,7 +339,7 @@ fn bad_input_is_refused_before_anything_boots() {
     head[0x20e..0x210].copy_from_slice(&0x600u16.to_le_bytes());
     head[0x800..0x80e].copy_from_slice(b"6.1.192-nolock");
     std::fs::write(&image, &head).unwrap();
-    let config: String = vmscale::guest::kconfig::fragment()
+    let config: String = vmscale::kconfig::fragment()
         .lines()
         .filter(|l| !l.contains("FILE_LOCKING"))
         .map(|l| format!("{l}\n"))
