@@ -143,7 +143,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let user = Userland::prepare(work.path())?;
     let prepared = rounds::prepare(kernels, &a.labels, &steps, &a.setup, &user, work.path())?;
 
-    let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {

@@ -13,6 +13,7 @@ pub mod changepoint;
 pub mod colour;
 pub mod compare;
 pub mod comparison;
+pub mod files;
 pub mod levels;
 pub mod mixture;
 pub mod paired;
