@@ -1,9 +1,10 @@
 //! Statistics over samples: summaries and the robust centre, the stopping
 //! rule, mixtures and drifts, variance between invocations, the comparison
 //! tests and intervals (Welch, Benjamini-Hochberg, ratio intervals, paired
-//! A/B ratios), the comparison of runs built on them (`comparison`, and
-//! `run_diff` for what else differs between the runs) and the USL fit;
-//! `work` counts the steps they take.
+//! A/B ratios), the sequential verdict of paired rounds (`decide`), the
+//! comparison of runs built on them (`comparison`, and `run_diff` for what
+//! else differs between the runs) and the USL fit; `work` counts the steps
+//! they take.
 //! Pure numbers, apart from `case_groups`, `comparison` and `run_diff`,
 //! which read stored runs.
 
@@ -13,6 +14,7 @@ pub mod changepoint;
 pub mod colour;
 pub mod compare;
 pub mod comparison;
+pub mod decide;
 pub mod files;
 pub mod levels;
 pub mod mixture;

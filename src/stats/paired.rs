@@ -94,7 +94,7 @@ fn round_logs(v: &[(i64, f64)]) -> Vec<(i64, f64)> {
 }
 
 /// ln(new / base) of every round both sides have, in round order.
-fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f64> {
+pub(crate) fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f64> {
     let (b, n) = (round_logs(base), round_logs(new));
     let mut d = Vec::with_capacity(b.len().min(n.len()));
     let mut j = 0;
