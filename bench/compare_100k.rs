@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
-use vmscale::stats::compare::SplitMix64;
+use vmscale::stats::rng::SplitMix64;
 use vmscale::store::{NewRun, Store};
 
 fn arg(args: &[String], name: &str) -> Option<String> {

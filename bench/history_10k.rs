@@ -29,7 +29,7 @@ use std::time::Instant;
 use vmscale::history::{Point, analyse};
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
 use vmscale::stats::changepoint::Options;
-use vmscale::stats::compare::SplitMix64;
+use vmscale::stats::rng::SplitMix64;
 use vmscale::store::{NewRun, Store};
 
 fn arg(args: &[String], name: &str) -> Option<String> {

@@ -85,6 +85,18 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// For tests: panics unless `r` is bad input (`Error::Input`, exit 2),
+/// showing what it was instead.
+#[cfg(test)]
+#[track_caller]
+pub fn assert_input<T>(r: Result<T>) {
+    match r {
+        Err(Error::Input(_)) => {}
+        Err(e) => panic!("expected bad input (Error::Input), got {e:?}"),
+        Ok(_) => panic!("expected bad input (Error::Input), got Ok"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

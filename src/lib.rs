@@ -2,7 +2,8 @@
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
 //! `runner -> (workload, monitor, machine, profile, locks)`, `workload -> exec`. `model`
-//! (the shared data types), `parse` and `timefmt` are leaves anyone may use.
+//! (the shared data types), `parse`, `text` and `timefmt` are leaves anyone may
+//! use.
 
 pub mod cli;
 pub mod commands;
@@ -24,7 +25,9 @@ pub mod probes;
 pub mod profile;
 pub mod report;
 pub mod runner;
+pub mod setup;
 pub mod stats;
 pub mod store;
+pub mod text;
 pub mod timefmt;
 pub mod workload;

@@ -169,6 +169,12 @@ impl RunMeta {
     }
 }
 
+/// The noise key holding the round of the boot a guest run's sample was
+/// taken in (`vmscale guest --rounds`, written by guest/pool.rs): kernels
+/// boot in turn A B A B, so a round is the pairing unit between the runs
+/// of one guest session. Here, not in guest/, because stats pairs on it.
+pub const GUEST_ROUND: &str = "guest_round";
+
 /// One stored sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {

@@ -97,7 +97,7 @@ fn workload_options() {
             (&["run", "pft", "--size-per-task", "x"], "--size-per-task:"),
             (
                 &["run", "pft", "--size", "8M", "--thp", "maybe"],
-                "never or always",
+                "possible values: never, always",
             ),
             (&["run", "numa01", "--size", "0"], "--size: size '0'"),
             (&["run", "numa01", "--loops", "0"], "use 1 or more"),
@@ -131,7 +131,7 @@ fn workload_options() {
             (&["run", "c2c", "--cpus", "4096"], "not online"),
             (
                 &["run", "c2c", "--variant", "foo"],
-                "use cas, cas-nopause, storeload",
+                "possible values: cas, cas-nopause, storeload",
             ),
             (&["run", "c2c", "--rounds", "0"], "at least 1"),
             (&["run", "atomic", "--variant", "foo"], "use shared, folded"),
@@ -148,6 +148,19 @@ fn workload_options() {
                 "raise --max",
             ),
             (&["run", "latency", "--pages", "foo"], "use base, thp"),
+            (
+                &["run", "pft", "--size", "8M", "--backing", "disk"],
+                "anon, memfd",
+            ),
+            (
+                &["run", "pft", "--size", "8M", "--access", "x"],
+                "write, read",
+            ),
+            (
+                &["run", "pft", "--size", "8M", "--pages", "x"],
+                "base, thp, hugetlb",
+            ),
+            (&["run", "colour", "--thp", "x"], "never, always"),
             (&["run", "latency", "--loads", "0"], "at least 1"),
             (
                 &["run", "cmd", "--interval", "0", "--", "true"],

@@ -7,7 +7,7 @@ mod common;
 use common::{Scratch, json, ok, stderr, stdout};
 use std::collections::BTreeMap;
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
-use vmscale::stats::compare::SplitMix64;
+use vmscale::stats::rng::SplitMix64;
 use vmscale::store::{NewRun, Store};
 
 fn sample(seq: i64, value: f64, vm: &[(&str, i64)]) -> Sample {

@@ -11,7 +11,7 @@ use crate::store::{Store, spool};
 /// A file to merge: another store, or a run's spool.
 enum Source {
     Store(Store),
-    Spool(spool::Read),
+    Spool(spool::ReadSpool),
 }
 
 fn open(file: &Path) -> Result<Source> {

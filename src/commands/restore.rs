@@ -1,5 +1,7 @@
 //! `vmscale restore`: puts back the knobs a run killed with SIGKILL left
-//! changed, from its journal; and the same check at every start.
+//! changed, from its journal, and undoes the set-up (mounts, loop devices,
+//! cgroups, swap, huge pages) it left, from the set-up journals; and the
+//! same at every start.
 
 use super::{Error, Result};
 use crate::knobs::lock::{KnobLock, Wait};
@@ -19,29 +21,44 @@ pub fn restore(no_wait: bool) -> Result<()> {
     let path = journal::default_path();
     let wait = if no_wait { Wait::No } else { Wait::Yes };
     let mut lock = KnobLock::acquire(wait)?;
-    let lines = session::recover_all(Some(&mut lock), &live_root(), &path)?;
+    // A set-up that cannot be undone does not keep the knobs from being
+    // restored; its error is reported after them.
+    let setup = crate::setup::recover();
+    let mut lines = setup.as_ref().map_or_else(|_| Vec::new(), Clone::clone);
+    lines.extend(session::recover_all(Some(&mut lock), &live_root(), &path)?);
     let mut out = String::new();
-    if lines.is_empty() {
+    if lines.is_empty() && setup.is_ok() {
         out.push_str(&format!(
-            "nothing to restore: no knob journal left by a run (looked at {} and the knob \
-             lock {})
+            "nothing to restore: no knob or set-up journal left by a run (looked at {}, the \
+             knob lock {} and {})
 ",
             path.display(),
-            KnobLock::path().display()
+            KnobLock::path().display(),
+            crate::setup::journal::setup_dir(&crate::knobs::state::dir()).display()
         ));
     }
     for l in lines {
         out.push_str(&format!("{l}\n"));
     }
-    super::output::text(&out)
+    super::output::text(&out)?;
+    setup.map(|_| ())
 }
 
-/// At start, as root: repairs journals whose run is gone, when the knob lock
-/// is free (a live run holds it and restores its own knobs); prints what it
-/// restored, or why it could not, on stderr and carries on.
+/// At start, as root: undoes set-ups whose run is gone (a live run holds
+/// its set-up's lock), and repairs knob journals whose run is gone, when
+/// the knob lock is free (a live run holds it and restores its own knobs);
+/// prints what it did, or why it could not, on stderr and carries on.
 pub fn at_start() {
     if effective_uid() != Some(0) {
         return;
+    }
+    match crate::setup::recover() {
+        Ok(lines) => {
+            for l in lines {
+                eprintln!("vmscale: {l}");
+            }
+        }
+        Err(e) => eprintln!("vmscale: a set-up journal was left behind but undoing failed: {e}"),
     }
     let path = journal::default_path();
     if !path.exists() && !KnobLock::path().exists() {

@@ -320,13 +320,26 @@ pub fn lazy_memory(root: &Path, before: &MemorySize, after: &MemorySize) -> Outc
     Outcome::Found(Finding {
         check: "lazy-memory",
         what: format!(
-            "the nodes hold {} of {} MemTotal{}: memory initialised lazily or              hot-added joins the free lists while runs fault, so some faults              take fresh pages whose first touch also pays for initialising              them (and on a VM for the host backing them), and fault cost              falls as the memory fills in; samples flagged noisy say when it              grew (noise memory_grew_kib)",
+            "the nodes hold {} of {} MemTotal{}: memory initialised lazily or \
+             hot-added joins the free lists while runs fault, so some faults \
+             take fresh pages whose first touch also pays for initialising \
+             them (and on a VM for the host backing them), and fault cost \
+             falls as the memory fills in; samples flagged noisy say when it \
+             grew (noise memory_grew_kib)",
             gib(after.nodes_kib),
             gib(total),
-            if grew > 0 { ", and grew while watched" } else { "" }
+            if grew > 0 {
+                ", and grew while watched"
+            } else {
+                ""
+            }
         ),
         evidence,
-        fix: "measure once the nodes' MemTotal has reached MemTotal (touch the               memory once first, e.g. a pft run of most of MemAvailable), or               boot without lazy initialisation (drop deferred_init=lazy from               the kernel command line) and online hot-added memory before               measuring"
+        fix: "measure once the nodes' MemTotal has reached MemTotal (touch the \
+              memory once first, e.g. a pft run of most of MemAvailable), or \
+              boot without lazy initialisation (drop deferred_init=lazy from \
+              the kernel command line) and online hot-added memory before \
+              measuring"
             .into(),
         tune: Vec::new(),
     })

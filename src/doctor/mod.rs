@@ -201,38 +201,7 @@ pub fn text(r: &Report) -> String {
     out
 }
 
-/// Wraps words to `width`, continuation lines indented by `indent` plus two.
+/// `s` folded to `width`, continuation lines indented by `indent` plus two.
 fn wrap(s: &str, indent: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = indent.to_string();
-    let cont = format!("{indent}  ");
-    for word in s.split_whitespace() {
-        let fresh = line.trim().is_empty();
-        if !fresh && line.len() + 1 + word.len() > width {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = cont.clone();
-        }
-        if !line.trim().is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wrap_keeps_lines_short() {
-        let long = "word ".repeat(40);
-        let w = wrap(&long, "  ", 30);
-        assert!(w.lines().all(|l| l.len() <= 30));
-        assert_eq!(w.split_whitespace().count(), 40);
-        assert!(w.lines().skip(1).all(|l| l.starts_with("    ")));
-    }
+    crate::text::fill(s, width, indent, &format!("{indent}  "))
 }

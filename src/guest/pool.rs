@@ -18,7 +18,7 @@ use crate::store::merge::Merged;
 use crate::store::{NewRun, Store};
 
 /// The noise key holding the round a sample's boot was in.
-pub use crate::stats::paired::GUEST_ROUND;
+pub use crate::model::GUEST_ROUND;
 
 /// One completed boot of a kernel: its round and the store it brought.
 #[derive(Debug, Clone)]

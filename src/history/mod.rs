@@ -15,7 +15,7 @@ mod tests;
 pub mod trend;
 
 use crate::model::Figure;
-use crate::stats::changepoint::{self, Options};
+use crate::stats::changepoint::{self, Options, Split};
 use crate::stats::compare::{Moments, figure_p, log_t_ratio_ci_of, welch_p_of};
 use crate::stats::robust::median_ci;
 use crate::stats::summary::median;
@@ -107,10 +107,7 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
     } else {
         medians.clone()
     };
-    let mut at: Vec<(usize, f64)> = changepoint::e_divisive(&y, opts)
-        .iter()
-        .map(|s| (s.at, s.p))
-        .collect();
+    let mut at: Vec<Split> = changepoint::e_divisive(&y, opts);
     // Confirm: a split whose segments' runs do not differ by Welch's test
     // is dropped (the weakest first), and its neighbours re-tested.
     loop {
@@ -132,7 +129,7 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
     let mut entries = Vec::with_capacity(points.len());
     let mut residuals = Vec::with_capacity(points.len());
     let edges: Vec<usize> = std::iter::once(0)
-        .chain(at.iter().map(|a| a.0))
+        .chain(at.iter().map(|a| a.at))
         .chain(std::iter::once(points.len()))
         .collect();
     for (segment, w) in edges.windows(2).enumerate() {
@@ -163,7 +160,7 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
     let change_points = (0..at.len())
         .map(|k| {
             let b = bounds(&at, k, y.len());
-            step(points, &y, logs, &b, at[k].1, figure, &centre)
+            step(points, &y, logs, &b, at[k].p, figure, &centre)
         })
         .collect();
     Analysis {
@@ -173,15 +170,33 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
     }
 }
 
-/// The segments either side of split `k`: [start, at) and [at, end).
-fn bounds(at: &[(usize, f64)], k: usize, n: usize) -> [usize; 3] {
-    let start = if k == 0 { 0 } else { at[k - 1].0 };
-    let end = at.get(k + 1).map_or(n, |a| a.0);
-    [start, at[k].0, end]
+/// The segments either side of a split: runs `start..at` and `at..end`.
+struct Sides {
+    start: usize,
+    at: usize,
+    end: usize,
 }
 
-fn runs_p(y: &[f64], b: &[usize; 3]) -> Option<f64> {
-    welch_p_of(&Moments::of(&y[b[0]..b[1]]), &Moments::of(&y[b[1]..b[2]]))
+impl Sides {
+    fn before(&self) -> std::ops::Range<usize> {
+        self.start..self.at
+    }
+    fn after(&self) -> std::ops::Range<usize> {
+        self.at..self.end
+    }
+}
+
+/// The segments either side of split `k` of `n` points.
+fn bounds(at: &[Split], k: usize, n: usize) -> Sides {
+    Sides {
+        start: if k == 0 { 0 } else { at[k - 1].at },
+        at: at[k].at,
+        end: at.get(k + 1).map_or(n, |a| a.at),
+    }
+}
+
+fn runs_p(y: &[f64], b: &Sides) -> Option<f64> {
+    welch_p_of(&Moments::of(&y[b.before()]), &Moments::of(&y[b.after()]))
 }
 
 fn side(p: &Point) -> Side {
@@ -197,13 +212,13 @@ fn step(
     points: &[Point],
     y: &[f64],
     logs: bool,
-    b: &[usize; 3],
+    b: &Sides,
     p: f64,
     figure: &Figure,
     centre: &dyn Fn(std::ops::Range<usize>) -> f64,
 ) -> ChangePoint {
-    let (before, after) = (&y[b[0]..b[1]], &y[b[1]..b[2]]);
-    let change = centre(b[1]..b[2]) / centre(b[0]..b[1]);
+    let (before, after) = (&y[b.before()], &y[b.after()]);
+    let change = centre(b.after()) / centre(b.before());
     let ci = logs
         .then(|| log_t_ratio_ci_of(&Moments::of(before), &Moments::of(after), change))
         .flatten()
@@ -219,18 +234,18 @@ fn step(
         crate::model::Better::Lower => change < 1.0,
     };
     ChangePoint {
-        before_run: points[b[1] - 1].run,
-        after_run: points[b[1]].run,
-        index: b[1],
+        before_run: points[b.at - 1].run,
+        after_run: points[b.at].run,
+        index: b.at,
         change,
         ci,
         p,
         p_runs: runs_p(y, b),
-        p_samples: figure_p(&pooled(b[0]..b[1]), &pooled(b[1]..b[2]), true),
-        runs_before: b[1] - b[0],
-        runs_after: b[2] - b[1],
-        before: side(&points[b[1] - 1]),
-        after: side(&points[b[1]]),
+        p_samples: figure_p(&pooled(b.before()), &pooled(b.after()), true),
+        runs_before: b.before().len(),
+        runs_after: b.after().len(),
+        before: side(&points[b.at - 1]),
+        after: side(&points[b.at]),
         better,
     }
 }

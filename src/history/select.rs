@@ -82,7 +82,9 @@ pub fn series(store: &Store, req: &Request) -> Result<Series> {
         ));
     }
     let workload = one_workload(&runs)?;
-    refuse_mixed(&runs)?;
+    if runs.iter().any(|r| like_key(r) != like_key(&runs[0])) {
+        refuse_mixed(&runs)?;
+    }
     let case = pick_case(&runs, req.case.as_deref())?;
     let figure = pick_figure(&runs, req.figure.as_deref())?;
     let with_case: Vec<&HistoryRun> = runs.iter().filter(|r| r.cases.contains(&case)).collect();
@@ -173,6 +175,12 @@ fn one_workload(runs: &[HistoryRun]) -> Result<String> {
         "runs of several workloads match: {}; choose one with --workload",
         named.join(", ")
     )))
+}
+
+/// What makes runs "like", one history: the same workload, configuration
+/// and knobs. Runs of one key differ in nothing but the kernel and the time.
+pub fn like_key(r: &HistoryRun) -> String {
+    format!("{}\n{}\n{}", r.listing.workload, r.config, r.knobs)
 }
 
 /// Flattened configuration: `config.X` and `knobs.X` paths to values.

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::model::Better;
-use crate::stats::compare::SplitMix64;
+use crate::stats::rng::SplitMix64;
 
 struct Sim {
     points: Vec<Point>,

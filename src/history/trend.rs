@@ -2,6 +2,7 @@
 //! the previous like run (same workload and configuration, first case),
 //! and `step` where the history of those runs has a change point.
 
+use super::select::like_key;
 use super::{Point, analyse};
 use crate::error::Result;
 use crate::stats::changepoint::Options;
@@ -35,11 +36,9 @@ impl Trend {
 /// The trend of every run in `runs` (listed oldest first).
 pub fn trends(store: &Store, runs: &[RunListing]) -> Result<HashMap<i64, Trend>> {
     let full = store.history_runs(runs.to_vec())?;
-    // Like runs: one workload, one configuration.
     let mut groups: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
     for r in &full {
-        let key = format!("{}\n{}\n{}", r.listing.workload, r.config, r.knobs);
-        groups.entry(key).or_default().push(r);
+        groups.entry(like_key(r)).or_default().push(r);
     }
     let mut out = HashMap::new();
     for group in groups.values() {

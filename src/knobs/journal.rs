@@ -3,7 +3,7 @@
 //! restore, so a run killed with SIGKILL can be repaired later.
 
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::state;
 use crate::error::{Error, Result};
@@ -35,26 +35,9 @@ pub fn default_path() -> PathBuf {
 /// directory, so after a crash there is either the old state or the new.
 /// The directory is created 0700 if needed and checked (see `state`).
 pub fn write(path: &Path, j: &Journal) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    state::ensure_dir(dir).map_err(|e| e.context("knob journal"))?;
-    let tmp = path.with_extension("journal.tmp");
     let text =
         serde_json::to_string_pretty(j).map_err(|e| Error::Failed(format!("knob journal: {e}")))?;
-    let fail = |e: std::io::Error| Error::io("cannot write the knob journal", &tmp, e);
-    // A leftover (or planted) temporary file is removed, never followed.
-    match std::fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
-        _ => {}
-    }
-    let mut f = state::create_new(&tmp)?;
-    f.write_all(text.as_bytes()).map_err(fail)?;
-    f.sync_all().map_err(fail)?;
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Error::io("cannot move the knob journal into", path, e))?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    state::write_durably(path, text.as_bytes(), "knob journal")
 }
 
 /// Reads the journal; Ok(None) when there is none. Its directory must pass
@@ -84,15 +67,7 @@ pub fn read(path: &Path) -> Result<Option<Journal>> {
 
 /// Removes the journal and makes the removal durable.
 pub fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io("cannot remove the knob journal", path, e)),
-    }
-    if let Some(d) = path.parent().and_then(|d| std::fs::File::open(d).ok()) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    state::remove_durably(path, "knob journal")
 }
 
 #[cfg(test)]

@@ -11,17 +11,16 @@ use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run};
 use crate::workload::c2c::Stored;
-use crate::workload::c2c::{Pair, pair_figure};
+use crate::workload::c2c::{Pair, Variant, pair_figure};
 use crate::workload::c2c_pairs::Class;
 use crate::workload::stored::view;
 
+/// What a stored case's variant measures ("ping-pong" for one this
+/// version does not know).
 fn describe(variant: &str) -> &'static str {
-    match variant {
-        "cas" => "compare-and-swap ping-pong, PAUSE between retries",
-        "cas-nopause" => "compare-and-swap ping-pong, retried without PAUSE",
-        "storeload" => "release store / acquire load ping-pong",
-        _ => "ping-pong",
-    }
+    variant
+        .parse::<Variant>()
+        .map_or("ping-pong", Variant::describe)
 }
 
 /// The report's blocks; `colour` shades the matrix cells for a terminal.

@@ -10,6 +10,7 @@ use crate::stats::levels::{self, Levels};
 use crate::stats::robust::median_ci;
 use crate::stats::stopping::sig4;
 use crate::stats::summary::summarise;
+use crate::text::clip;
 
 /// The first declared figure `case`'s measured samples report.
 fn headline<'a>(run: &'a Run, case: &CaseSamples) -> Option<&'a crate::model::Figure> {
@@ -46,16 +47,6 @@ fn values(case: &CaseSamples, figure: &str) -> Vec<f64> {
         .collect()
 }
 
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(3)).collect();
-        t.push_str("...");
-        t
-    }
-}
-
 /// "08:40:26" from an RFC 3339 time.
 fn clock(t: &str) -> &str {
     t.get(11..19).unwrap_or(t)
@@ -86,7 +77,7 @@ fn booted_in_rounds(run: &Run) -> bool {
     run.cases.iter().any(|c| {
         c.samples
             .iter()
-            .any(|s| s.noise.contains_key(crate::stats::paired::GUEST_ROUND))
+            .any(|s| s.noise.contains_key(crate::model::GUEST_ROUND))
     })
 }
 

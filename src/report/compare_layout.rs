@@ -6,6 +6,7 @@
 use super::export::{Align, Block, Records, Report, Table};
 use crate::model::Better;
 use crate::stats::comparison::{Cell, Comparison, Group, RatioOf, VmstatCase};
+use crate::text::clip;
 
 /// Two decimals as mmtests prints, more for small magnitudes so that
 /// about four significant digits survive (0.01740, 0.001193), none from a
@@ -448,16 +449,6 @@ fn blocks(c: &Comparison) -> Vec<Block> {
         }));
     }
     b
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 3).collect();
-        t.push_str("...");
-        t
-    }
 }
 
 fn opt(v: Option<f64>) -> String {

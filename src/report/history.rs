@@ -8,6 +8,7 @@ use crate::history::{self, Analysis, ChangePoint, Entry};
 use crate::report::export::{Align, Block, Records, Report, Table};
 use crate::stats::changepoint::Options;
 use crate::stats::stopping::sig4;
+use crate::text::clip;
 
 /// The JSON of a history.
 #[derive(serde::Serialize)]
@@ -92,16 +93,6 @@ fn method(o: &Options) -> String {
 fn short_time(t: &str) -> String {
     let t = t.replacen('T', " ", 1);
     t.chars().skip(5).take(11).collect()
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('~');
-        t
-    }
 }
 
 /// The median's interval as +/- a percentage of it.

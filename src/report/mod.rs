@@ -32,6 +32,7 @@ pub mod series;
 pub mod show;
 pub mod sysinfo;
 pub mod termplot;
+pub mod ticks;
 pub mod warnings;
 pub mod wis;
 

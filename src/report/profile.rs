@@ -12,7 +12,7 @@ const WIDTH: usize = 80;
 /// Rows per table.
 pub const TOP: usize = 15;
 
-use super::export::text::shorten as fit;
+use crate::text::clip as fit;
 
 /// `n` as a percentage of `total` (0 when there is nothing).
 pub fn pct(n: u64, total: u64) -> f64 {

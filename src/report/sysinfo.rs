@@ -2,6 +2,7 @@
 //! "unknown" wherever the machine did not say.
 
 use crate::machine::{Snapshot, cpulist};
+use crate::text::{clip, fold};
 use std::fmt::Display;
 use std::fmt::Write as _;
 
@@ -70,6 +71,16 @@ fn nodes(out: &mut String, s: &Snapshot) {
         }
     }
     distances(out, s);
+}
+
+/// `tokens` after `first` joined by `sep` and folded to WIDTH, continuation
+/// lines indented by `indent` spaces; each line ends in a newline.
+fn wrap(tokens: &[&str], sep: &str, first: &str, indent: usize) -> String {
+    let rest = " ".repeat(indent);
+    fold(tokens, sep, WIDTH, first, &rest)
+        .into_iter()
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// The node distance table (from row to column), as numactl prints it.
@@ -253,46 +264,6 @@ pub fn kib(k: u64) -> String {
     }
 }
 
-/// Cuts `text` to `room` characters, ending in "..." if cut.
-fn clip(text: &str, room: usize) -> String {
-    if text.chars().count() <= room || room < 4 {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(room - 3).collect();
-    format!("{kept}...")
-}
-
-/// Lays `tokens` out after `first`, joined by `sep`, breaking lines before
-/// WIDTH and indenting continuations by `indent` spaces. Each line ends in
-/// a newline; a token longer than a line is left whole.
-fn wrap(tokens: &[&str], sep: &str, first: &str, indent: usize) -> String {
-    let mut out = String::new();
-    let mut cur = first.to_string();
-    let mut empty = true;
-    for (i, tok) in tokens.iter().enumerate() {
-        let trail = if i + 1 < tokens.len() && sep != " " {
-            sep
-        } else {
-            ""
-        };
-        let gap = if empty || sep != " " { "" } else { " " };
-        if !empty && cur.len() + gap.len() + tok.len() + trail.len() > WIDTH {
-            out.push_str(cur.trim_end());
-            out.push('\n');
-            cur = " ".repeat(indent);
-            cur.push_str(tok);
-        } else {
-            cur.push_str(gap);
-            cur.push_str(tok);
-        }
-        cur.push_str(trail);
-        empty = false;
-    }
-    out.push_str(cur.trim_end());
-    out.push('\n');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,28 +277,6 @@ mod tests {
         assert_eq!(bytes(100), "100B");
         assert_eq!(kib(16 << 20), "16.0 GiB");
         assert_eq!(kib(512 << 10), "512.0 MiB");
-    }
-
-    #[test]
-    fn wrapping_keeps_to_80_columns() {
-        let words: Vec<String> = (0..40).map(|i| format!("opt{i}=value")).collect();
-        let tokens: Vec<&str> = words.iter().map(String::as_str).collect();
-        let text = wrap(&tokens, " ", "Command line  ", LABEL);
-        assert!(text.lines().count() > 1);
-        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
-        let rejoined: Vec<&str> = text.split_whitespace().skip(2).collect();
-        assert_eq!(rejoined, tokens);
-        let cpus: Vec<String> = (0..60).map(|i| (i * 2).to_string()).collect();
-        let tokens: Vec<&str> = cpus.iter().map(String::as_str).collect();
-        let text = wrap(&tokens, ",", "  x  ", 5);
-        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
-        assert_eq!(text.replace(['\n', ' ', 'x'], ""), cpus.join(","));
-    }
-
-    #[test]
-    fn clipping() {
-        assert_eq!(clip("0-3,8-11", 20), "0-3,8-11");
-        assert_eq!(clip("0,2,4,6,8,10,12", 8), "0,2,4...");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! per variant instead.
 
 use super::series::Series;
+use super::ticks::Ticks;
 
 const PLOT_WIDTH: usize = 60;
 const PLOT_HEIGHT: usize = 14;
@@ -19,10 +20,6 @@ pub fn render(title: &str, series: &[Series]) -> String {
         return bars(title, &series);
     }
     curve(title, &series)
-}
-
-fn number(v: f64) -> String {
-    super::html::svg::tick(&v)
 }
 
 fn curve(title: &str, series: &[&Series]) -> String {
@@ -61,11 +58,12 @@ fn curve(title: &str, series: &[&Series]) -> String {
     }
     let unit = &series[0].figure.unit;
     let mut out = format!("{title}\n");
+    let ticks = Ticks::new(y_max / 2.0, y_max);
     for (r, line) in grid.iter().enumerate() {
         let label = match r {
-            0 => number(y_max),
-            _ if r == PLOT_HEIGHT / 2 => number(y_max / 2.0),
-            _ if r == PLOT_HEIGHT - 1 => "0".into(),
+            0 => ticks.label(y_max),
+            _ if r == PLOT_HEIGHT / 2 => ticks.label(y_max / 2.0),
+            _ if r == PLOT_HEIGHT - 1 => ticks.label(0.0),
             _ => String::new(),
         };
         let body: String = line.iter().collect();
@@ -126,6 +124,8 @@ fn bars(title: &str, series: &[&Series]) -> String {
         .map(|s| s.points[0].mean_ci().0)
         .fold(0.0, f64::max);
     let bar_w = 80 - name_w - 12;
+    // A tenth of the longest bar: finer than that the bars do not show.
+    let number = Ticks::new(y_max / 10.0, y_max);
     let mut out = format!("{title}\n");
     for s in series {
         let v = s.points[0].mean_ci().0;
@@ -137,7 +137,7 @@ fn bars(title: &str, series: &[&Series]) -> String {
         let name: String = s.variant.chars().take(name_w).collect();
         out.push_str(&format!(
             "{name:<name_w$} {:>9} {}\n",
-            number(v),
+            number.label(v),
             "#".repeat(n)
         ));
     }

@@ -4,12 +4,9 @@
 
 /// The text block of `warnings`, one folded warning after another.
 pub fn paragraph<S: AsRef<str>>(warnings: &[S]) -> String {
-    let opts = textwrap::Options::new(80)
-        .initial_indent("warning: ")
-        .subsequent_indent("  ");
     warnings
         .iter()
-        .map(|w| textwrap::fill(w.as_ref(), &opts) + "\n")
+        .map(|w| crate::text::fill(w.as_ref(), 80, "warning: ", "  "))
         .collect()
 }
 

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{Plan, Reps};
+use crate::text::clip;
 use crate::workload::Workload;
 
 /// One case of the plan.
@@ -223,16 +224,6 @@ impl SuiteEstimate {
             seconds(self.least_s)
         );
         out
-    }
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(3)).collect();
-        t.push_str("...");
-        t
     }
 }
 

@@ -6,7 +6,8 @@
 use std::borrow::Cow;
 
 use super::case_groups::{self, CaseMixture};
-use super::paired::{GUEST_ROUND, Pairing};
+use super::paired::Pairing;
+use crate::model::GUEST_ROUND;
 use crate::model::{Case, CaseSamples};
 
 #[derive(Debug, Clone, Copy)]

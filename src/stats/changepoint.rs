@@ -11,7 +11,7 @@
 //! Clifford) once the candidate cannot be significant. So 10,000 points take a fraction of a second, not the
 //! O(n^2) per split of the textbook form.
 
-use super::compare::SplitMix64;
+use super::rng::SplitMix64;
 
 /// What a search may find.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -169,7 +169,7 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     /// Runs the rule on simulated rounds until it decides or the budget
     /// ends: each round's log ratio is `step` plus noise of standard

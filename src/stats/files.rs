@@ -65,8 +65,8 @@ mod tests {
     use crate::model::Better;
     use crate::report::compare_layout;
     use crate::report::export::{self, Format};
-    use crate::stats::compare::SplitMix64;
     use crate::stats::comparison::RatioOf;
+    use crate::stats::rng::SplitMix64;
     use crate::stats::work;
 
     /// Steps counted while two sample files of `n` log-normal values are

@@ -116,7 +116,7 @@ pub fn analyse(groups: &[Vec<f64>]) -> Option<Levels> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     /// k invocations of r samples: each invocation's level drawn with
     /// relative sd `between`, samples around it with `within`.

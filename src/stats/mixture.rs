@@ -251,7 +251,7 @@ pub fn differences(m: &Mixture, series: &[(String, Vec<f64>)], limit: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     fn unimodal(rng: &mut SplitMix64, n: usize, cv: f64, lognormal: bool) -> Vec<f64> {
         (0..n)

@@ -20,6 +20,7 @@ pub mod levels;
 pub mod mixture;
 pub mod paired;
 pub mod rerun;
+pub mod rng;
 pub mod robust;
 pub mod run_diff;
 pub mod stopping;

@@ -11,11 +11,6 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::summary::{mean, stddev, t95};
 
-/// The noise key holding the round of the boot a guest run's sample was
-/// taken in (`vmscale guest --rounds`): kernels boot in turn A B A B, so
-/// a round is the pairing unit between the runs of one guest session.
-pub const GUEST_ROUND: &str = "guest_round";
-
 /// Which samples of two sides were taken together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -25,7 +20,7 @@ pub enum Pairing {
     /// Knob variants of one run: a round is a sample number (`seq`).
     Seq,
     /// Guest runs of one session, whose samples carry their boot's round
-    /// (`GUEST_ROUND`).
+    /// (`model::GUEST_ROUND`).
     Round,
 }
 
@@ -114,7 +109,8 @@ pub(crate) fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::{SplitMix64, log_t_ratio_ci};
+    use crate::stats::compare::log_t_ratio_ci;
+    use crate::stats::rng::SplitMix64;
 
     type Rounds = Vec<(i64, f64)>;
 

@@ -246,7 +246,7 @@ fn unordered(k: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     #[test]
     fn order_ranks_match_the_binomial_tables() {

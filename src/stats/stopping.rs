@@ -216,7 +216,7 @@ pub fn decide(rule: &Rule, values: &[f64], elapsed: Duration) -> Option<Stop> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
 
     fn rule() -> Rule {
         Rule {

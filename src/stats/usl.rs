@@ -508,7 +508,7 @@ mod tests {
     /// Share of `trials` seeded fits (N = 1..=16, two samples each, 3 %
     /// log-normal noise) whose 95 % intervals cover the true σ and κ.
     fn usl_coverage(truth: Params, trials: usize, seed: u64) -> (f64, f64) {
-        let mut rng = crate::stats::compare::SplitMix64::new(seed);
+        let mut rng = crate::stats::rng::SplitMix64::new(seed);
         let (mut s_hit, mut k_hit) = (0, 0);
         for _ in 0..trials {
             let pts: Vec<(f64, f64)> = (1..=16)

@@ -71,7 +71,7 @@ pub fn map<T: Sync, R: Send>(items: &[T], parallel: bool, f: impl Fn(&T) -> R + 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::SplitMix64;
+    use crate::stats::rng::SplitMix64;
     use crate::stats::{paired, robust, stopping};
 
     /// Steps of what adaptive stopping and `show` compute over n samples:

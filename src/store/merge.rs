@@ -166,7 +166,7 @@ impl Store {
     /// run (unless it is here), each sample it does not have yet, in
     /// order, then the run's ending (incomplete when its process died
     /// before the end).
-    pub fn merge_spool(&mut self, sp: &spool::Read) -> Result<SpoolMerged> {
+    pub fn merge_spool(&mut self, sp: &spool::ReadSpool) -> Result<SpoolMerged> {
         let uuid = sp
             .run
             .get("uuid")
@@ -179,12 +179,14 @@ impl Store {
             .iter()
             .map(spool::json_row)
             .collect::<Result<Vec<_>>>()?;
-        let (status, note, ended_at) = sp.end.clone().unwrap_or_else(|| {
-            (
-                "incomplete".into(),
-                Some("its process ended while its store was away".into()),
-                crate::timefmt::now(),
-            )
+        let spool::Ending {
+            status,
+            note,
+            ended_at,
+        } = sp.end.clone().unwrap_or_else(|| spool::Ending {
+            status: "incomplete".into(),
+            note: Some("its process ended while its store was away".into()),
+            ended_at: crate::timefmt::now(),
         });
         let note = format!(
             "{}{}the samples taken while the store was away were merged from {}",

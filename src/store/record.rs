@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::backend::Db;
 use super::error::{Error, Result};
-use super::spool::{Entry, LockRow, ProfileRow, SampleRow, Spool};
+use super::spool::{Ending, Entry, LockRow, ProfileRow, SampleRow, Spool};
 use super::{Place, Store, pg, sys};
 use crate::locks;
 use crate::model::{Case, Sample, Status};
@@ -312,11 +312,11 @@ impl Store {
         let Some(mut a) = self.away.take() else {
             return Ok(());
         };
-        a.spool.append(&Entry::End {
+        a.spool.append(&Entry::End(Ending {
             status: status.as_str().into(),
             note: note.map(str::to_string),
             ended_at: crate::timefmt::now(),
-        })?;
+        }))?;
         let path = a.spool.path().display().to_string();
         let msg = format!(
             "{} did not come back: run {run_id} stays incomplete there, and the {} samples \

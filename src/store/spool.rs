@@ -6,7 +6,7 @@
 //! in any store), then one line per sample, then the run's ending.
 
 use std::fs::File;
-use std::io::{Read as _, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -69,11 +69,15 @@ pub enum Entry {
     },
     Sample(SampleRow),
     /// How the run ended.
-    End {
-        status: String,
-        note: Option<String>,
-        ended_at: String,
-    },
+    End(Ending),
+}
+
+/// How a run ended: the spool's last line, when it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ending {
+    pub status: String,
+    pub note: Option<String>,
+    pub ended_at: String,
 }
 
 /// A row as a JSON object (column -> value); blobs, which runs and cases
@@ -204,14 +208,14 @@ impl Spool {
 /// A spool read back, still locked (so no running vmscale writes it
 /// meanwhile): its run, its samples in order, and its ending if the run
 /// ended.
-pub struct Read {
+pub struct ReadSpool {
     pub path: PathBuf,
     _file: File,
     pub store: String,
     pub run: Map<String, Json>,
     pub cases: Vec<Map<String, Json>>,
     pub samples: Vec<SampleRow>,
-    pub end: Option<(String, Option<String>, String)>,
+    pub end: Option<Ending>,
 }
 
 /// True when the file at `path` starts like a spool (a store is SQLite).
@@ -225,7 +229,7 @@ pub fn looks_like(path: &Path) -> bool {
 /// Reads the spool at `path`, taking its lock: a spool still being
 /// written by a running vmscale is refused. A torn last line (a crash
 /// while appending) is ignored; damage anywhere else is an error.
-pub fn read(path: &Path) -> Result<Read> {
+pub fn read(path: &Path) -> Result<ReadSpool> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -264,7 +268,7 @@ pub fn read(path: &Path) -> Result<Read> {
         Some(Err(e)) => return Err(damaged(1, e.to_string())),
         _ => return Err(damaged(1, "it does not start with the run".into())),
     };
-    let mut out = Read {
+    let mut out = ReadSpool {
         path: path.to_path_buf(),
         _file: file,
         store,
@@ -276,11 +280,7 @@ pub fn read(path: &Path) -> Result<Read> {
     for (i, l) in lines.enumerate() {
         match serde_json::from_slice::<Entry>(l) {
             Ok(Entry::Sample(s)) if out.end.is_none() => out.samples.push(s),
-            Ok(Entry::End {
-                status,
-                note,
-                ended_at,
-            }) if out.end.is_none() => out.end = Some((status, note, ended_at)),
+            Ok(Entry::End(e)) if out.end.is_none() => out.end = Some(e),
             Ok(_) => return Err(damaged(i + 2, "a line out of place".into())),
             Err(e) => return Err(damaged(i + 2, e.to_string())),
         }
@@ -288,7 +288,7 @@ pub fn read(path: &Path) -> Result<Read> {
     Ok(out)
 }
 
-impl Read {
+impl ReadSpool {
     /// Removes the spool once merged (the lock goes with it).
     pub fn remove(self) -> Result<()> {
         std::fs::remove_file(&self.path).map_err(io("cannot remove", &self.path))

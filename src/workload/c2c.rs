@@ -19,12 +19,52 @@ use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
 use super::c2c_pairs::{self, Chosen, Class};
-use super::options::list;
 use super::spec::{Env, options};
 use crate::error::{Error, Result};
 use clap::ArgMatches;
 
-pub const VARIANTS: &[&str] = &["cas", "cas-nopause", "storeload"];
+/// How the two CPUs hand the line over: a case's variant (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Compare-and-swap, PAUSE between failed attempts.
+    Cas,
+    /// Compare-and-swap retried at once (as core-to-core-latency).
+    CasNopause,
+    /// Acquire loads (with PAUSE) until the turn, then a release store.
+    Storeload,
+}
+
+impl Variant {
+    /// The name on the command line and in a stored case.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Cas => "cas",
+            Variant::CasNopause => "cas-nopause",
+            Variant::Storeload => "storeload",
+        }
+    }
+
+    /// What the report says the variant measures.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Variant::Cas => "compare-and-swap ping-pong, PAUSE between retries",
+            Variant::CasNopause => "compare-and-swap ping-pong, retried without PAUSE",
+            Variant::Storeload => "release store / acquire load ping-pong",
+        }
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Variant> {
+        <Variant as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+            Error::Input(format!(
+                "unknown c2c variant '{s}': use cas, cas-nopause, storeload or a list of them"
+            ))
+        })
+    }
+}
 
 /// One CPU pair and what the topology says about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,7 +95,7 @@ pub fn pair_figure(a: usize, b: usize) -> String {
 pub struct Config {
     pub cpus: Vec<usize>,
     pub pairs: Vec<Pair>,
-    pub variants: Vec<String>,
+    pub variants: Vec<Variant>,
     /// A new line per pair, first touched by the pair's first CPU.
     pub fresh_line: bool,
     /// Round trips per timed batch.
@@ -119,7 +159,7 @@ impl C2c {
     /// Validates CPUs (online, at least two), variants and sizes.
     pub fn new(
         cpus: Option<Vec<usize>>,
-        variants: Vec<String>,
+        variants: Vec<Variant>,
         fresh_line: bool,
         rounds: u64,
         batches: u64,
@@ -146,11 +186,6 @@ impl C2c {
             return Err(Error::Input(
                 "--variant needs at least one of cas, cas-nopause, storeload".into(),
             ));
-        }
-        if let Some(v) = variants.iter().find(|v| !VARIANTS.contains(&v.as_str())) {
-            return Err(Error::Input(format!(
-                "unknown c2c variant '{v}': use cas, cas-nopause, storeload or a list of them"
-            )));
         }
         if rounds == 0 || batches == 0 {
             return Err(Error::Input(
@@ -201,10 +236,14 @@ pub struct Args {
     /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Ping-pong kinds: cas (PAUSE between retries), cas-nopause (as core-to-core-latency),
-    /// storeload, or a list
-    #[arg(long, default_value = "cas,cas-nopause,storeload")]
-    pub variant: String,
+    /// Ping-pong kinds, one or a list: cas (PAUSE between retries),
+    /// cas-nopause (as core-to-core-latency), storeload
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cas,cas-nopause,storeload"
+    )]
+    pub variant: Vec<Variant>,
     /// A new cache line per pair, first touched by the pair's first CPU
     #[arg(long)]
     pub fresh_line: bool,
@@ -232,7 +271,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
         .transpose()?;
     C2c::new(
         cpus,
-        list(&a.variant),
+        a.variant.clone(),
         a.fresh_line,
         a.rounds,
         a.batches,
@@ -274,7 +313,11 @@ impl Workload for C2c {
     }
 
     fn cases(&self) -> Vec<Case> {
-        self.cfg.variants.iter().map(|v| Case::new(2, v)).collect()
+        self.cfg
+            .variants
+            .iter()
+            .map(|v| Case::new(2, v.name()))
+            .collect()
     }
 
     fn figures(&self) -> Vec<Figure> {
@@ -336,7 +379,8 @@ impl Workload for C2c {
             .iter()
             .map(|(c, n)| format!("{} {}/{n}", c.label(), self.measured_in(*c)))
             .collect();
-        notes.extend(wrap(&classes, "; ", 76));
+        let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
+        notes.extend(crate::text::fold(&classes, "; ", 76, "", ""));
         notes
     }
 
@@ -345,11 +389,7 @@ impl Workload for C2c {
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let retry = match case.variant.as_str() {
-            "cas" => Retry::CasPause,
-            "cas-nopause" => Retry::Cas,
-            _ => Retry::StoreLoad,
-        };
+        let variant: Variant = case.variant.parse()?;
         let (res, read) = region::clock_quality();
         let common = Region::shared(4096)?;
         common.u64_at(0).store(0, Ordering::Relaxed);
@@ -385,7 +425,7 @@ impl Workload for C2c {
                     r.fail("the partner task did not start (pinning failed?)");
                     return r;
                 }
-                ping_pong(task.index, line.u64_at(0), retry, rounds, batches, &mut r);
+                ping_pong(task.index, line.u64_at(0), variant, rounds, batches, &mut r);
                 r
             })?;
             let r = &outcome.reports;
@@ -423,36 +463,6 @@ impl Workload for C2c {
     }
 }
 
-/// Joins `items` with `sep` into lines of at most `width` characters.
-fn wrap(items: &[String], sep: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for it in items {
-        if !cur.is_empty() && cur.len() + sep.len() + it.len() > width {
-            lines.push(std::mem::take(&mut cur) + sep.trim_end());
-        }
-        if !cur.is_empty() {
-            cur.push_str(sep);
-        }
-        cur.push_str(it);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
-
-/// How a task waits for its turn.
-#[derive(Clone, Copy, PartialEq)]
-enum Retry {
-    /// Compare-and-swap, PAUSE between failed attempts.
-    CasPause,
-    /// Compare-and-swap retried at once.
-    Cas,
-    /// Acquire loads (with PAUSE) until the turn, then a release store.
-    StoreLoad,
-}
-
 const V_MEDIAN: usize = 0;
 const V_MIN: usize = 1;
 
@@ -461,7 +471,7 @@ const V_MIN: usize = 1;
 fn ping_pong(
     index: usize,
     v: &AtomicU64,
-    retry: Retry,
+    variant: Variant,
     rounds: u64,
     batches: u64,
     r: &mut TaskReport,
@@ -477,14 +487,14 @@ fn ping_pong(
             } else {
                 (n + 1, n + 2)
             };
-            if retry == Retry::CasPause {
+            if variant == Variant::Cas {
                 while v
                     .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
                     .is_err()
                 {
                     std::hint::spin_loop();
                 }
-            } else if retry == Retry::Cas {
+            } else if variant == Variant::CasNopause {
                 while v
                     .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
                     .is_err()
@@ -515,6 +525,7 @@ fn ping_pong(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::assert_input;
     use crate::machine::Cpu;
 
     fn machine() -> Snapshot {
@@ -549,12 +560,23 @@ mod tests {
     #[test]
     fn bad_input_is_refused() {
         let m = machine();
-        let v = vec!["cas".to_string()];
-        assert!(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, None, &m).is_err());
-        assert!(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, None, &m).is_err());
-        assert!(C2c::new(None, vec!["xchg".into()], false, 1, 1, None, &m).is_err());
-        assert!(C2c::new(None, v.clone(), false, 0, 1, None, &m).is_err());
-        assert!(C2c::new(None, v.clone(), false, 1, 1, Some("0"), &m).is_err());
-        assert!(C2c::new(None, v, false, 1, 1, Some("some"), &m).is_err());
+        let v = vec![Variant::Cas];
+        assert_input(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, None, &m));
+        assert_input(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, None, &m));
+        assert_input(C2c::new(None, vec![], false, 1, 1, None, &m));
+        assert_input(C2c::new(None, v.clone(), false, 0, 1, None, &m));
+        assert_input(C2c::new(None, v.clone(), false, 1, 1, Some("0"), &m));
+        assert_input(C2c::new(None, v, false, 1, 1, Some("some"), &m));
+    }
+
+    #[test]
+    fn variants_read_back_by_name_and_an_unknown_one_is_bad_input() {
+        for v in [Variant::Cas, Variant::CasNopause, Variant::Storeload] {
+            assert_eq!(v.name().parse::<Variant>().unwrap(), v);
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json, v.name());
+        }
+        assert_input("xchg".parse::<Variant>());
+        assert_input("StoreLoad".parse::<Variant>());
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use crate::machine::Snapshot;
-use crate::stats::compare::SplitMix64;
+use crate::stats::rng::SplitMix64;
 
 /// Pairs measured per class by default (a median's 95 % interval by order
 /// statistics needs at least 6).
@@ -140,7 +140,7 @@ impl<'a> Classifier<'a> {
 fn finer_than_node(m: &Snapshot, cpus: &[usize]) -> bool {
     let mut nodes = cpus.iter().map(|&c| m.node_of(c));
     let Some(Some(first)) = nodes.next() else {
-        // No nodes: the L3 is finer than the package if the package has more.
+        // No node facts to compare with: the L3 counts as a class of its own.
         return true;
     };
     if !nodes.all(|n| n == Some(first)) {

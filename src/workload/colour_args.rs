@@ -37,9 +37,9 @@ pub struct Args {
     /// Placement: compact, spread, none, or a CPU list like 0-3,8
     #[arg(long, default_value = "compact")]
     pub pin: String,
-    /// Transparent huge pages for the mapping (madvise): never or always
-    #[arg(long, default_value = "never")]
-    pub thp: String,
+    /// Transparent huge pages for the mapping (madvise)
+    #[arg(long, value_enum, default_value = "never")]
+    pub thp: crate::workload::pft::Thp,
 }
 
 /// `vmscale run colour --help`'s examples.
@@ -88,7 +88,7 @@ pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
         colours,
         colours_from,
         l2_colours: m.l2_colours().filter(|&c| c >= 2),
-        thp: a.thp.parse()?,
+        thp: a.thp,
         page_size: page_size(m),
     };
     Colour::new(cfg, m.clone())

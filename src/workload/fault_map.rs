@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::exec::{self, region::Region};
 
 /// What backs the memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Backing {
     Anon,
@@ -28,7 +28,7 @@ pub enum Backing {
 
 /// Which fault the loop takes: a write, or a read (zero page on anonymous
 /// memory, page cache and fault-around on files).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
     Write,
@@ -36,54 +36,12 @@ pub enum Access {
 }
 
 /// Page kind asked for per mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum PageKind {
     Base,
     Thp,
     Hugetlb,
-}
-
-impl std::str::FromStr for Backing {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "anon" => Ok(Backing::Anon),
-            "memfd" => Ok(Backing::Memfd),
-            "shm" => Ok(Backing::Shm),
-            "file" => Ok(Backing::File),
-            _ => Err(Error::Input(format!(
-                "unknown --backing '{s}': use anon, memfd, shm or file"
-            ))),
-        }
-    }
-}
-
-impl std::str::FromStr for Access {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "write" => Ok(Access::Write),
-            "read" => Ok(Access::Read),
-            _ => Err(Error::Input(format!(
-                "unknown --access '{s}': use write or read"
-            ))),
-        }
-    }
-}
-
-impl std::str::FromStr for PageKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "base" => Ok(PageKind::Base),
-            "thp" => Ok(PageKind::Thp),
-            "hugetlb" => Ok(PageKind::Hugetlb),
-            _ => Err(Error::Input(format!(
-                "unknown --pages '{s}': use base, thp or hugetlb"
-            ))),
-        }
-    }
 }
 
 /// The whole mapping choice of one run.

@@ -18,7 +18,7 @@ use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 /// Transparent huge pages per mapping, applied with madvise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Thp {
     Never,
@@ -48,19 +48,6 @@ impl Thp {
         match self {
             Thp::Always => Pages::Huge,
             Thp::Never => Pages::Base,
-        }
-    }
-}
-
-impl std::str::FromStr for Thp {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "never" => Ok(Thp::Never),
-            "always" => Ok(Thp::Always),
-            _ => Err(Error::Input(format!(
-                "unknown --thp '{s}': use never or always"
-            ))),
         }
     }
 }

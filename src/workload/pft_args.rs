@@ -38,15 +38,15 @@ pub struct Args {
     /// Placement: compact, spread, none, or a CPU list like 0-3,8
     #[arg(long, default_value = "compact")]
     pub pin: String,
-    /// Transparent huge pages for the mapping (madvise): never or always
-    #[arg(long, default_value = "never")]
-    pub thp: String,
+    /// Transparent huge pages for the mapping (madvise)
+    #[arg(long, value_enum, default_value = "never")]
+    pub thp: pft::Thp,
     /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
     #[arg(long)]
     pub populate: bool,
-    /// What backs the memory: anon, memfd, shm (shared anonymous) or file (needs --path)
-    #[arg(long, default_value = "anon")]
-    pub backing: String,
+    /// What backs the memory: shm is shared anonymous, file needs --path
+    #[arg(long, value_enum, default_value = "anon")]
+    pub backing: fault_map::Backing,
     /// The file for --backing file: created new (never an existing path), removed after
     #[arg(long, value_name = "PATH")]
     pub path: Option<PathBuf>,
@@ -54,13 +54,13 @@ pub struct Args {
     /// implied by --backing shm)
     #[arg(long)]
     pub shared: bool,
-    /// The fault taken: write, or read (zero page on anon; page cache and fault-around on files)
-    #[arg(long, default_value = "write")]
-    pub access: String,
-    /// Pages per mapping: base, thp (madvise) or hugetlb (reserved huge pages) [default:
+    /// The fault taken; read: the zero page on anon, page cache and fault-around on files
+    #[arg(long, value_enum, default_value = "write")]
+    pub access: fault_map::Access,
+    /// Pages per mapping: thp by madvise, hugetlb from reserved huge pages [default:
     /// base, or thp with --thp always]
-    #[arg(long)]
-    pub pages: Option<String>,
+    #[arg(long, value_enum)]
+    pub pages: Option<PageKind>,
     /// Also count each task's faults with the perf `page-faults` counter, a
     /// cross-check of rusage; it costs in every fault (docs/pft.md), so off by default
     #[arg(long)]
@@ -89,7 +89,7 @@ pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
         size_per_task: size("--size-per-task", &a.size_per_task)?,
         cline: a.cline,
         pin: a.pin.parse::<Pin>()?,
-        thp: a.thp.parse()?,
+        thp: a.thp,
         populate: a.populate,
         page_size: page_size(m),
         line_size: line_size(m),
@@ -103,11 +103,10 @@ pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
 /// Completes pft's configuration with the mapping options and checks it.
 fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
     let m = env.machine;
-    let pages = match (&a.pages, cfg.thp) {
+    let pages = match (a.pages, cfg.thp) {
         (None, pft::Thp::Always) => PageKind::Thp,
         (None, pft::Thp::Never) => PageKind::Base,
         (Some(p), thp) => {
-            let p: PageKind = p.parse()?;
             if thp == pft::Thp::Always && p != PageKind::Thp {
                 return Err(Error::Input(
                     "--thp always asks for THP: drop it, or use --pages thp alone".into(),
@@ -116,13 +115,13 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
             p
         }
     };
-    let backing: fault_map::Backing = a.backing.parse()?;
+    let backing = a.backing;
     cfg.map = fault_map::Spec {
         backing,
         path: a.path.clone(),
         // Shared anonymous memory is what shm is.
         shared: a.shared || backing == fault_map::Backing::Shm,
-        access: a.access.parse()?,
+        access: a.access,
         pages,
     };
     // A knob the run sets counts instead of the machine's value now.

@@ -1,6 +1,7 @@
 //! Plain text for a terminal or a mail: aligned tables, no decoration.
 
 use super::{Align, Block, Exporter, KeyValue, Layout, Report, Table};
+use crate::text::clip;
 
 pub struct Text;
 
@@ -49,17 +50,6 @@ fn pad(c: &str, w: usize, align: Option<Align>) -> String {
     }
 }
 
-/// `s` cut to `room` characters, the last one `~`, when it is longer.
-pub fn shorten(s: &str, room: usize) -> String {
-    if s.chars().count() <= room {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(room.saturating_sub(1)).collect();
-        t.push('~');
-        t
-    }
-}
-
 /// A table in its historical columns (see [`Layout`]).
 fn fixed(t: &Table, l: &Layout) -> String {
     let line = |row: &Vec<String>| {
@@ -73,7 +63,7 @@ fn fixed(t: &Table, l: &Layout) -> String {
                 s.push_str(sep);
                 match l.fit {
                     Some((col, room)) if col == i => {
-                        s.push_str(&pad(&shorten(c, room), w, t.align.get(i).copied()))
+                        s.push_str(&pad(&clip(c, room), w, t.align.get(i).copied()))
                     }
                     _ => s.push_str(&pad(c, w, t.align.get(i).copied())),
                 }

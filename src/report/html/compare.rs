@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::svg::{self, colour, e, span, tick};
+use super::svg::{self, LABELS, axis, colour, e, span};
 use crate::model::Run;
 use crate::report::series;
 
@@ -51,13 +51,15 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
     let k = runs.len() as f64;
     let width = 0.8 / k;
     let labels = super::ratio::side_labels(runs);
+    let yr = span(0.0, top * 1.15);
+    let yt = axis(&yr, LABELS);
     let svg = svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .caption(format!("{} ({})", fig.name, fig.unit), ("sans-serif", 18))
-            .build_cartesian_2d(-0.5..tasks.len() as f64 - 0.5, span(0.0, top * 1.15))
+            .build_cartesian_2d(-0.5..tasks.len() as f64 - 0.5, yr.clone())
             .map_err(e)?;
         let names = tasks.clone();
         chart
@@ -77,7 +79,8 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
             })
             .x_desc("tasks")
             .y_desc(fig.unit.as_str())
-            .y_label_formatter(&tick)
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(e)?;
         for (r, s) in per_run.iter().enumerate() {

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use super::svg::escape;
 use crate::model::{CaseSamples, Run};
 use crate::report::cells;
+use crate::report::ticks::Ticks;
 use crate::workload::c2c::{Pair, pair_figure};
 
 /// Grids up to this many CPUs get the value written in each cell.
@@ -233,6 +234,9 @@ fn scale(x: f64, y: f64, h: f64, lo: f64, hi: f64) -> String {
     } else {
         vec![(lo, y + h / 2.0)]
     };
+    // One tick (every pair the same) has no step: it reads like a cell.
+    let labels = Ticks::of(&ticks.iter().map(|t| t.0).collect::<Vec<_>>());
+    let label = |v: f64| if hi > lo { labels.label(v) } else { fmt_ns(v) };
     for (v, ty) in ticks {
         s.push_str(&format!(
             "<line x1=\"{:.1}\" y1=\"{ty:.1}\" x2=\"{:.1}\" y2=\"{ty:.1}\" stroke=\"#000000\"/>\n\
@@ -240,7 +244,7 @@ fn scale(x: f64, y: f64, h: f64, lo: f64, hi: f64) -> String {
             x + 16.0,
             x + 20.0,
             x + 23.0,
-            escape(&fmt_ns(v))
+            escape(&label(v))
         ));
     }
     s.push_str("</g>\n");

@@ -5,7 +5,7 @@
 
 use plotters::prelude::*;
 
-use super::svg::{self, colour, e, escape, tick};
+use super::svg::{self, LABELS, axis, colour, e, escape};
 use crate::history::Analysis;
 use crate::model::Figure;
 use crate::report::export::Block;
@@ -50,20 +50,24 @@ fn plot(a: &Analysis, figure: &Figure) -> String {
     let pad = ((hi - lo).abs() * 0.08).max(hi.abs() * 1e-3).max(1e-12);
     let n = a.entries.len() as f64;
     let caption = format!("{} ({})", figure.name, figure.unit);
+    let (xr, yr) = (0.0..n + 1.0, (lo - pad)..(hi + pad));
+    let (xt, yt) = (axis(&xr, LABELS), axis(&yr, LABELS));
     svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .caption(caption.as_str(), ("sans-serif", 18))
-            .build_cartesian_2d(0.0..n + 1.0, (lo - pad)..(hi + pad))
+            .build_cartesian_2d(xr.clone(), yr.clone())
             .map_err(e)?;
         chart
             .configure_mesh()
             .x_desc("run, in series order")
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_labels(LABELS)
+            .x_label_formatter(&|v| xt.label(*v))
             .y_desc(figure.unit.as_str())
-            .y_label_formatter(&tick)
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(e)?;
         let points = colour(0);

@@ -5,7 +5,7 @@
 
 use plotters::prelude::*;
 
-use super::svg::{self, colour, e, escape, span, tick};
+use super::svg::{self, LABELS, axis, colour, e, escape, span};
 use crate::machine::Snapshot;
 use crate::model::Run;
 use crate::parse::format_size;
@@ -99,13 +99,15 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
     let shown: Vec<String> = inside.iter().map(|c| c.0.clone()).collect();
     let mut markers: Vec<(i32, i32, i32, String)> = Vec::new();
     let doublings = (xmax / xmin).log2().round().max(1.0) as usize;
+    let yr = span(0.0, top * 1.05);
+    let yt = axis(&yr, LABELS);
     let mut svg = svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
             .caption("latency against working set", ("sans-serif", 18))
-            .build_cartesian_2d((x0..x1).log_scale().base(2.0), span(0.0, top * 1.05))
+            .build_cartesian_2d((x0..x1).log_scale().base(2.0), yr.clone())
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -114,7 +116,8 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
             .x_label_formatter(&|v| format_size(v.round() as u64))
             .light_line_style(WHITE)
             .y_desc("ns per load")
-            .y_label_formatter(&tick)
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(e)?;
         for (i, (kind, pts)) in all.iter().enumerate() {

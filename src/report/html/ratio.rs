@@ -155,6 +155,8 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
     let n = entries.len();
     let height = (120 + 26 * n as u32).clamp(220, 900);
     let names: Vec<String> = entries.iter().map(|x| x.case.clone()).collect();
+    let xr = (lo - pad)..(hi + pad);
+    let xt = svg::axis(&xr, svg::LABELS);
     let svg = svg::render_sized(svg::WIDTH, height, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
@@ -164,11 +166,13 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
                 format!("{}: ratio to run {}", fig.name, runs[0].meta.id),
                 ("sans-serif", 18),
             )
-            .build_cartesian_2d((lo - pad)..(hi + pad), -0.5..n as f64 - 0.5)
+            .build_cartesian_2d(xr.clone(), -0.5..n as f64 - 0.5)
             .map_err(e)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .x_labels(svg::LABELS)
+            .x_label_formatter(&|v| xt.label(*v))
             .y_labels(n * 2 + 1)
             .y_label_formatter(&|y: &f64| {
                 let i = y.round();

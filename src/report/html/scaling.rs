@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::svg::{self, colour, e, span, tick};
+use super::svg::{self, LABELS, axis, colour, e, span};
 use crate::model::{Better, Run};
 use crate::report::series::{self, Series};
 use crate::stats::usl;
@@ -97,13 +97,15 @@ fn curve(all: &[Series]) -> String {
         .collect();
     let unit = all[0].figure.unit.clone();
     let name = all[0].figure.name.clone();
+    let yr = span(0.0, top * 1.05);
+    let yt = axis(&yr, LABELS);
     svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
             .caption(format!("{name} ({unit})"), ("sans-serif", 18))
-            .build_cartesian_2d(x_range(max_n), span(0.0, top * 1.05))
+            .build_cartesian_2d(x_range(max_n), yr.clone())
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -111,7 +113,8 @@ fn curve(all: &[Series]) -> String {
             .x_labels(x_labels(max_n))
             .x_label_formatter(&pow2_tick)
             .y_desc(unit.as_str())
-            .y_label_formatter(&tick)
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(e)?;
         for (i, s) in all.iter().enumerate() {
@@ -210,13 +213,15 @@ fn efficiency(all: &[Series]) -> String {
         .iter()
         .flat_map(|(_, l)| l.iter().map(|p| p.1))
         .fold(1.0, f64::max);
+    let yr = span(0.0, top * 1.1);
+    let yt = axis(&yr, LABELS);
     svg::render(|root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
             .caption("efficiency per task", ("sans-serif", 18))
-            .build_cartesian_2d(x_range(max_n), span(0.0, top * 1.1))
+            .build_cartesian_2d(x_range(max_n), yr.clone())
             .map_err(e)?;
         chart
             .configure_mesh()
@@ -224,6 +229,8 @@ fn efficiency(all: &[Series]) -> String {
             .x_labels(x_labels(max_n))
             .x_label_formatter(&pow2_tick)
             .y_desc("efficiency (1 = linear)")
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(e)?;
         chart

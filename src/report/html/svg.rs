@@ -7,6 +7,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::report::ticks::Ticks;
 
 /// The canvas; the page scales it to its full width (viewBox).
 pub const WIDTH: u32 = 1000;
@@ -168,18 +169,13 @@ pub fn span(lo: f64, hi: f64) -> std::ops::Range<f64> {
     (lo - pad).min(0.0)..hi + pad
 }
 
-/// Compact tick labels: 1.2M, 350k, 0.25.
-pub fn tick(v: &f64) -> String {
-    let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.1}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.0}k", v / 1e3)
-    } else if a >= 100.0 || *v == v.round() {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
+/// Ticks plotters' mesh labels on an axis at most (its default count).
+pub const LABELS: usize = 11;
+
+/// The labels of the ticks plotters' mesh puts on a value axis over
+/// `range`, at most `n` of them (the mesh's own key points).
+pub fn axis(range: &std::ops::Range<f64>, n: usize) -> Ticks {
+    use plotters::coord::ranged1d::Ranged;
+    let points = RangedCoordf64::from(range.clone()).key_points(n);
+    Ticks::of(&points)
 }
