@@ -8,6 +8,8 @@ use vmscale::commands::{self, Error};
 
 fn main() {
     hide_password();
+    // Still one thread: no child vmscale starts inherits the password.
+    vmscale::store::keep_password_from_children();
     vmscale::pipe::run(real_main);
 }
 
@@ -36,18 +38,27 @@ fn real_main() {
     let cli = Cli::parse();
     commands::output::configure(cli.output.clone(), cli.quiet);
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
-    if matches!(
+    let reads_machine = matches!(
         cli.command,
         Command::Run(_) | Command::Sysinfo(_) | Command::Pcp(_) | Command::Doctor(_)
-    ) && let Err(m) = vmscale::machine::check_root()
-    {
-        eprintln!("vmscale: {m}");
-        std::process::exit(2);
+    );
+    let checked = match reads_machine {
+        true => vmscale::machine::check_root(),
+        false => Ok(()),
+    };
+    if let Err(e) = checked.and_then(|()| dispatch(cli.command, &db)) {
+        eprintln!("vmscale: {e}");
+        std::process::exit(exit_code(&e));
     }
-    if !matches!(cli.command, Command::Restore(_)) {
+}
+
+/// Runs one command against the store at `db`.
+fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
+    if !matches!(command, Command::Restore(_)) {
         commands::restore::at_start();
     }
-    let result = match cli.command {
+    let db = db.to_path_buf();
+    match command {
         Command::Run(a) if a.name == vmscale::cli::QUICK => {
             commands::quick::run(&db, &a.harness, &vmscale::machine::live())
         }
@@ -77,10 +88,6 @@ fn real_main() {
         Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json.json),
         Command::Guest(a) => commands::guest::guest(&db, &a),
         Command::History(a) => commands::history::history(&db, &a),
-    };
-    if let Err(e) = result {
-        eprintln!("vmscale: {e}");
-        std::process::exit(exit_code(&e));
     }
 }
 

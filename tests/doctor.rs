@@ -117,8 +117,14 @@ fn bad_options_are_refused() {
 fn this_machine_names_its_hypervisor_and_page_reporting() {
     let s = Scratch::new("doctor-live");
     let order = "/sys/module/page_reporting/parameters/page_reporting_order";
-    // The --tune tests beside this one set the order to 10 for a moment:
-    // judge only when it read the same before and after doctor.
+    // A --tune run (beside this test, or any on the machine) sets the
+    // order to 10 for a while: holding the machine-wide knob lock keeps
+    // every vmscale from changing it until doctor has read it. Without
+    // root, judge only when it read the same before and after doctor.
+    let _lock = is_root().then(|| {
+        vmscale::knobs::lock::KnobLock::acquire(vmscale::knobs::lock::Wait::Yes)
+            .expect("the knob lock")
+    });
     let before = std::fs::read_to_string(order).unwrap_or_default();
     let v = json(&s.vmscale(&["doctor", "--window", "100ms", "--json"]));
     let found = checks(&v);

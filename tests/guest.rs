@@ -388,9 +388,11 @@ fn killed_or_stopped_vmscale_leaves_no_qemu() {
         // SAFETY: kill takes plain integers; the process is our child.
         unsafe { libc::kill(pid as i32, signal) };
         let status = child.wait().unwrap();
+        // QEMU dies with its parent (PR_SET_PDEATHSIG) or its process
+        // group; polled, with a bound a loaded machine keeps.
         wait_until(
             &format!("QEMU {qemu} to go with vmscale ({signal})"),
-            Duration::from_secs(10),
+            Duration::from_secs(30),
             || (!running(qemu)).then_some(()),
         );
         if signal == libc::SIGTERM {

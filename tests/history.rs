@@ -1,6 +1,7 @@
 //! `vmscale history` end to end: a real series of stored `run cmd` runs
-//! whose command slows down after the 6th (as a kernel change would) shows
-//! one step there with its size, the same series without the change none;
+//! whose command faults 128 more pages from the 7th on (as a kernel change
+//! would make it, and counted by the kernel, so a loaded machine cannot
+//! blur it) shows one step there with its size, the same series without the change none;
 //! the same store on PostgreSQL gives the same history; kernels order by
 //! version; mixed configurations and bad options are refused.
 
@@ -10,14 +11,19 @@ use common::pg::PgDb;
 use common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 
-/// Stores 12 runs of `sh -c 'sleep $(cat F)'`, F holding 0.10 and, from
-/// the 7th run on, `after`; returns the run ids in order.
-fn sleep_series(s: &Scratch, after: &str) -> Vec<i64> {
+/// Stores 12 runs of `dd bs=$(cat F) count=1` from /dev/zero, F holding
+/// 1M and, from the 7th run on, `after`: dd's buffer of that size is
+/// faulted in page by page (sizes too small for a huge page); returns the
+/// run ids in order.
+fn fault_series(s: &Scratch, after: &str) -> Vec<i64> {
     let f = s.dir.join("F");
-    let script = format!("sleep $(cat {})", f.display());
+    let script = format!(
+        "dd if=/dev/zero of=/dev/null bs=$(cat {}) count=1 2>/dev/null",
+        f.display()
+    );
     (0..12)
         .map(|i| {
-            std::fs::write(&f, if i < 6 { "0.10" } else { after }).unwrap();
+            std::fs::write(&f, if i < 6 { "1M" } else { after }).unwrap();
             let out = s.vmscale(&[
                 "run", "cmd", "--reps", "3", "--warmup", "0", "--json", "--", "sh", "-c", &script,
             ]);
@@ -27,7 +33,14 @@ fn sleep_series(s: &Scratch, after: &str) -> Vec<i64> {
 }
 
 fn history(db: &Path, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["history", "--workload", "cmd", "--figure", "wall", "--json"];
+    let mut args = vec![
+        "history",
+        "--workload",
+        "cmd",
+        "--figure",
+        "minflt",
+        "--json",
+    ];
     args.extend_from_slice(extra);
     json(&vmscale_with_db(db, &args))
 }
@@ -35,7 +48,7 @@ fn history(db: &Path, extra: &[&str]) -> serde_json::Value {
 #[test]
 fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     let s = Scratch::new("history-step");
-    let ids = sleep_series(&s, "0.13");
+    let ids = fault_series(&s, "1536K");
     let h = history(&s.db(), &[]);
     assert_eq!(h["series"].as_array().unwrap().len(), 12, "{h}");
     let steps = h["change_points"].as_array().unwrap();
@@ -43,17 +56,34 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     let c = &steps[0];
     assert_eq!(c["before_run"].as_i64(), Some(ids[5]));
     assert_eq!(c["after_run"].as_i64(), Some(ids[6]));
-    // sleep 0.13 over sleep 0.10 plus the shell's start, which both share.
+    // 384 pages of buffer after 256 before, on top of what sh and dd
+    // fault besides: the step is those 128 pages, whatever the load.
     let change = c["change"].as_f64().unwrap();
-    assert!((1.15..1.35).contains(&change), "change {change}");
+    let medians: Vec<f64> = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["median"].as_f64().unwrap())
+        .collect();
+    let centre = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        (v[2] + v[3]) / 2.0
+    };
+    let (before, after) = (centre(&medians[..6]), centre(&medians[6..]));
+    assert!((120.0..=140.0).contains(&(after - before)), "{medians:?}");
+    assert!(
+        (change / (after / before) - 1.0).abs() < 0.02,
+        "change {change}"
+    );
     let ci = c["ci"].as_array().unwrap();
     let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
     assert!(lo <= change && change <= hi && lo > 1.0, "{ci:?}");
     assert!(c["p"].as_f64().unwrap() <= 0.01);
-    assert_eq!(c["better"], false, "a longer wall time is worse");
+    assert_eq!(c["better"], false, "more faults are worse");
 
     // The text marks the step between the two runs and sums it up.
-    let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "wall"]));
+    let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "minflt"]));
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let mark = text.find("step 1:").expect("step marked");
     let before = text.find(&format!("\n{:>5} ", ids[5])).unwrap();
@@ -62,12 +92,26 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
     assert!(text.contains("worse"), "{text}");
 
     // CSV: one record per run, the step on the first run after it.
-    let csv = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "wall", "--csv"]));
+    let csv = ok(&s.vmscale(&[
+        "history",
+        "--workload",
+        "cmd",
+        "--figure",
+        "minflt",
+        "--csv",
+    ]));
     assert_eq!(csv.lines().count(), 13, "{csv}");
     let seventh: Vec<&str> = csv.lines().nth(7).unwrap().split(',').collect();
     assert_eq!(seventh[0], ids[6].to_string());
     assert!(!seventh[11].is_empty(), "{csv}");
-    let md = ok(&s.vmscale(&["history", "--workload", "cmd", "--markdown"]));
+    let md = ok(&s.vmscale(&[
+        "history",
+        "--workload",
+        "cmd",
+        "--figure",
+        "minflt",
+        "--markdown",
+    ]));
     assert!(md.contains("| before run"), "{md}");
 
     // The HTML page draws the series, and `list --trend` marks the step.
@@ -80,7 +124,7 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
         "--workload",
         "cmd",
         "--figure",
-        "wall",
+        "minflt",
     ]));
     assert!(wrote.contains("12 runs, 1 step)"), "{wrote}");
     let html = std::fs::read_to_string(&page).unwrap();
@@ -92,17 +136,33 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
         html.contains("before run"),
         "the steps table is on the page"
     );
+    // `list --trend` follows the headline (wall, which load blurs): its
+    // steps are the history's change points of that figure, its changes
+    // the ratios of neighbouring runs' medians there.
     let listed = json(&s.vmscale(&["list", "--trend", "--json"]));
-    let trend: Vec<bool> = listed
+    let wall = json(&s.vmscale(&["history", "--workload", "cmd", "--figure", "wall", "--json"]));
+    let steps: Vec<i64> = wall["change_points"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["trend"]["step"].as_bool().unwrap())
+        .map(|c| c["after_run"].as_i64().unwrap())
         .collect();
-    assert_eq!(trend.iter().filter(|s| **s).count(), 1, "{listed}");
-    assert!(trend[6], "the step is at the 7th run: {listed}");
+    let series = wall["series"].as_array().unwrap();
+    for (i, r) in listed.as_array().unwrap().iter().enumerate() {
+        let id = r["id"].as_i64().unwrap();
+        assert_eq!(r["trend"]["step"], steps.contains(&id), "{listed}");
+        let change = r["trend"]["change"].as_f64();
+        match i {
+            0 => assert_eq!(change, None, "{listed}"),
+            _ => {
+                let m = |k: usize| series[k]["median"].as_f64().unwrap();
+                let want = m(i) / m(i - 1);
+                assert!((change.unwrap() / want - 1.0).abs() < 1e-9, "{listed}");
+            }
+        }
+    }
     let text = ok(&s.vmscale(&["list", "--trend"]));
-    assert!(text.contains("trend") && text.contains("% step"), "{text}");
+    assert!(text.contains("trend") && text.contains('%'), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 
     postgres_gives_the_same(&s.db(), &h);
@@ -111,11 +171,11 @@ fn a_command_that_slows_after_the_sixth_run_shows_one_step_there() {
 #[test]
 fn the_same_command_unchanged_shows_no_step() {
     let s = Scratch::new("history-flat");
-    sleep_series(&s, "0.10");
+    fault_series(&s, "1M");
     let h = history(&s.db(), &[]);
     assert_eq!(h["series"].as_array().unwrap().len(), 12);
     assert_eq!(h["change_points"].as_array().unwrap().len(), 0, "{h}");
-    let text = ok(&s.vmscale(&["history", "--workload", "cmd"]));
+    let text = ok(&s.vmscale(&["history", "--workload", "cmd", "--figure", "minflt"]));
     assert!(text.contains("No step"), "{text}");
 }
 

@@ -140,6 +140,35 @@ fn lameter_one_line_archive() {
     assert_eq!(runs.len(), 6);
     let rows: usize = runs.iter().map(|r| figures_are_in_the_text(r, &text)).sum();
     assert_eq!(rows, 31);
+    // Dated by the Date header flattened into the one line: Tue, 6 Sep
+    // 2005 11:31:44 -0700 (PDT).
+    for r in &runs {
+        assert_eq!(
+            r["meta"]["started_at"], "2005-09-06T18:31:44.000Z",
+            "{}",
+            r["meta"]
+        );
+    }
+}
+
+#[test]
+fn every_seed_is_dated_by_its_mail() {
+    // Seed 000 whole; the heads of the others as their archives show
+    // them (title, author, date).
+    for (file, date) in [
+        ("lameter-2005-one-line.txt", "2005-09-06T18:31:44.000Z"),
+        ("numa-gorman-2015-head.txt", "2015-03-23T12:24:00.000Z"),
+        ("rmap-morton-2002-head.txt", "2002-08-03T21:40:41.000Z"),
+        ("pcp-steiner-2005-head.txt", "2005-04-05T05:28:27.000Z"),
+        ("vmq-dillon-2011-head.txt", "2011-10-28T16:49:04.000Z"),
+    ] {
+        let text = std::fs::read_to_string(fixture(file)).unwrap();
+        assert_eq!(
+            vmscale::import::mail_date(&text).as_deref(),
+            Some(date),
+            "{file}"
+        );
+    }
 }
 
 #[test]

@@ -264,6 +264,7 @@ fn every_plan_and_machine_text_fits_80_columns_on_512_cpus() {
         "lockfan",
         "latency",
         "mmap-lock",
+        "thp",
     ] {
         let o = m.vmscale(&["run", spec, "--dry-run"]);
         narrow(&ok(&o), spec);

@@ -501,6 +501,15 @@ fn killed_holder_then(args: &[&str]) {
     let orphan: i32 = value("orphan").parse().unwrap();
     let swap = value("swap");
     let (kind, device) = swap.split_once(' ').unwrap();
+    // A live run's set-up is not touched by restore (or a start).
+    let early = vmscale_in(&s, &state, &["restore"]);
+    assert!(early.status.success(), "{}", stderr(&early));
+    assert!(
+        stdout(&early).contains("nothing to restore"),
+        "{}",
+        stdout(&early)
+    );
+    assert_eq!(mounts_below(&state).len(), 2);
     sigkill(&mut child);
     // All of it outlives the kill.
     assert_eq!(mounts_below(&state).len(), 2);
@@ -604,4 +613,46 @@ fn runs_killed_at_any_moment_leave_nothing() {
         );
         assert_clean(&state, pid, &before);
     }
+}
+
+/// A journal is data, not a licence: steps naming things that are not the
+/// set-up's own are refused (exit 2), the things left alone, the journal
+/// kept for a person to look at.
+#[test]
+fn planted_journals_are_refused_and_kept() {
+    use vmscale::setup::journal::{self, Journal, Step};
+    let _one = serial();
+    if !root() {
+        return;
+    }
+    let s = Scratch::new("setup-planted");
+    let state = private_state(&s);
+    let victim = s.dir.join("vmscale-setup-victim");
+    std::fs::create_dir(&victim).unwrap();
+    let planted = [
+        Step::Cgroup {
+            path: victim.clone(),
+        },
+        Step::Controller {
+            file: victim.join("cgroup.subtree_control"),
+        },
+        Step::SwapOn {
+            device: PathBuf::from("/dev/vda"),
+        },
+    ];
+    for step in planted {
+        let mut j = Journal::create(&journal::setup_dir(&state)).unwrap();
+        j.push(step.clone()).unwrap();
+        let kept = j.path().to_path_buf();
+        drop(j); // its run is gone
+        let e = setup::recover_in(&state).unwrap_err();
+        assert!(matches!(e, Error::Refused(_)), "{step:?}: {e:?}");
+        assert!(e.to_string().contains("refused"), "{e}");
+        assert!(kept.exists(), "{step:?}: the journal is kept");
+        let out = vmscale_in(&s, &state, &["restore"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        std::fs::remove_file(&kept).unwrap();
+        let _ = std::fs::remove_file(kept.with_extension("lock"));
+    }
+    assert!(victim.is_dir(), "the planted cgroup path was not removed");
 }

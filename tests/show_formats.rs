@@ -31,6 +31,10 @@ fn shape(spec: &Spec) -> (Vec<&'static str>, serde_json::Value) {
         "latency" => (vec!["base/4096", "thp/4096", "base/8192"], json!({})),
         "wis" => (vec!["thread"], json!({"test": "page_fault1"})),
         "mmap-lock" => (vec!["m0", "m1"], json!({})),
+        "thp" => (
+            vec!["anon", "none"],
+            json!({"size": 1 << 30, "fault_size": 1 << 29, "step": 2 << 20}),
+        ),
         "colour" => (vec!["parallel"], json!({"colours": 4, "l2_colours": 2})),
         "cmd" => (vec!["cmd"], json!({"argv": ["true"], "device": "vda"})),
         name => (vec![name], json!({})),

@@ -1,13 +1,17 @@
 //! The store attacked: a PostgreSQL server stopped in the middle of a run
-//! (for a moment, and for good), refusing at the start, a URL password that
-//! must not leak, a SQLite file system that fills up or turns read-only,
-//! two schema versions meeting one store, many runs at once, and merges
-//! killed half-way. The PostgreSQL faults run against a private server
+//! (for a moment, and for good), refusing at the start (also a role or a
+//! server that takes no writes), a URL password that must not leak, a
+//! SQLite file system that fills up, fails (EIO) or turns read-only
+//! (EROFS) under a run, a spool whose disk fails, two schema versions
+//! meeting one store, many runs at once, and merges killed half-way. Every
+//! failure's exit code is asserted: 2 before anything is measured, 1 once
+//! samples are stored. The PostgreSQL faults run against a private server
 //! (bench/pg-scratch.sh) so that stopping it disturbs no other test.
 
 mod common;
 
 use common::{Scratch, is_root, json, ok, stderr};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -429,6 +433,10 @@ fn sqlite_samples(db: &Path) -> i64 {
 
 const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
 
+/// The tests that set stat_interval: one at a time, or one would read the
+/// other's variant as its original.
+static KNOB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A SQLite store on a 16 MiB file system filled in the middle of a run
 /// with a knob set. (Linux refuses to remount a file system read-only
 /// while a file on it is open for writing, so a read-only remount under a
@@ -441,6 +449,7 @@ fn sqlite_store_on_a_full_file_system_stops_cleanly() {
     ) {
         return;
     }
+    let _one = KNOB.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("enospc");
     let fs = Tmpfs::mount(s.dir.join("mnt"));
     let db = fs.0.join("store.db");
@@ -477,6 +486,259 @@ fn sqlite_store_on_a_full_file_system_stops_cleanly() {
     let listed = runs(db_s, &state);
     assert_eq!(listed[0]["status"], "incomplete", "{listed:?}");
     assert_eq!(listed[0]["samples"], kept);
+}
+
+/// An ext4 image on a loop device, mounted; unmounted and detached on
+/// drop. Its own failure paths break a store for real: a shutdown
+/// (EXT4_IOC_SHUTDOWN, what ext4 does when its device fails: every write
+/// gets EIO) and an error under `errors=remount-ro` (the kernel turns it
+/// read-only: EROFS). Device-mapper's `error` target would do as well,
+/// but kernels without device-mapper, like this project's development
+/// guests, have no /dev/mapper/control.
+struct Ext4Loop {
+    dir: PathBuf,
+    mnt: PathBuf,
+    dev: String,
+}
+
+fn sh(cmd: &str, args: &[&str]) -> std::process::Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+}
+
+fn must(cmd: &str, args: &[&str]) -> String {
+    let o = sh(cmd, args);
+    assert!(o.status.success(), "{cmd} {args:?}: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+impl Ext4Loop {
+    /// A 64 MiB ext4 image mounted with `options`; None (skipped, or a
+    /// failure under CI) without root, losetup or mkfs.ext4.
+    fn new(s: &Scratch, options: &str) -> Option<Ext4Loop> {
+        if !common::is_root() {
+            common::skip("needs root for a loop device and a mount");
+            return None;
+        }
+        for tool in ["losetup", "mkfs.ext4", "mount"] {
+            if Command::new(tool).arg("--version").output().is_err() {
+                common::skip(&format!("{tool} is missing (Debian: mount, e2fsprogs)"));
+                return None;
+            }
+        }
+        let dir = s.dir.join("disk");
+        let mnt = dir.join("mnt");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let img = dir.join("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        must("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+        let dev = must("losetup", &["-f", "--show", img.to_str().unwrap()]);
+        let disk = Ext4Loop { dir, mnt, dev };
+        disk.mount(options);
+        Some(disk)
+    }
+
+    fn mount(&self, options: &str) {
+        must(
+            "mount",
+            &["-o", options, &self.dev, self.mnt.to_str().unwrap()],
+        );
+    }
+
+    fn umount(&self) {
+        let _ = sh("umount", &[self.mnt.to_str().unwrap()]);
+    }
+
+    /// Everything written so far on disk (syncfs).
+    fn sync(&self) {
+        must("sync", &["-f", self.mnt.to_str().unwrap()]);
+    }
+
+    /// EIO from now on: the file system shuts down after syncing, as ext4
+    /// does when its device fails (xfstests' godown).
+    fn shut_down(&self) {
+        const EXT4_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587d;
+        let d = std::fs::File::open(&self.mnt).unwrap();
+        let flags: u32 = 0; // EXT4_GOING_FLAGS_DEFAULT: sync, then down
+        // SAFETY: the fd is open and the argument points to a u32.
+        let r = unsafe { libc::ioctl(d.as_raw_fd(), EXT4_IOC_SHUTDOWN, &flags) };
+        assert_eq!(r, 0, "shutdown: {}", std::io::Error::last_os_error());
+    }
+
+    /// EROFS from now on: an ext4 error under errors=remount-ro.
+    fn fail_read_only(&self) {
+        let name = Path::new(&self.dev).file_name().unwrap().to_str().unwrap();
+        let trigger = format!("/sys/fs/ext4/{name}/trigger_fs_error");
+        std::fs::write(&trigger, "vmscale store_disk_faults\n")
+            .unwrap_or_else(|e| panic!("{trigger}: {e}"));
+    }
+}
+
+impl Drop for Ext4Loop {
+    fn drop(&mut self) {
+        self.umount();
+        let _ = sh("losetup", &["-d", &self.dev]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn stat_interval() -> String {
+    std::fs::read_to_string(STAT_INTERVAL)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Starts a knob run on a store in the image, waits for a few samples,
+/// breaks the file system with `fault`, and checks the ending; `error`
+/// is the text of the errno the run must name.
+fn run_through(options: &str, fault: fn(&Ext4Loop), error: &str) {
+    let _one = KNOB.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("disk-fault");
+    let Some(disk) = Ext4Loop::new(&s, options) else {
+        return;
+    };
+    let db = disk.mnt.join("store.db");
+    let original = stat_interval();
+    let other = (original.parse::<u64>().unwrap() + 1).to_string();
+    let knob = format!("stat_interval={original},{other}");
+    let db_s = db.to_str().unwrap();
+    let state = s.dir.join("state");
+    let args = [
+        "run", "cmd", "--reps", "300", "--warmup", "0", "--knob", &knob,
+    ];
+    let args = [&args[..], &["--", "sleep", "0.05"]].concat();
+    let child = Running(Some(spawn(vmscale(db_s, &state, &args))));
+    wait_for("4 samples", || sqlite_samples(&db) >= 4);
+    disk.sync();
+    let before = sqlite_samples(&db);
+    fault(&disk);
+    let out = child.wait();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(db_s), "{err}");
+    assert!(err.contains(error), "{err}");
+    assert!(err.contains("incomplete"), "{err}");
+    assert_eq!(stat_interval(), original, "the knob was restored");
+    // Mounted again, the store holds what was on disk before the fault,
+    // and the run, its process gone, is incomplete.
+    disk.umount();
+    disk.mount("errors=continue");
+    let run = json(
+        &vmscale(db_s, &state, &["show", "1", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run["meta"]["status"], "incomplete", "{}", run["meta"]);
+    let n: usize = run["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["samples"].as_array().unwrap().len())
+        .sum();
+    assert!(n as i64 >= before, "{n} samples readable, {before} before");
+}
+
+#[test]
+fn eio_under_a_run_stops_it_naming_the_store_and_the_error() {
+    run_through("errors=continue", Ext4Loop::shut_down, "Input/output error");
+}
+
+#[test]
+fn erofs_under_a_run_stops_it_naming_the_store_and_the_error() {
+    run_through(
+        "errors=remount-ro",
+        Ext4Loop::fail_read_only,
+        "Read-only file system",
+    );
+}
+
+#[test]
+fn postgres_that_takes_no_writes_exits_2_before_measuring() {
+    if !postgres_wanted() {
+        return;
+    }
+    let server = Server::start(6);
+    let s = Scratch::new("pg-nowrite");
+    let run = ["run", "cmd", "--warmup", "0", "--reps", "1", "--", "true"];
+    let db = server.database("rodb");
+    ok(&vmscale(&db, &s.dir, &run).output().unwrap());
+    let mut owner = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    owner
+        .batch_execute(
+            "CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+        )
+        .unwrap();
+    server
+        .admin()
+        .batch_execute("CREATE DATABASE emptydb")
+        .unwrap();
+    let refused = |url: &str, says: &str| {
+        let out = vmscale(url, &s.dir, &run).output().unwrap();
+        let all = format!("{}{}", common::stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{url}: {all}");
+        assert!(
+            all.contains("does not take") && all.contains(says),
+            "{url}: {all}"
+        );
+    };
+    // A role that may read the store but not write it: reading works, a
+    // run is refused before it measures.
+    let reader = server.url("reader", "rodb");
+    ok(&vmscale(&reader, &s.dir, &["list"]).output().unwrap());
+    refused(&reader, "no INSERT on runs");
+    // A role that may not make the tables in an empty database.
+    refused(&server.url("reader", "emptydb"), "permission denied");
+    // A server that takes no writes at all.
+    owner
+        .batch_execute("ALTER DATABASE rodb SET default_transaction_read_only = on")
+        .unwrap();
+    refused(&db, "read-only");
+    let n: i64 = owner
+        .query_one("SELECT COUNT(*) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1, "a refused run was stored");
+}
+
+#[test]
+fn a_spool_whose_disk_fails_stops_the_run_with_exit_1() {
+    if !postgres_wanted() {
+        return;
+    }
+    let s = Scratch::new("spool-eio");
+    let Some(disk) = Ext4Loop::new(&s, "errors=continue") else {
+        return;
+    };
+    let server = Server::start(7);
+    let db = server.database("spooleio");
+    // The state directory, where the spool goes, on the image.
+    let state = disk.mnt.join("state");
+    let child = Running(Some(spawn(vmscale(&db, &state, &strs(&slow_run(60))))));
+    wait_for("3 samples", || pg_samples(&db).0 >= 3);
+    server.ctl("down");
+    let spools = state.join("spool");
+    wait_for("a spool", || {
+        std::fs::read_dir(&spools).is_ok_and(|mut d| d.next().is_some())
+    });
+    disk.shut_down();
+    let out = child.wait();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the spool cannot take") && err.contains("Input/output error"),
+        "{err}"
+    );
+    assert!(err.contains(spools.to_str().unwrap()), "{err}");
+    server.ctl("up");
+    let listed = runs(&db, &s.dir);
+    assert_eq!(listed[0]["status"], "incomplete", "{listed:?}");
+    assert!(listed[0]["samples"].as_i64().unwrap() >= 3, "{listed:?}");
 }
 
 /// The first schema's tables, as the first vmscale wrote them.

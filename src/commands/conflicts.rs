@@ -4,7 +4,14 @@
 use super::{Error, Result};
 
 /// Knobs that only matter for mappings that may get transparent huge pages.
-const THP_KNOBS: [&str; 3] = ["thp", "thp_defrag", "khugepaged_defrag"];
+const THP_KNOBS: [&str; 6] = [
+    "thp",
+    "thp_defrag",
+    "khugepaged_defrag",
+    "khugepaged_pages_to_scan",
+    "khugepaged_scan_sleep",
+    "khugepaged_max_ptes_none",
+];
 
 /// A workload that advises its mapping `MADV_NOHUGEPAGE` (`--thp never`,
 /// pft's and colour's default) never gets huge pages, whatever the THP

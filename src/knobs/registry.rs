@@ -62,6 +62,27 @@ pub const KNOBS: &[Knob] = &[
         about: "khugepaged compacts to collapse huge pages",
     },
     Knob {
+        name: "khugepaged_pages_to_scan",
+        aliases: &["transparent_hugepage.khugepaged.pages_to_scan"],
+        path: "sys/kernel/mm/transparent_hugepage/khugepaged/pages_to_scan",
+        values: Values::Range(1, i32::MAX as i64),
+        about: "pages khugepaged scans each time it wakes",
+    },
+    Knob {
+        name: "khugepaged_scan_sleep",
+        aliases: &["transparent_hugepage.khugepaged.scan_sleep_millisecs"],
+        path: "sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
+        values: Values::Range(0, i32::MAX as i64),
+        about: "milliseconds khugepaged sleeps between scans",
+    },
+    Knob {
+        name: "khugepaged_max_ptes_none",
+        aliases: &["transparent_hugepage.khugepaged.max_ptes_none"],
+        path: "sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none",
+        values: Values::Range(0, 511),
+        about: "empty pages khugepaged may fill to collapse a huge page",
+    },
+    Knob {
         name: "numa_balancing",
         aliases: &["kernel.numa_balancing"],
         path: "proc/sys/kernel/numa_balancing",
@@ -109,6 +130,20 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/compaction_proactiveness",
         values: Values::Range(0, 100),
         about: "background compaction effort",
+    },
+    Knob {
+        name: "extfrag_threshold",
+        aliases: &["vm.extfrag_threshold"],
+        path: "proc/sys/vm/extfrag_threshold",
+        values: Values::Range(0, 1000),
+        about: "fragmentation index above which compaction is tried before reclaim",
+    },
+    Knob {
+        name: "compact_unevictable",
+        aliases: &["vm.compact_unevictable_allowed"],
+        path: "proc/sys/vm/compact_unevictable_allowed",
+        values: Values::Range(0, 1),
+        about: "compaction may move mlocked pages",
     },
     Knob {
         name: "watermark_scale_factor",

@@ -58,16 +58,16 @@ pub fn other_root() -> Option<PathBuf> {
 
 /// Checks `VMSCALE_MACHINE_ROOT`: unset, "/", or a directory holding
 /// `sys/` or `proc/`; the message names the problem and the fix.
-pub fn check_root() -> Result<(), String> {
+pub fn check_root() -> crate::error::Result<()> {
     let Some(r) = other_root() else {
         return Ok(());
     };
     if !["sys", "proc"].iter().any(|d| r.join(d).is_dir()) {
-        return Err(format!(
+        return Err(crate::error::Error::Input(format!(
             "{ROOT_ENV}={} holds no sys/ or proc/ directory: point it at a machine \
              tree (such as tests/fixtures/fake-2s4n) or unset it",
             r.display()
-        ));
+        )));
     }
     Ok(())
 }

@@ -32,6 +32,7 @@ pub mod series;
 pub mod show;
 pub mod sysinfo;
 pub mod termplot;
+pub mod thp;
 pub mod ticks;
 pub mod warnings;
 pub mod wis;
@@ -89,6 +90,7 @@ fn body(run: &Run, colour: bool) -> Vec<Block> {
         Some(Report::Latency) => latency::blocks(run),
         Some(Report::Wis) => wis::blocks(run),
         Some(Report::MmapLock) => mmap_lock::blocks(run),
+        Some(Report::Thp) => thp::blocks(run),
         Some(Report::Generic) | None => generic::blocks(run),
     }
 }

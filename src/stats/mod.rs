@@ -19,6 +19,7 @@ pub mod files;
 pub mod levels;
 pub mod mixture;
 pub mod paired;
+pub mod projection;
 pub mod rerun;
 pub mod rng;
 pub mod robust;

@@ -1,7 +1,8 @@
 //! What can go wrong with the store, decided where it is known: a store or
-//! run the user named that is not there (bad input, exit 2), a store that
-//! cannot be used here, a damaged row, or the database engine failing
-//! (exit 1). [`From`] into [`crate::error::Error`] picks the exit code, so
+//! run the user named that is not there, or a store that cannot be used or
+//! written here, found before a run begins (bad input, exit 2); a damaged
+//! row, the database engine failing, or a write failing once samples are
+//! stored (exit 1). [`From`] into [`crate::error::Error`] picks the exit code, so
 //! commands just write `?`.
 
 use std::path::PathBuf;
@@ -23,6 +24,21 @@ pub enum Error {
     /// The store could not be opened or reached (`what` names it).
     #[error("{what}: {message}")]
     Open { what: String, message: String },
+    /// The store does not take writes (a read-only file or file system, a
+    /// role without the rights, a read-only server): found when it is
+    /// opened to write, before anything is measured. The message names
+    /// the store and the fix.
+    #[error("{0}")]
+    Refuses(String),
+    /// A file of the store's own (the spool) could not be written once a
+    /// run had begun.
+    #[error("{what} {}: {source}", path.display())]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// No run of that name (an id, `last`, `last~N` or a label).
     #[error(
         "no run '{0}' in the store: `vmscale list` shows the runs (ids, labels, last, \
@@ -83,6 +99,7 @@ impl Error {
             Error::Missing(_)
             | Error::Unusable(_)
             | Error::Open { .. }
+            | Error::Refuses(_)
             | Error::NoRun(_)
             | Error::Ambiguous(_) => true,
             Error::Migration { source, .. } => source.is_input(),
@@ -90,6 +107,7 @@ impl Error {
             | Error::Sqlite(_)
             | Error::Postgres(_)
             | Error::Stopped(_)
+            | Error::Write { .. }
             | Error::Dir { .. } => false,
         }
     }
@@ -139,5 +157,26 @@ mod tests {
         let engine: crate::error::Error = engine.into();
         assert!(!engine.is_input());
         assert!(engine.to_string().starts_with("store: "), "{engine}");
+    }
+
+    #[test]
+    fn a_write_failing_mid_run_is_a_failure_and_a_refusal_at_start_is_input() {
+        let io = std::io::Error::from_raw_os_error(libc::EIO);
+        let spool = Error::Write {
+            what: "cannot sync the spool",
+            path: "/s/x.spool".into(),
+            source: io,
+        };
+        assert!(!spool.is_input());
+        let spool: crate::error::Error = spool.into();
+        assert!(matches!(spool, crate::error::Error::Store(_)));
+        assert!(
+            spool
+                .to_string()
+                .starts_with("cannot sync the spool /s/x.spool: "),
+            "{spool}"
+        );
+        let refused: crate::error::Error = Error::Refuses("read-only".into()).into();
+        assert!(refused.is_input());
     }
 }

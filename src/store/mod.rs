@@ -22,7 +22,7 @@ mod sqlite;
 mod sys;
 
 pub use error::{Error, Result};
-pub use pg::hide_password;
+pub use pg::{hide_password, keep_password_from_children};
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -152,11 +152,20 @@ impl Store {
 
     /// Opens (creating if needed) the store at `path` for writing: a
     /// SQLite file, or a PostgreSQL database named by a postgres:// URL.
+    /// A store that does not take writes is refused here
+    /// ([`Error::Refuses`]), before anything is measured.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(url) = pg::url(path) {
-            return Store::open_pg(url);
+            let store = Store::open_pg(url).map_err(|e| pg::write_refusal(url, e))?;
+            if let Db::Postgres(c) = &mut *store.db.borrow_mut() {
+                pg::check_writes(c, url)?;
+            }
+            return Ok(store);
         }
-        Store::wrap(sqlite::open_write(path)?, true, Place::Sqlite(path.into()))
+        let db = sqlite::open_write(path)
+            .and_then(|mut db| sqlite::check_writes(&mut db).map(|()| db))
+            .map_err(|e| sqlite::write_refusal(path, e))?;
+        Store::wrap(db, true, Place::Sqlite(path.into()))
     }
 
     /// Opens an existing store for reading; a missing file is an input

@@ -49,6 +49,38 @@ pub fn shown(url: &str) -> String {
     }
 }
 
+/// The password vmscale itself connects with, once taken out of the
+/// environment (`keep_password_from_children`).
+static PASSWORD: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+
+/// PGPASSWORD, and the password of a PostgreSQL URL in VMSCALE_DB, taken
+/// out of the environment and kept for this process's connections alone,
+/// so no command, guest or helper vmscale starts inherits them
+/// (VMSCALE_DB keeps its URL without the password). Call at the start of
+/// `main`, while the process has one thread.
+pub fn keep_password_from_children() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = super::sys::take_env("PGPASSWORD", None).filter(|p| !p.is_empty());
+    let in_url = std::env::var("VMSCALE_DB").ok().and_then(|db| {
+        let u = url(Path::new(&db))?;
+        let pw = u.parse::<postgres::Config>().ok()?.get_password()?.to_vec();
+        super::sys::take_env("VMSCALE_DB", Some(std::ffi::OsStr::new(&shown(u))));
+        Some(pw)
+    });
+    let _ = PASSWORD.set(env.map(|p| p.as_bytes().to_vec()).or(in_url));
+}
+
+/// The kept password, or PGPASSWORD when none was kept (a library user).
+fn password() -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    match PASSWORD.get() {
+        Some(kept) => kept.clone(),
+        None => std::env::var_os("PGPASSWORD")
+            .filter(|p| !p.is_empty())
+            .map(|p| p.as_bytes().to_vec()),
+    }
+}
+
 /// How long opening a store waits for the server: a wrong host or port
 /// is an error well before any measurement.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -65,9 +97,9 @@ fn config(url: &str, timeout: Duration) -> Result<postgres::Config> {
     }
     // libpq's variable, for a password kept off the command line.
     if config.get_password().is_none()
-        && let Some(p) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty())
+        && let Some(p) = password()
     {
-        config.password(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()));
+        config.password(p);
     }
     // A server that vanishes without closing the connection (a network
     // gone) is noticed within a minute instead of hanging a statement.
@@ -146,6 +178,86 @@ fn refusal(config: &postgres::Config, e: &postgres::Error) -> String {
         "check the URL given with --db or VMSCALE_DB".into()
     };
     format!("{text}; {fix}")
+}
+
+/// True when the server refused a statement because it takes no writes
+/// from us: a role without the rights (42501), a read-only server or
+/// standby (25006).
+fn refuses_writes(e: &postgres::Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|d| matches!(d.code().code(), "42501" | "25006"))
+}
+
+/// `e` as a refusal of writes when it is one (else unchanged), naming
+/// the store and the fix.
+pub fn write_refusal(url: &str, e: Error) -> Error {
+    match e {
+        Error::Postgres(p) if refuses_writes(&p) => Error::Refuses(format!(
+            "the store {} does not take writes ({}): a run needs a role that may create and \
+             write vmscale's tables (GRANT ... ON ALL TABLES IN SCHEMA, or the schema's \
+             owner) on a server that takes writes, or name another store with --db",
+            shown(url),
+            message(&p)
+        )),
+        Error::Migration { step, source } => match write_refusal(url, *source) {
+            e @ Error::Refuses(_) => e,
+            e => Error::Migration {
+                step,
+                source: Box::new(e),
+            },
+        },
+        e => e,
+    }
+}
+
+/// The tables a run writes, with what it does to them.
+const WRITES: [(&str, &str); 6] = [
+    ("runs", "INSERT"),
+    ("runs", "UPDATE"),
+    ("cases", "INSERT"),
+    ("samples", "INSERT"),
+    ("profile_cases", "INSERT"),
+    ("lock_rows", "INSERT"),
+];
+
+/// Refuses a store whose server takes no writes or whose role may not
+/// write the tables a run writes (checked by the server's own privilege
+/// functions, nothing written).
+pub fn check_writes(c: &mut Client, url: &str) -> Result<()> {
+    let read_only: String = c
+        .query_one("SELECT current_setting('transaction_read_only')", &[])?
+        .get(0);
+    let mut missing = Vec::new();
+    if read_only == "on" {
+        missing.push("the server takes no writes (read-only)".to_string());
+    }
+    for (table, right) in WRITES {
+        let has: bool = c
+            .query_one("SELECT has_table_privilege($1, $2)", &[&table, &right])?
+            .get(0);
+        if !has {
+            missing.push(format!("no {right} on {table}"));
+        }
+    }
+    let seq: bool = c
+        .query_one(
+            "SELECT has_sequence_privilege(pg_get_serial_sequence('runs', 'id'), 'USAGE')",
+            &[],
+        )?
+        .get(0);
+    if !seq {
+        missing.push("no USAGE on the sequence of runs.id".into());
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Refuses(format!(
+        "the store {} does not take this run's writes ({}): grant them to the role \
+         (GRANT INSERT, UPDATE ON ALL TABLES IN SCHEMA ...; GRANT USAGE ON ALL SEQUENCES \
+         IN SCHEMA ...), or name another store with --db",
+        shown(url),
+        missing.join("; ")
+    )))
 }
 
 /// True when a failure means the connection is gone (the server stopped,

@@ -167,7 +167,9 @@ impl Store {
             self.try_return(run_id)?;
         }
         if let Some(a) = self.away.as_mut() {
-            a.spool.append(&Entry::Sample(row.clone()))?;
+            if let Err(e) = a.spool.append(&Entry::Sample(row.clone())) {
+                return Err(self.stop_on_spool_failure(e));
+            }
             a.pending.push_back(row);
             return Ok(());
         }
@@ -176,9 +178,28 @@ impl Store {
                 self.recorded += 1;
                 Ok(())
             }
-            Err(e) if e.connection_lost() && self.writing.is_some() => self.go_away(&e, Some(row)),
+            Err(e) if e.connection_lost() && self.writing.is_some() => self
+                .go_away(&e, Some(row))
+                .map_err(|e| self.stop_on_spool_failure(e)),
             Err(e) => Err(self.stop_on_disk_failure(e)),
         }
+    }
+
+    /// The spool could not take a sample while the server is away: the
+    /// run stops, what was stored (in the store, and in the spool so far)
+    /// stays, and the run is left incomplete.
+    fn stop_on_spool_failure(&mut self, e: Error) -> Error {
+        let spooled = self.away.as_ref().map_or(0, |a| a.spool.samples);
+        let msg = format!(
+            "{} went away and the spool cannot take the run's samples ({e}): the run stops \
+             here; its {} samples stored before and {spooled} in the spool stay readable and it \
+             is marked incomplete; free the state directory's file system, then `vmscale merge` \
+             the spool once the server is back",
+            self.shown(),
+            self.recorded
+        );
+        self.stopped = Some(msg.clone());
+        Error::Stopped(msg)
     }
 
     /// Why this store stopped taking the run's samples, if it did: its
@@ -210,6 +231,7 @@ impl Store {
         let mut spool = Spool::create(
             &w.uuid,
             &Entry::Run {
+                format: super::spool::FORMAT,
                 store: self.shown(),
                 run: w.run.clone(),
                 cases: w.cases.clone(),
@@ -342,19 +364,35 @@ impl Store {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
-        let fs = match sys::space(dir) {
-            Some(s) if s.read_only => "its file system is now read-only".to_string(),
-            Some(s) => format!(
-                "{} free of {} on its file system",
-                crate::parse::format_size(s.free),
-                crate::parse::format_size(s.total)
+        let errno = match &*self.db.borrow() {
+            Db::Sqlite(c) => sys::sqlite_errno(c),
+            Db::Postgres(_) => None,
+        };
+        let failed = "see the kernel's log (dmesg) for the disk or file system, and name \
+                      another store with --db";
+        let full = "free space, or name another store with --db";
+        let (fs, fix) = match (sys::space(dir), errno) {
+            (_, Some(e)) if e.raw_os_error() == Some(libc::EROFS) => {
+                (format!("{e}: its file system turned read-only"), failed)
+            }
+            (_, Some(e)) if e.raw_os_error() == Some(libc::EIO) => {
+                (format!("{e}: its disk or file system failed"), failed)
+            }
+            (Some(s), _) if s.read_only => ("its file system is now read-only".to_string(), failed),
+            (Some(s), e) => (
+                format!(
+                    "{}{} free of {} on its file system",
+                    e.map_or(String::new(), |e| format!("{e}; ")),
+                    crate::parse::format_size(s.free),
+                    crate::parse::format_size(s.total)
+                ),
+                full,
             ),
-            None => "the free space cannot be read".to_string(),
+            (None, _) => ("the free space cannot be read".to_string(), full),
         };
         let msg = format!(
             "cannot write the store {} ({}; {fs}): the run stops here; its {} samples stored \
-             so far stay readable and it is marked incomplete; free space, or name another \
-             store with --db",
+             so far stay readable and it is marked incomplete; {fix}",
             path.display(),
             e.to_string().trim_start_matches("store: "),
             self.recorded

@@ -3,7 +3,9 @@
 //! appended and fsynced one by one (a crash loses nothing written), locked
 //! by its writer with a POSIX lock so two processes never share one. The
 //! first line copies the run and its cases (so the run can be made again
-//! in any store), then one line per sample, then the run's ending.
+//! in any store) under the spool's format version, then one line per
+//! sample, then the run's ending. A spool of another format version is
+//! refused, naming both versions.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -56,13 +58,24 @@ pub struct LockRow {
     pub max_wait_ns: i64,
 }
 
+/// The format of the spools this vmscale writes and reads. A spool
+/// without one was written before spools had one, in format 1.
+pub const FORMAT: u64 = 1;
+
+fn format_1() -> u64 {
+    1
+}
+
 /// A line of the spool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Entry {
     /// The run's row and its cases, as the store held them (column ->
-    /// value), and the store they belong to (without password).
+    /// value), and the store they belong to (without password), under
+    /// the spool's format version.
     Run {
+        #[serde(default = "format_1")]
+        format: u64,
         store: String,
         run: Map<String, Json>,
         cases: Vec<Map<String, Json>>,
@@ -136,12 +149,19 @@ pub struct Spool {
     pub samples: usize,
 }
 
+/// A spool named to be read that cannot be (the user's input).
 fn io(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
     let what = format!("{what} {}", path.display());
     move |e| Error::Open {
         what,
         message: e.to_string(),
     }
+}
+
+/// A spool that cannot be written while a run goes on.
+fn write_failed(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |source| Error::Write { what, path, source }
 }
 
 fn from_crate(e: crate::error::Error) -> Error {
@@ -162,8 +182,8 @@ impl Spool {
         // The new name itself must survive a crash.
         File::open(&d)
             .and_then(|dir| dir.sync_all())
-            .map_err(io("cannot sync", &d))?;
-        if !sys::try_lock(&file).map_err(io("cannot lock", &path))? {
+            .map_err(write_failed("cannot sync", &d))?;
+        if !sys::try_lock(&file).map_err(write_failed("cannot lock", &path))? {
             return Err(Error::Unusable(format!(
                 "{} is locked by another process",
                 path.display()
@@ -189,10 +209,10 @@ impl Spool {
         let path = self.path.clone();
         self.file
             .write_all(line.as_bytes())
-            .map_err(io("cannot write the spool", &path))?;
+            .map_err(write_failed("cannot write the spool", &path))?;
         self.file
             .sync_data()
-            .map_err(io("cannot sync the spool", &path))?;
+            .map_err(write_failed("cannot sync the spool", &path))?;
         if matches!(e, Entry::Sample(_)) {
             self.samples += 1;
         }
@@ -201,7 +221,7 @@ impl Spool {
 
     /// Removes the spool once everything in it is in the store.
     pub fn remove(self) -> Result<()> {
-        std::fs::remove_file(&self.path).map_err(io("cannot remove", &self.path))
+        std::fs::remove_file(&self.path).map_err(write_failed("cannot remove", &self.path))
     }
 }
 
@@ -263,9 +283,13 @@ pub fn read(path: &Path) -> Result<ReadSpool> {
         ))
     };
     let mut lines = whole.split(|&b| b == b'\n').filter(|l| !l.is_empty());
-    let (store, run, cases) = match lines.next().map(serde_json::from_slice::<Entry>) {
-        Some(Ok(Entry::Run { store, run, cases })) => (store, run, cases),
-        Some(Err(e)) => return Err(damaged(1, e.to_string())),
+    let first = lines.next().unwrap_or_default();
+    check_format(path, first)?;
+    let (store, run, cases) = match serde_json::from_slice::<Entry>(first) {
+        Ok(Entry::Run {
+            store, run, cases, ..
+        }) => (store, run, cases),
+        Err(e) if !first.is_empty() => return Err(damaged(1, e.to_string())),
         _ => return Err(damaged(1, "it does not start with the run".into())),
     };
     let mut out = ReadSpool {
@@ -288,10 +312,28 @@ pub fn read(path: &Path) -> Result<ReadSpool> {
     Ok(out)
 }
 
+/// Refuses a spool whose first line names a format this vmscale does not
+/// read (a newer vmscale's), before its lines are taken for anything.
+fn check_format(path: &Path, first: &[u8]) -> Result<()> {
+    let Ok(head) = serde_json::from_slice::<Json>(first) else {
+        return Ok(());
+    };
+    let format = &head["run"]["format"];
+    match format.as_u64() {
+        None if format.is_null() => Ok(()),
+        Some(FORMAT) => Ok(()),
+        _ => Err(Error::Unusable(format!(
+            "{} is a spool of format version {format}; this vmscale reads version {FORMAT}: \
+             merge it with the vmscale that wrote it, or a newer one",
+            path.display()
+        ))),
+    }
+}
+
 impl ReadSpool {
     /// Removes the spool once merged (the lock goes with it).
     pub fn remove(self) -> Result<()> {
-        std::fs::remove_file(&self.path).map_err(io("cannot remove", &self.path))
+        std::fs::remove_file(&self.path).map_err(write_failed("cannot remove", &self.path))
     }
 }
 
@@ -326,6 +368,7 @@ mod tests {
         run.insert("pid".into(), 7.into());
         let lines = [
             Entry::Run {
+                format: FORMAT,
                 store: "postgres://u@h/db".into(),
                 run: run.clone(),
                 cases: Vec::new(),
@@ -352,6 +395,36 @@ mod tests {
         let mut bad = Map::new();
         bad.insert("x); DROP TABLE runs; --".into(), 1.into());
         assert!(json_row(&bad).is_err());
+        let _ = std::fs::remove_dir_all(&state);
+    }
+
+    #[test]
+    fn the_format_version_is_written_and_another_refused_naming_both() {
+        let state = std::env::temp_dir().join(format!("vmscale-spoolv-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&state);
+        std::fs::create_dir_all(&state).unwrap();
+        let path = state.join("v.spool");
+        let head = Entry::Run {
+            format: FORMAT,
+            store: "postgres://u@h/db".into(),
+            run: Map::new(),
+            cases: Vec::new(),
+        };
+        let line = serde_json::to_string(&head).unwrap();
+        assert!(line.starts_with("{\"run\":{\"format\":1,"), "{line}");
+        // Written before spools had a version: format 1.
+        let old = line.replacen("\"format\":1,", "", 1);
+        std::fs::write(&path, format!("{old}\n")).unwrap();
+        assert!(looks_like(&path));
+        assert!(read(&path).is_ok());
+        // A newer vmscale's spool is refused, both versions named.
+        let newer = line.replacen("\"format\":1,", "\"format\":7,\"extra\":[],", 1);
+        std::fs::write(&path, format!("{newer}\n")).unwrap();
+        let e = read(&path).err().expect("refused").to_string();
+        assert!(
+            e.contains("format version 7") && e.contains("reads version 1"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&state);
     }
 }

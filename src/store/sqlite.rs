@@ -100,6 +100,37 @@ pub fn open_write(path: &Path) -> Result<Db> {
     Ok(db)
 }
 
+/// Refuses a store this connection cannot write: a write of the header's
+/// own application id in a transaction rolled back (a read-only file,
+/// directory or file system fails it; BEGIN alone does not).
+pub fn check_writes(db: &mut Db) -> Result<()> {
+    db.batch("BEGIN IMMEDIATE")?;
+    let wrote = db.batch(&format!(
+        "PRAGMA application_id = {}",
+        schema::APPLICATION_ID
+    ));
+    let _ = db.batch("ROLLBACK");
+    wrote
+}
+
+/// `e` as a refusal of writes when the store at `path` could not be
+/// written (else unchanged), naming it and the fix.
+pub fn write_refusal(path: &Path, e: Error) -> Error {
+    if !matches!(e, Error::Sqlite(_) | Error::Open { .. }) || !read_only_failure(&e) {
+        return e;
+    }
+    let fs = match path.parent().and_then(super::sys::space) {
+        Some(s) if s.read_only => "; its file system is read-only",
+        _ => "",
+    };
+    Error::Refuses(format!(
+        "the store {} cannot be written ({}{fs}): a run needs a store it may write; \
+         fix its permissions, or name another store with --db",
+        path.display(),
+        e.to_string().trim_start_matches("store: ")
+    ))
+}
+
 /// A refusal of the store at `path`, naming it.
 fn named(path: &Path, e: Error) -> Error {
     match e {

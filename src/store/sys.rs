@@ -1,7 +1,10 @@
-//! The two system calls the store needs that the standard library lacks:
-//! the free space of a file system (to name it when a store's disk is
-//! full) and a POSIX record lock (a spool belongs to one process; unlike
-//! flock it is not inherited by forked workers).
+//! What the store needs of the system that the standard library lacks or
+//! marks unsafe: the free space of a file system (to name it when a
+//! store's disk is full), a POSIX record lock (a spool belongs to one
+//! process; unlike flock it is not inherited by forked workers), the
+//! system error behind SQLite's last failure (EIO or EROFS, which SQLite
+//! reports alike as a disk I/O error), and a variable taken out of the
+//! environment (a password no child inherits).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -59,6 +62,32 @@ pub fn try_lock(file: &File) -> std::io::Result<bool> {
 fn unsafe_zeroed_flock() -> libc::flock {
     // SAFETY: flock is a plain C struct of integers; all zeroes is valid.
     unsafe { std::mem::zeroed() }
+}
+
+/// Takes `name` out of the environment, returning its value, or puts
+/// `value` in its place. Call only while the process has one thread (at
+/// the start of `main`): the environment is not locked against threads
+/// reading it.
+pub fn take_env(name: &str, value: Option<&std::ffi::OsStr>) -> Option<std::ffi::OsString> {
+    let was = std::env::var_os(name)?;
+    // SAFETY: the caller runs before any other thread exists, so no
+    // other thread reads or writes the environment meanwhile.
+    unsafe {
+        match value {
+            Some(v) => std::env::set_var(name, v),
+            None => std::env::remove_var(name),
+        }
+    }
+    Some(was)
+}
+
+/// The errno of the system call that made SQLite's last operation on
+/// `conn` fail, when there was one.
+pub fn sqlite_errno(conn: &rusqlite::Connection) -> Option<std::io::Error> {
+    // SAFETY: the handle is the connection's own, valid while `conn` is
+    // borrowed; sqlite3_system_errno only reads a field of it.
+    let errno = unsafe { rusqlite::ffi::sqlite3_system_errno(conn.handle()) };
+    (errno > 0).then(|| std::io::Error::from_raw_os_error(errno))
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub mod pft_args;
 pub mod region;
 pub mod spec;
 pub mod stored;
+pub mod thp;
+pub mod thp_fragment;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
@@ -90,6 +92,7 @@ pub static REGISTRY: &[&Spec] = &[
     &latency::SPEC,
     &wis::SPEC,
     &mmap_lock::SPEC,
+    &thp::SPEC,
 ];
 
 /// The registered workload of this name (a stored run's `workload`).

@@ -31,6 +31,7 @@ pub enum Report {
     Latency,
     Wis,
     MmapLock,
+    Thp,
 }
 
 impl Report {
