@@ -187,6 +187,13 @@ pub const KNOBS: &[Knob] = &[
         values: Values::Range(0, 1 << 20),
         about: "hugetlb pages of the default size kept reserved",
     },
+    Knob {
+        name: "ksm_run",
+        aliases: &["ksm.run"],
+        path: "sys/kernel/mm/ksm/run",
+        values: Values::Range(0, 1),
+        about: "ksmd merging identical pages (1 runs it; vms' ksm case needs it)",
+    },
 ];
 
 /// Finds a knob by its short name or an alias.

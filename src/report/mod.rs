@@ -34,6 +34,7 @@ pub mod sysinfo;
 pub mod termplot;
 pub mod thp;
 pub mod ticks;
+pub mod vms;
 pub mod warnings;
 pub mod wis;
 
@@ -91,6 +92,7 @@ fn body(run: &Run, colour: bool) -> Vec<Block> {
         Some(Report::Wis) => wis::blocks(run),
         Some(Report::MmapLock) => mmap_lock::blocks(run),
         Some(Report::Thp) => thp::blocks(run),
+        Some(Report::Vms) => vms::blocks(run),
         Some(Report::Generic) | None => generic::blocks(run),
     }
 }

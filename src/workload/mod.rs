@@ -26,6 +26,7 @@ pub mod spec;
 pub mod stored;
 pub mod thp;
 pub mod thp_fragment;
+pub mod vms;
 pub mod wis;
 
 pub use crate::model::{Better, Case, Figure, SampleData};
@@ -93,6 +94,7 @@ pub static REGISTRY: &[&Spec] = &[
     &wis::SPEC,
     &mmap_lock::SPEC,
     &thp::SPEC,
+    &vms::SPEC,
 ];
 
 /// The registered workload of this name (a stored run's `workload`).

@@ -32,6 +32,7 @@ pub enum Report {
     Wis,
     MmapLock,
     Thp,
+    Vms,
 }
 
 impl Report {

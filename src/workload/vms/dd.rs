@@ -1,0 +1,51 @@
+//! The page-cache readers of lru-file-readonce, lru-file-readtwice and
+//! lru-memcg: `dd bs=4k if=FILE of=/dev/null` on a sparse file bigger than
+//! the memory, stopped at the runtime as the suite's `timeout` stops dd.
+//! Each task reads its file with read(2) in 4 KiB blocks.
+
+use std::os::fd::AsRawFd;
+
+use crate::exec::{Task, TaskReport, clock};
+use crate::workload::fault_map::OwnedFile;
+
+use super::usemem::V_BYTES;
+
+/// dd's block size in the suite's scripts.
+const BLOCK: usize = 4096;
+
+/// One reader: task `t` reads file `t.index / readers` from its start.
+pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> TaskReport {
+    let mut r = TaskReport::default();
+    let Some(f) = files.get(t.index / readers.max(1)) else {
+        r.fail("no file for this reader");
+        return r;
+    };
+    let fd = f.file.as_raw_fd();
+    let mut buf = vec![0u8; BLOCK];
+    t.wait_start();
+    let before = t.usage();
+    r.start_ns = clock::monotonic_ns();
+    let deadline = r.start_ns.saturating_add(runtime_ns);
+    let mut off: i64 = 0;
+    let mut calls = 0u64;
+    loop {
+        // SAFETY: buf is BLOCK writable bytes; fd is open for reading.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), BLOCK, off) };
+        if n < 0 {
+            r.fail(&format!("read failed: {}", crate::exec::errno_text()));
+            break;
+        }
+        if n == 0 {
+            break;
+        }
+        off += n as i64;
+        calls += 1;
+        if calls & 0xff == 0 && clock::monotonic_ns() > deadline {
+            break;
+        }
+    }
+    r.end_ns = clock::monotonic_ns();
+    r.set_usage(&t.usage().since(&before));
+    r.values[V_BYTES] = off as f64;
+    r
+}

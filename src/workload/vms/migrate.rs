@@ -1,0 +1,100 @@
+//! case-migrate: a populated mapping whose pages are moved from node to
+//! node (node i to node i+1, round and round) with migrate_pages(2) until
+//! the runtime is up, as the script runs `migratepages`; the figure is the
+//! bytes of the moves per second, KB/s. Needs two nodes or more.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::exec::clock;
+use crate::exec::region::Region;
+
+fn mask(node: u64) -> [libc::c_ulong; 16] {
+    let mut m = [0 as libc::c_ulong; 16];
+    let bits = libc::c_ulong::BITS as u64;
+    m[(node / bits) as usize % 16] = 1 << (node % bits);
+    m
+}
+
+pub fn sample(nodes: u64, bytes: u64, runtime_ns: u64) -> Result<BTreeMap<String, f64>> {
+    if nodes < 2 {
+        return Err(Error::Refused(
+            "migrate needs two NUMA nodes or more".into(),
+        ));
+    }
+    let region = Region::map(
+        bytes as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE,
+        None,
+    )?;
+    let maxnode = (16 * libc::c_ulong::BITS) as libc::c_ulong;
+    // Interleaved over every node, as the script's numactl --interleave=all.
+    let mut all = [0 as libc::c_ulong; 16];
+    for n in 0..nodes {
+        all[(n / libc::c_ulong::BITS as u64) as usize % 16] |=
+            1 << (n % libc::c_ulong::BITS as u64);
+    }
+    const MPOL_INTERLEAVE: libc::c_long = 3;
+    // SAFETY: the range is our own mapping; the mask holds maxnode bits.
+    let bound = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            region.ptr(),
+            region.len(),
+            MPOL_INTERLEAVE,
+            all.as_ptr(),
+            maxnode,
+            0,
+        )
+    };
+    if bound != 0 {
+        return Err(Error::Failed(format!(
+            "mbind(MPOL_INTERLEAVE) failed: {}",
+            crate::exec::errno_text()
+        )));
+    }
+    for off in (0..region.len()).step_by(4096) {
+        // SAFETY: off < len, inside the mapping.
+        unsafe { region.ptr().add(off).write_volatile(1) };
+    }
+    let t0 = clock::monotonic_ns();
+    let deadline = t0.saturating_add(runtime_ns);
+    let (mut moves, mut pages) = (0u64, 0u64);
+    'outer: loop {
+        for i in 0..nodes {
+            let (from, to) = (mask(i), mask((i + 1) % nodes));
+            // SAFETY: both masks hold maxnode bits; pid 0 is this process.
+            let left = unsafe {
+                libc::syscall(
+                    libc::SYS_migrate_pages,
+                    0,
+                    maxnode,
+                    from.as_ptr(),
+                    to.as_ptr(),
+                )
+            };
+            if left < 0 {
+                return Err(Error::Failed(format!(
+                    "migrate_pages failed: {}",
+                    crate::exec::errno_text()
+                )));
+            }
+            moves += 1;
+            pages += left as u64;
+            if clock::monotonic_ns() > deadline {
+                break 'outer;
+            }
+        }
+    }
+    let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
+    let mut out = BTreeMap::new();
+    out.insert(
+        "throughput".into(),
+        moves as f64 * bytes as f64 / 1024.0 / secs,
+    );
+    out.insert("wall".into(), secs);
+    out.insert("migrate.calls".into(), moves as f64);
+    out.insert("migrate.not_moved".into(), pages as f64);
+    Ok(out)
+}

@@ -1,0 +1,337 @@
+//! vms: Intel vm-scalability's cases by their own names (`vmscale run vms
+//! --case lru-file-readtwice`), each implemented natively with the
+//! semantics of the suite's `case-*` script, sized from the machine as
+//! the suite sizes them and scaled by `--size`. The headline is
+//! `throughput`, KB/s summed over tasks, as the 0-day robot reports it
+//! (docs/vms.md).
+
+pub mod cases;
+mod dd;
+mod ksm;
+mod migrate;
+mod plan;
+pub mod sizes;
+mod swapin;
+mod truncate;
+mod usemem;
+
+use clap::ArgMatches;
+use serde::{Deserialize, Serialize};
+
+use super::spec::{Env, options};
+use super::stored::lenient;
+use super::{Better, Case, Figure, SampleData, Workload};
+use crate::error::{Error, Result};
+use crate::exec::{self, Mode};
+use crate::machine::Snapshot;
+use crate::workload::fault_map::OwnedFile;
+pub use cases::{Engine, Family, Row};
+pub use plan::CasePlan;
+
+/// The prefix under which a sample carries its cgroup's counters.
+pub const MEMCG: &str = "memcg.";
+/// ... and ksmd's and migrate_pages' counts.
+pub const KSM: &str = "ksm.";
+pub const MIGRATE: &str = "migrate.";
+use sizes::Sizes;
+
+// `vmscale run vms`'s options; the harness options are added beside them.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// vm-scalability case names, repeated or comma-separated; globs such as
+    /// 'lru-*' pick a family (the list: vmscale run vms --case list)
+    #[arg(long = "case", value_name = "NAME", required = true)]
+    pub cases: Vec<String>,
+    /// Task counts (the suite's nr_task) [default: the online CPUs, as the suite]
+    #[arg(long)]
+    pub tasks: Option<String>,
+    /// The machine the sizes are derived from, as a fraction of this one's
+    /// memory (1/16, 25%) or a size (2G); pressure cases get a cgroup that big
+    #[arg(long, default_value = "1/16")]
+    pub size: String,
+    /// Seconds a sample runs at most (usemem's --runtime, dd's timeout)
+    #[arg(long, default_value_t = 2.0)]
+    pub runtime: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    pub cases: Vec<String>,
+    pub tasks: Vec<usize>,
+    pub runtime_s: f64,
+    pub sizes: Sizes,
+    /// Each case at each task count: its sizes and what it needs.
+    pub plans: Vec<CasePlan>,
+}
+
+/// What the vms report reads of a stored run's configuration.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Stored {
+    #[serde(deserialize_with = "lenient")]
+    pub runtime_s: Option<f64>,
+    pub plans: Vec<plan::StoredPlan>,
+}
+
+pub struct Vms {
+    cfg: Config,
+}
+
+/// The validated workload `args` describe.
+pub fn from_args(a: &Args, m: &Snapshot, knobs: &[String]) -> Result<Vms> {
+    if a.cases.iter().any(|c| c == "list") {
+        return Err(Error::Input(format!(
+            "the vm-scalability cases vmscale runs: {}",
+            cases::names().join(", ")
+        )));
+    }
+    let rows = cases::select(&a.cases).map_err(Error::Input)?;
+    let cpus = super::options::online(m);
+    let tasks = match &a.tasks {
+        Some(t) => super::options::tasks(t, m)?,
+        None => vec![cpus],
+    };
+    super::check_tasks(&tasks)?;
+    if !(a.runtime.is_finite() && (0.05..=3600.0).contains(&a.runtime)) {
+        return Err(Error::Input(format!(
+            "--runtime {} is out of range: use 0.05 to 3600 seconds",
+            a.runtime
+        )));
+    }
+    let mem_total = m.mem_total_kib.unwrap_or(0) * 1024;
+    let scale = sizes::parse_scale(&a.size, mem_total)?;
+    let sizes = Sizes::read(m, &crate::machine::root(), scale);
+    let mut plans = Vec::new();
+    for row in &rows {
+        for &n in &tasks {
+            plans.push(plan::plan(row, &sizes, n));
+        }
+    }
+    // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
+    let ksm_set = knobs
+        .iter()
+        .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
+    for p in &plans {
+        plan::check(p, m, ksm_set)?;
+    }
+    Ok(Vms {
+        cfg: Config {
+            cases: rows.iter().map(|r| r.name.to_string()).collect(),
+            tasks,
+            runtime_s: a.runtime,
+            sizes,
+            plans,
+        },
+    })
+}
+
+fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(from_args(&options(m)?, env.machine, env.knobs)?))
+}
+
+/// The figures every vms run reports; `throughput` first, as the 0-day
+/// robot names it.
+pub fn figures() -> Vec<Figure> {
+    vec![
+        Figure::new("throughput", "KB/s", Better::Higher, true),
+        Figure::new("wall", "s", Better::Lower, false),
+        Figure::new("minflt", "faults", Better::Lower, false),
+        Figure::new("majflt", "faults", Better::Lower, false),
+    ]
+}
+
+/// `run quick`: one short case of each family that runs without the
+/// set-up room, on 1/512 of the machine.
+pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
+    vec![super::spec::args(
+        "--case anon-w-seq,lru-shm,small-allocs --size 1/512 --runtime 0.1",
+    )]
+}
+
+/// vms in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "vms",
+    about: "vm-scalability's cases by name: anon, page cache, shm, memcg, swap, msync, ...",
+    examples: "Examples:\n  vmscale run vms --case lru-file-readtwice\n  \
+vmscale run vms --case 'anon-w-*' --tasks 1,2 --size 1/32\n  \
+vmscale run vms --case swap-w-seq --case swap-w-rand-mt --runtime 5\n  \
+vmscale run vms --case list\n\n\
+Sizes follow the suite's scripts on a machine of --size times this one's\n\
+memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
+    args: <Args as clap::Args>::augment_args,
+    build,
+    figures,
+    report: super::Report::Vms,
+    plots: super::Plots::Scaling,
+    size_flags: "a smaller --size or fewer --tasks",
+    measures_knobs: &[],
+    quick,
+    quick_may_skip: false,
+};
+
+impl Vms {
+    fn plan(&self, case: &Case) -> Result<&CasePlan> {
+        self.cfg
+            .plans
+            .iter()
+            .find(|p| p.case == case.variant && p.tasks == case.tasks)
+            .ok_or_else(|| Error::Failed(format!("no plan for case {}", case.key())))
+    }
+
+    fn runtime_ns(&self) -> u64 {
+        (self.cfg.runtime_s * 1e9) as u64
+    }
+}
+
+/// Sums the tasks' reports into the sample's figures: throughput as
+/// usemem reports it (each task's bytes over its own time, summed).
+fn figures_of(reports: &[exec::TaskReport]) -> SampleData {
+    let mut data = SampleData::default();
+    let mut total = 0.0;
+    for r in reports {
+        let ns = (r.end_ns.saturating_sub(r.start_ns)) as f64 + r.values[usemem::V_BEFORE_NS];
+        let kbps = if ns > 0.0 {
+            r.values[usemem::V_BYTES] / 1024.0 / (ns / 1e9)
+        } else {
+            0.0
+        };
+        total += kbps;
+        let mut t = std::collections::BTreeMap::new();
+        t.insert("throughput".to_string(), kbps);
+        t.insert("bytes".to_string(), r.values[usemem::V_BYTES]);
+        data.tasks.push(t);
+    }
+    let wall = exec::wall_ns(reports) as f64 / 1e9;
+    data.figures.insert("throughput".into(), total);
+    data.figures.insert("wall".into(), wall);
+    data.figures.insert(
+        "minflt".into(),
+        reports.iter().map(|r| r.minflt as f64).sum(),
+    );
+    data.figures.insert(
+        "majflt".into(),
+        reports.iter().map(|r| r.majflt as f64).sum(),
+    );
+    data
+}
+
+impl Workload for Vms {
+    fn name(&self) -> &'static str {
+        SPEC.name
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::to_value(&self.cfg).unwrap_or_default()
+    }
+    fn cases(&self) -> Vec<Case> {
+        self.cfg
+            .plans
+            .iter()
+            .map(|p| Case::new(p.tasks, &p.case))
+            .collect()
+    }
+    fn figures(&self) -> Vec<Figure> {
+        figures()
+    }
+    fn memory_need(&self) -> u64 {
+        self.cfg.plans.iter().map(|p| p.need).max().unwrap_or(0)
+    }
+    fn sample_s(&self, case: &Case) -> f64 {
+        let Ok(p) = self.plan(case) else {
+            return self.cfg.runtime_s;
+        };
+        let model = super::cost::default_s(p.touched, case.tasks);
+        model.min(self.cfg.runtime_s)
+    }
+    fn plan_notes(&self) -> Vec<String> {
+        plan::notes(&self.cfg)
+    }
+    fn plan_detail(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert(
+            "sizes".into(),
+            serde_json::to_value(&self.cfg.sizes).unwrap_or_default(),
+        );
+        m.insert(
+            "case_sizes".into(),
+            serde_json::to_value(&self.cfg.plans).unwrap_or_default(),
+        );
+        m
+    }
+    fn sample(&self, case: &Case) -> Result<SampleData> {
+        let p = self.plan(case)?;
+        let row = cases::find(&p.case)
+            .ok_or_else(|| Error::Failed(format!("unknown case {}", p.case)))?;
+        let dir = plan::dir(row.family);
+        run_case(row, p, dir.as_deref(), &self.cfg.sizes, self.runtime_ns())
+    }
+}
+
+/// The figures of a sample that ran without tasks (ksm, migrate).
+fn data(figures: std::collections::BTreeMap<String, f64>) -> SampleData {
+    SampleData {
+        figures,
+        tasks: Vec::new(),
+    }
+}
+
+/// Unnamed sparse files in `dir`, `count` of `len` bytes.
+fn files(dir: Option<&std::path::Path>, count: usize, len: u64) -> Result<Vec<OwnedFile>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let dir = dir.ok_or_else(|| Error::Failed("no directory for the case's files".into()))?;
+    (0..count).map(|_| OwnedFile::tmpfile(dir, len)).collect()
+}
+
+/// One sample of `row` as `p` plans it, in this process.
+fn run_case(
+    row: &Row,
+    p: &CasePlan,
+    dir: Option<&std::path::Path>,
+    s: &Sizes,
+    runtime: u64,
+) -> Result<SampleData> {
+    let n = p.tasks;
+    let procs = vec![None; n];
+    let out = match row.engine {
+        Engine::Usemem(u) => {
+            let count = match (u.store, u.file_per_task) {
+                (cases::Store::Anon, _) => 0,
+                (_, true) => n,
+                (_, false) => 1,
+            };
+            let f = files(dir, count, p.amount.file.max(p.amount.per_task))?;
+            let prep = usemem::prepare(&u, p.amount, f)?;
+            let mode = if u.threads {
+                Mode::Thread
+            } else {
+                Mode::Process
+            };
+            exec::run_tasks(mode, &procs, |t| {
+                usemem::task(&u, p.amount, s.page, &prep, t, runtime)
+            })?
+        }
+        Engine::Dd { readers } => {
+            let f = files(dir, n, p.amount.file)?;
+            let cpus = vec![None; n * readers];
+            exec::run_tasks(Mode::Process, &cpus, |t| dd::task(&f, readers, t, runtime))?
+        }
+        Engine::Truncate => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| truncate::task(&f, t))?
+        }
+        Engine::Swapin => {
+            let written = crate::exec::region::Region::shared(64)?;
+            let push = p.amount.per_task.saturating_mul(n as u64).min(s.swap);
+            exec::run_tasks(Mode::Process, &procs, |t| {
+                swapin::task(p.amount.per_task, push, n, &written, t, runtime)
+            })?
+        }
+        Engine::Ksm => return ksm::sample(s.nodes, p.amount.per_task, runtime).map(data),
+        Engine::Migrate => {
+            return migrate::sample(s.nodes, p.amount.per_task, runtime).map(data);
+        }
+    };
+    exec::first_error(&out.reports)?;
+    Ok(figures_of(&out.reports))
+}

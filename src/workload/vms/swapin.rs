@@ -1,0 +1,82 @@
+//! case-swapin: each task writes its anonymous memory (untimed), then,
+//! once all have, the first task pushes it out to swap by writing twice
+//! more memory than is left (the script's two `usemem $pushsize`), and
+//! all read their memory back: the timed read swaps it in.
+
+use std::sync::atomic::Ordering;
+
+use crate::exec::region::Region;
+use crate::exec::{Task, TaskReport, clock};
+
+use super::usemem::V_BYTES;
+
+fn write_all(r: &Region) {
+    let words = r.len() / 8;
+    let p: *mut u64 = r.ptr().cast();
+    for i in 0..words {
+        // SAFETY: i < words, inside the mapping.
+        unsafe { std::ptr::write_volatile(p.add(i), i as u64) };
+    }
+}
+
+fn anon(len: u64) -> crate::error::Result<Region> {
+    Region::map(
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE,
+        None,
+    )
+}
+
+/// One task: `written` (shared by all tasks) counts those done writing;
+/// task 0 pushes `push` bytes twice once all `tasks` have.
+pub fn task(
+    per_task: u64,
+    push: u64,
+    tasks: usize,
+    written: &Region,
+    t: &Task,
+    runtime_ns: u64,
+) -> TaskReport {
+    let mut r = TaskReport::default();
+    let mem = match anon(per_task) {
+        Ok(m) => m,
+        Err(e) => {
+            r.fail(&e.to_string());
+            return r;
+        }
+    };
+    write_all(&mem);
+    let count = written.u32_at(0);
+    count.fetch_add(1, Ordering::SeqCst);
+    if t.index == 0 {
+        while (count.load(Ordering::SeqCst) as usize) < tasks {
+            std::thread::yield_now();
+        }
+        for _ in 0..2 {
+            match anon(push) {
+                Ok(p) => write_all(&p),
+                Err(e) => r.fail(&format!("pushing memory out: {e}")),
+            }
+        }
+    }
+    t.wait_start();
+    let before = t.usage();
+    r.start_ns = clock::monotonic_ns();
+    let deadline = r.start_ns.saturating_add(runtime_ns);
+    let words = mem.len() / 8;
+    let p: *const u64 = mem.ptr().cast();
+    let mut bytes = 0u64;
+    for i in 0..words {
+        // SAFETY: i < words, inside the mapping.
+        unsafe { std::ptr::read_volatile(p.add(i)) };
+        bytes += 8;
+        if i & 0xffff == 0 && clock::monotonic_ns() > deadline {
+            break;
+        }
+    }
+    r.end_ns = clock::monotonic_ns();
+    r.set_usage(&t.usage().since(&before));
+    r.values[V_BYTES] = bytes as f64;
+    r
+}

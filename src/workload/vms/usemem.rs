@@ -1,0 +1,177 @@
+//! usemem, natively: each task maps its memory (anonymous as `/dev/zero`
+//! private, or a sparse file shared), reads or writes every word of it
+//! once, in order or at random, until done or the runtime is up; with
+//! usemem's `--prealloc` (one mapping before the tasks start), `--prefault`
+//! (MAP_POPULATE), `--msync`, `--mlock` and `--unit` (many small mappings).
+//! Bytes are counted as usemem counts them: every word read or written,
+//! plus an eighth of the bytes mapped (usemem's credit for allocating).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+
+use super::cases::{Amount, Store, Use};
+use crate::error::{Error, Result};
+use crate::exec::region::Region;
+use crate::exec::{Task, TaskReport, clock};
+use crate::stats::rng::SplitMix64;
+use crate::workload::fault_map::OwnedFile;
+
+/// TaskReport values: bytes counted, nanoseconds the task's time began
+/// before its start (the shared mapping's making, which usemem counts).
+pub const V_BYTES: usize = 0;
+pub const V_BEFORE_NS: usize = 1;
+
+/// What the tasks of one sample share, made before they start.
+pub struct Prepared {
+    zero: File,
+    files: Vec<OwnedFile>,
+    prealloc: Option<Region>,
+    prealloc_ns: u64,
+}
+
+/// Opens `/dev/zero` and maps `--prealloc`'s region over `files` (none
+/// for anonymous memory, one, or one per task).
+pub fn prepare(u: &Use, a: Amount, files: Vec<OwnedFile>) -> Result<Prepared> {
+    let zero = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/zero")
+        .map_err(|e| Error::io("cannot open", std::path::Path::new("/dev/zero"), e))?;
+    let mut p = Prepared {
+        zero,
+        files,
+        prealloc: None,
+        prealloc_ns: 0,
+    };
+    if u.prealloc {
+        let t0 = clock::monotonic_ns();
+        p.prealloc = Some(map(u, &p, 0, a.per_task as usize)?);
+        p.prealloc_ns = clock::monotonic_ns() - t0;
+    }
+    Ok(p)
+}
+
+fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
+    let prot = if u.read && !u.msync {
+        libc::PROT_READ
+    } else {
+        libc::PROT_READ | libc::PROT_WRITE
+    };
+    let populate = if u.prefault { libc::MAP_POPULATE } else { 0 };
+    let (fd, shared) = match u.store {
+        Store::Anon => (p.zero.as_raw_fd(), libc::MAP_PRIVATE),
+        _ => {
+            let f = &p.files[if u.file_per_task { task } else { 0 }];
+            (f.file.as_raw_fd(), libc::MAP_SHARED)
+        }
+    };
+    Region::map_at(len, prot, shared | populate, fd, 0)
+        .map_err(|e| Error::Failed(format!("mmap of {len} bytes failed: {e}")))
+}
+
+/// One pass over `len` bytes at `ptr`, word by word; returns the bytes
+/// touched, stopping at `deadline` (checked every 64 Ki words, as usemem).
+fn pass(ptr: *mut u64, len: usize, u: &Use, rng: &mut SplitMix64, deadline: u64) -> u64 {
+    let words = len / 8;
+    let mut done = 0u64;
+    for i in 0..words {
+        let idx = if u.random && words > 1 {
+            rng.below(words - 1)
+        } else {
+            i
+        };
+        // SAFETY: idx < words, inside the mapping of len bytes.
+        unsafe {
+            let w = ptr.add(idx);
+            if u.read {
+                std::ptr::read_volatile(w);
+            } else {
+                std::ptr::write_volatile(w, idx as u64);
+            }
+        }
+        done += 8;
+        if i & 0xffff == 0 && clock::monotonic_ns() > deadline {
+            break;
+        }
+    }
+    done
+}
+
+fn sync(r: &Region) -> Result<()> {
+    // SAFETY: the range is our own mapping.
+    if unsafe { libc::msync(r.ptr().cast(), r.len(), libc::MS_SYNC) } != 0 {
+        return Err(Error::Failed(format!(
+            "msync failed: {}",
+            crate::exec::errno_text()
+        )));
+    }
+    Ok(())
+}
+
+fn lock(r: &Region) -> Result<()> {
+    // SAFETY: the range is our own mapping.
+    if unsafe { libc::mlock(r.ptr().cast(), r.len()) } != 0 {
+        return Err(Error::Failed(format!(
+            "mlock failed: {}",
+            crate::exec::errno_text()
+        )));
+    }
+    Ok(())
+}
+
+/// One task of a usemem case: maps, passes, msyncs; mlocks after the
+/// timed section as usemem does, and unmaps outside it.
+pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u64) -> TaskReport {
+    let mut r = TaskReport::default();
+    let mut rng = SplitMix64::new(0x9e37_79b9 ^ ((t.index as u64 + 1) << 32));
+    let mut maps: Vec<Region> = Vec::new();
+    t.wait_start();
+    let before = t.usage();
+    r.start_ns = clock::monotonic_ns();
+    let deadline = r.start_ns.saturating_add(runtime_ns);
+    let outcome = (|| -> Result<u64> {
+        let mut bytes = 0u64;
+        if let Some(region) = &p.prealloc {
+            bytes += a.per_task / 8;
+            bytes += pass(region.ptr().cast(), region.len(), u, &mut rng, deadline);
+            if u.msync {
+                sync(region)?;
+            }
+            return Ok(bytes);
+        }
+        let unit = u.unit_pages.map_or(a.per_task, |n| n * page).max(8);
+        let mut left = a.per_task;
+        while left > 0 {
+            let size = left.min(unit);
+            let region = map(u, p, t.index, size as usize)?;
+            bytes += size / 8;
+            bytes += pass(region.ptr().cast(), size as usize, u, &mut rng, deadline);
+            if u.msync {
+                sync(&region)?;
+            }
+            maps.push(region);
+            left -= size;
+            if clock::monotonic_ns() > deadline {
+                break;
+            }
+        }
+        Ok(bytes)
+    })();
+    r.end_ns = clock::monotonic_ns();
+    r.set_usage(&t.usage().since(&before));
+    match outcome {
+        Ok(b) => r.values[V_BYTES] = b as f64,
+        Err(e) => r.fail(&e.to_string()),
+    }
+    r.values[V_BEFORE_NS] = p.prealloc_ns as f64;
+    if u.mlock && r.error().is_none() {
+        let locked = match &p.prealloc {
+            Some(region) => lock(region),
+            None => maps.iter().try_for_each(lock),
+        };
+        if let Err(e) = locked {
+            r.fail(&e.to_string());
+        }
+    }
+    r
+}
