@@ -276,9 +276,30 @@ packages: bench/guest-kernels.sh. See docs/guest.md.";
 pub struct GuestArgs {
     /// A kernel: a bzImage/vmlinuz file or a Debian kernel package (.deb); repeat
     /// for each kernel, the first is the baseline
-    #[arg(long = "kernel", value_name = "FILE", required = true)]
+    #[arg(long = "kernel", value_name = "FILE", required_unless_present = "tree")]
     pub kernels: Vec<PathBuf>,
-    /// The label of each kernel's runs, in --kernel order [default: its release]
+    /// A kernel source tree under git: each --rev is built from it (out of tree,
+    /// cached) and booted after the --kernel ones
+    #[arg(long, value_name = "DIR", requires = "revs")]
+    pub tree: Option<PathBuf>,
+    /// A revision of --tree to build and boot (a commit, branch, HEAD~1, or
+    /// WORKTREE for the working tree as it is); repeat for each
+    #[arg(long = "rev", value_name = "REV", requires = "tree")]
+    pub revs: Vec<String>,
+    /// The base config of tree builds: a config file, `tinyconfig` or `defconfig`
+    /// (x86_64_defconfig); vmscale's fragment and --configitem go on top
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "tinyconfig",
+        requires = "tree"
+    )]
+    pub config: String,
+    /// A config option of tree builds, CONFIG_NAME=VALUE; repeatable
+    #[arg(long = "configitem", value_name = "CONFIG_X=V", requires = "tree")]
+    pub config_items: Vec<String>,
+    /// The label of each kernel's runs, in --kernel then --rev order [default: its
+    /// release; a revision's short commit id]
     #[arg(long = "label", value_name = "LABEL")]
     pub labels: Vec<String>,
     /// Modules of a bzImage kernel (a lib/modules/RELEASE directory) [default:

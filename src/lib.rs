@@ -13,6 +13,7 @@ pub mod exec;
 pub mod guest;
 pub mod history;
 pub mod import;
+pub mod kbuild;
 pub mod knobs;
 pub mod limits;
 pub mod locks;

@@ -16,8 +16,10 @@ use crate::guest::initramfs::Userland;
 use crate::guest::pool::{self, Landed};
 use crate::guest::qemu::{self, Accel};
 use crate::guest::topology::{self, Request};
+use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, rounds};
+use crate::kbuild::Note;
 use crate::runner::Progress as _;
 use crate::store::Store;
 
@@ -99,11 +101,12 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             "give a plan after `--`, e.g. `vmscale guest --kernel K -- run pft --tasks 1`".into(),
         ));
     }
-    if a.labels.len() > a.kernels.len() {
+    if a.labels.len() > a.kernels.len() + a.revs.len() {
         return Err(Error::Input(format!(
-            "{} --label for {} --kernel: give at most one label per kernel",
+            "{} --label for {} --kernel and {} --rev: give at most one label per kernel",
             a.labels.len(),
-            a.kernels.len()
+            a.kernels.len(),
+            a.revs.len()
         )));
     }
     if !(1..=100).contains(&a.rounds) {
@@ -132,16 +135,26 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .as_deref()
         .map(crate::parse::duration)
         .transpose()?;
-    let kernels = a
+    let mut kernels = a
         .kernels
         .iter()
         .map(|k| kernel::resolve(k, a.modules.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     rounds::check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
+    // Labels: the user's, else a tree revision's short commit id, else
+    // the release.
+    let mut labels: Vec<String> = kernels.iter().map(|k| k.release.clone()).collect();
+    for k in tree_kernels(a)? {
+        labels.push(k.label);
+        kernels.push(k.kernel);
+    }
+    for (l, given) in labels.iter_mut().zip(&a.labels) {
+        l.clone_from(given);
+    }
     let work = WorkDir::new("vmscale-guest")?;
     let user = Userland::prepare(work.path())?;
-    let prepared = rounds::prepare(kernels, &a.labels, &steps, &a.setup, &user, work.path())?;
+    let prepared = rounds::prepare(kernels, &labels, &steps, &a.setup, &user, work.path())?;
 
     let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
@@ -174,6 +187,41 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The kernels of `--tree`'s revisions, built or found in the cache; the
+/// plan (which are cached) and the config's differences from its base on
+/// stderr, and the build's stage with its time on the progress bar.
+fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+    let Some(tree) = &a.tree else {
+        return Ok(Vec::new());
+    };
+    let quiet = super::output::quiet();
+    let bar = Bar::new("builds").ticking();
+    let say = |text: &str| {
+        if !quiet {
+            bar.say_raw(&super::output::wrap(text, super::output::WIDTH));
+        }
+    };
+    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
+    let built =
+        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
+            match note {
+                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
+                Note::Config(text) => say(text),
+                Note::Warn(text) => say(&format!("warning: {text}\n")),
+                Note::Stage(s) => {
+                    (stage, since) = (s, std::time::Instant::now());
+                    bar.note(&format!("building {stage}"));
+                }
+                Note::Tick => bar.note(&format!(
+                    "building {stage} ({} s)",
+                    since.elapsed().as_secs()
+                )),
+            }
+        });
+    bar.finish();
+    built
 }
 
 /// Where the runs went, the comparison of the kernels per plan step, and

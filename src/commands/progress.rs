@@ -28,6 +28,11 @@ impl Bar {
         Bar(bar)
     }
 
+    /// Prints `text` as it is on stderr, the bar cleared meanwhile.
+    pub fn say_raw(&self, text: &str) {
+        self.0.suspend(|| eprint!("{text}"));
+    }
+
     /// Redrawn twice a second, for units that take minutes (a boot).
     pub fn ticking(self) -> Bar {
         if !self.0.is_hidden() {

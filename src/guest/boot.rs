@@ -94,6 +94,7 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
+    info.revision = p.kernel.revision.clone();
     let append = cmdline(&info, s.append);
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;

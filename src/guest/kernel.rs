@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::deb;
 use crate::error::{Error, Result};
+use crate::machine::guest::GuestRevision;
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
@@ -20,6 +21,8 @@ pub struct Kernel {
     pub release: String,
     /// Its modules (`lib/modules/RELEASE`), when known.
     pub modules: Option<PathBuf>,
+    /// The tree's revision it was built from (`--tree`/`--rev`).
+    pub revision: Option<GuestRevision>,
 }
 
 /// Offset of the setup header's "HdrS" magic in a bzImage.
@@ -94,6 +97,7 @@ pub fn resolve(path: &Path, modules: Option<&Path>) -> Result<Kernel> {
         image: path.to_path_buf(),
         release,
         modules,
+        revision: None,
     })
 }
 
@@ -126,6 +130,7 @@ fn from_deb(deb_path: &Path) -> Result<Kernel> {
         image: image.clone(),
         release,
         modules: modules.is_dir().then_some(modules),
+        revision: None,
     })
 }
 

@@ -25,4 +25,5 @@ pub mod qemu;
 pub mod rounds;
 pub mod topology;
 pub mod transport;
+pub mod tree;
 pub mod workdir;

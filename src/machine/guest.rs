@@ -63,6 +63,17 @@ impl GuestTopology {
     }
 }
 
+/// The revision of a tree a kernel was built from (`vmscale guest --tree`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestRevision {
+    /// The commit id (for the working tree: HEAD's).
+    pub commit: String,
+    /// The commit's subject line.
+    pub subject: String,
+    /// `git describe --always --tags` (`-dirty` for a changed working tree).
+    pub describe: String,
+}
+
 /// The guest's own record of how it was booted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct GuestInfo {
@@ -86,6 +97,9 @@ pub struct GuestInfo {
     /// KVM: the host CPU each vCPU thread is pinned to, in vCPU order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<usize>,
+    /// The tree's revision the kernel was built from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<GuestRevision>,
 }
 
 /// Percent-encodes everything but a plain set, so a value never holds a
@@ -148,6 +162,11 @@ impl GuestInfo {
             let cpus: Vec<String> = self.pinned.iter().map(usize::to_string).collect();
             p.push(format!("{PREFIX}pinned={}", cpus.join(":")));
         }
+        if let Some(r) = &self.revision {
+            p.push(format!("{PREFIX}commit={}", encode(&r.commit)));
+            p.push(format!("{PREFIX}describe={}", encode(&r.describe)));
+            p.push(format!("{PREFIX}subject={}", encode(&r.subject)));
+        }
         p
     }
 
@@ -172,6 +191,11 @@ impl GuestInfo {
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
                 "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
+                "commit" => g.revision.get_or_insert_with(Default::default).commit = decode(v),
+                "describe" => {
+                    g.revision.get_or_insert_with(Default::default).describe = decode(v);
+                }
+                "subject" => g.revision.get_or_insert_with(Default::default).subject = decode(v),
                 _ => {}
             }
         }
@@ -204,6 +228,11 @@ mod tests {
             }),
             prealloc: true,
             pinned: vec![0, 1, 0, 1],
+            revision: Some(GuestRevision {
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+                subject: "mm: a \"quoted\" subject, 100% real".into(),
+                describe: "v6.1-3-g0123456".into(),
+            }),
         };
         let params = g.to_params();
         assert!(params.iter().all(|p| !p.contains(' ')), "{params:?}");

@@ -27,7 +27,13 @@ pub fn missing() -> Option<String> {
 /// True when the test should go on; false after saying why it skips.
 /// Under CI=true a missing component fails the test.
 pub fn available(test: &str) -> bool {
-    let Some(why) = missing() else {
+    go_on(test, missing())
+}
+
+/// True when nothing is missing; else says why the test skips, or under
+/// CI=true fails it.
+pub fn go_on(test: &str, missing: Option<String>) -> bool {
+    let Some(why) = missing else {
         return true;
     };
     if std::env::var("CI").as_deref() == Ok("true") {

@@ -1,0 +1,309 @@
+//! Kernels built from a tree (`vmscale guest --tree DIR --rev ...`),
+//! end to end with Debian's `linux-source-6.1` made into a git repository
+//! of three commits: the import, a busy loop planted in the anonymous
+//! fault path, and (on a branch) a change that does not compile. Both
+//! buildable revisions are built (the second rebuilding only what
+//! changed), booted under QEMU and compared; the same command again
+//! builds nothing; the broken commit exits 1 with make's error lines and
+//! stores nothing. The builds take minutes, so that test is `#[ignore]`d
+//! and .ci/run runs it after `cargo test` (`cargo test --test kbuild --
+//! --ignored`); under CI=true a missing component fails it. Bad input is
+//! refused before anything is built, in the ordinary run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Debian's kernel source package's tarball (apt-get install
+/// linux-source-6.1).
+const TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
+
+/// Why the tree test cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    if let Some(why) = common::guest::missing() {
+        return Some(why);
+    }
+    if !Path::new(TARBALL).is_file() {
+        return Some(format!("no {TARBALL} (apt-get install linux-source-6.1)"));
+    }
+    for tool in ["git", "make", "gcc", "flex", "bison", "bc"] {
+        let ok = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            return Some(format!(
+                "no {tool} (apt-get install build-essential flex bison bc libelf-dev git)"
+            ));
+        }
+    }
+    None
+}
+
+fn sh(dir: &Path, script: &str) {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        // Fixed names and dates: the same commits, so the same ids, on
+        // every run.
+        .env("GIT_AUTHOR_NAME", "vmscale test")
+        .env("GIT_AUTHOR_EMAIL", "test@vmscale")
+        .env("GIT_COMMITTER_NAME", "vmscale test")
+        .env("GIT_COMMITTER_EMAIL", "test@vmscale")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .expect("run sh");
+    assert!(
+        o.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Where the test keeps its tree and cache between runs (the target
+/// directory's scratch space), so a second run of the test reuses them.
+fn keep() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kbuild")
+}
+
+/// The tree: the package's source imported (Debian's .gitignore hides
+/// everything at the top, so that stanza goes), then HEAD with a busy
+/// loop in do_anonymous_page, and the branch `broken` on top of it.
+fn tree() -> PathBuf {
+    let t = keep().join("linux");
+    if t.join(".vmscale-test-ready").is_file() {
+        return t;
+    }
+    let _ = std::fs::remove_dir_all(&t);
+    std::fs::create_dir_all(&t).unwrap();
+    sh(
+        &t,
+        &format!(
+            "tar xJf {TARBALL} --strip-components=1 && sed -i '/^# Debian packaging/,$d' .gitignore"
+        ),
+    );
+    sh(
+        &t,
+        "git init -q -b main . && git add -A && git commit -qm 'linux-source-6.1 as packaged'",
+    );
+    let memory = t.join("mm/memory.c");
+    let text = std::fs::read_to_string(&memory).unwrap();
+    let head = "static vm_fault_t do_anonymous_page(struct vm_fault *vmf)\n{\n";
+    let at = text.find(head).expect("do_anonymous_page in mm/memory.c") + head.len();
+    let body = at + text[at..].find("\n\n").expect("its declarations end") + 2;
+    let planted = format!(
+        "{}\t{{ volatile unsigned long vmscale_spin; for (vmscale_spin = 0; vmscale_spin < 2000; \
+         vmscale_spin++) ; }}\n{}",
+        &text[..body],
+        &text[body..]
+    );
+    std::fs::write(&memory, planted).unwrap();
+    sh(&t, "git commit -qam 'mm: a busy loop in do_anonymous_page'");
+    sh(
+        &t,
+        "git checkout -q -b broken && \
+         printf 'static int vmscale_broken(void) { return vmscale_undeclared; }\\n' >> mm/memory.c \
+         && git commit -qam 'mm: a change that does not compile' && git checkout -q main",
+    );
+    std::fs::write(t.join(".git/info/exclude"), ".vmscale-test-ready\n").unwrap();
+    std::fs::write(t.join(".vmscale-test-ready"), "").unwrap();
+    t
+}
+
+/// `vmscale guest` with the test's cache.
+fn guest(db: &Path, cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .arg("--db")
+        .arg(db)
+        .arg("guest")
+        .args(args)
+        .env("VMSCALE_CACHE_DIR", cache)
+        .output()
+        .expect("run vmscale guest")
+}
+
+fn git(tree: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(tree)
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Files in the cache's images directory (one per stored kernel).
+fn images(cache: &Path) -> usize {
+    std::fs::read_dir(cache.join("kbuild/images"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// How many files make compiled, from a build log (`  CC      path.o`).
+fn compiled(log: &str) -> Vec<String> {
+    log.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("CC "))
+        .map(|f| f.trim().to_string())
+        .collect()
+}
+
+#[test]
+#[ignore = "builds kernels for minutes: .ci/run runs it with --ignored"]
+fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
+    if !common::guest::go_on("kbuild", missing()) {
+        return;
+    }
+    let t = tree();
+    let cache = keep().join("cache");
+    // Images of earlier runs go, so both revisions are built now; the
+    // build directory stays, as it would for a user.
+    let _ = std::fs::remove_dir_all(cache.join("kbuild/images"));
+    let scratch = common::Scratch::new("kbuild");
+    let db = scratch.db();
+    let tree_s = t.to_str().unwrap();
+    let plan = [
+        "--accel", "tcg", "--mem", "512M", "--", "run", "pft", "--tasks", "1", "--size", "16M",
+        "--reps", "3", "--warmup", "0",
+    ];
+    fn args<'a>(tree: &'a str, revs: &[&'a str], plan: &[&'a str]) -> Vec<&'a str> {
+        let mut a = vec!["--tree", tree];
+        for r in revs {
+            a.extend(["--rev", r]);
+        }
+        a.extend(plan);
+        a
+    }
+    let (a, b) = (
+        git(&t, &["rev-parse", "HEAD~1"]),
+        git(&t, &["rev-parse", "HEAD"]),
+    );
+    let before = git(&t, &["status", "--porcelain"]);
+
+    let o = guest(&db, &cache, &args(tree_s, &["HEAD~1", "HEAD"], &plan));
+    let err = common::stderr(&o);
+    let text = common::ok(&o);
+    assert_eq!(err.matches(": to build").count(), 2, "{err}");
+    assert!(err.contains("options differ from the base"), "{err}");
+    assert_eq!(images(&cache), 2);
+    // The second build compiled what the commit changed, not the tree.
+    let log = std::fs::read_dir(cache.join("kbuild/builds"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("vmscale-make.log"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max()
+        .expect("a build directory with make's log")
+        .1;
+    let cc = compiled(&std::fs::read_to_string(&log).unwrap());
+    assert!(cc.iter().any(|f| f == "mm/memory.o"), "{cc:?}");
+    assert!(
+        cc.len() < 20,
+        "the second build recompiled {} files: {cc:?}",
+        cc.len()
+    );
+    // Columns and runs are labelled by the short commit ids, and each run
+    // carries its revision.
+    let (sa, sb) = (&a[..12], &b[..12]);
+    assert!(text.contains(sa) && text.contains(sb), "{text}");
+    for (short, full, subject) in [
+        (sa, &a, "linux-source-6.1 as packaged"),
+        (sb, &b, "mm: a busy loop in do_anonymous_page"),
+    ] {
+        let run = common::json(&common::vmscale_with_db(&db, &["show", short, "--json"]));
+        let g = &run["meta"]["machine"]["guest"];
+        assert_eq!(g["label"], short, "{g}");
+        assert_eq!(g["revision"]["commit"], full.as_str(), "{g}");
+        assert_eq!(g["revision"]["subject"], subject, "{g}");
+        assert!(
+            !g["revision"]["describe"].as_str().unwrap_or("").is_empty(),
+            "{g}"
+        );
+    }
+    assert_eq!(
+        git(&t, &["status", "--porcelain"]),
+        before,
+        "the checkout changed"
+    );
+
+    // Again: nothing is built.
+    let o = guest(&db, &cache, &args(tree_s, &["HEAD~1", "HEAD"], &plan));
+    let err = common::stderr(&o);
+    common::ok(&o);
+    assert_eq!(err.matches(": cached").count(), 2, "{err}");
+    assert!(!err.contains("to build"), "{err}");
+    assert_eq!(images(&cache), 2);
+
+    // A commit that does not compile: exit 1, make's error, nothing stored.
+    let o = guest(&db, &cache, &args(tree_s, &["broken"], &plan));
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--rev broken"), "{err}");
+    assert!(err.contains("did not build"), "{err}");
+    assert!(err.contains("vmscale_undeclared"), "{err}");
+    assert!(err.contains("mm/memory.c"), "{err}");
+    assert_eq!(images(&cache), 2);
+}
+
+#[test]
+fn bad_tree_input_is_refused_before_anything_is_built() {
+    if common::guest::missing().is_some() {
+        // QEMU is checked first; the guest tests say so under CI=true.
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "no QEMU under CI=true"
+        );
+        return;
+    }
+    let scratch = common::Scratch::new("kbuild-bad");
+    let db = scratch.db();
+    let cache = scratch.dir.join("cache");
+    let not_git = scratch.dir.join("plain");
+    std::fs::create_dir_all(&not_git).unwrap();
+    let repo = scratch.dir.join("repo");
+    std::fs::create_dir_all(repo.join("arch/x86")).unwrap();
+    std::fs::write(repo.join("Makefile"), "all:\n").unwrap();
+    sh(&repo, "git init -q . && git add -A && git commit -qm one");
+    let (plain, repo) = (not_git.to_str().unwrap(), repo.to_str().unwrap());
+    let plan = ["--", "sysinfo"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--rev", "HEAD"], "--tree"),
+        (vec!["--tree", repo], "--rev"),
+        (
+            vec!["--tree", plain, "--rev", "HEAD"],
+            "not a git repository",
+        ),
+        (vec!["--tree", repo, "--rev", "no-such-rev"], "not a commit"),
+        (
+            vec!["--tree", repo, "--rev", "HEAD", "--configitem", "NUMA"],
+            "CONFIG_NAME=VALUE",
+        ),
+        (
+            vec![
+                "--tree",
+                repo,
+                "--rev",
+                "HEAD",
+                "--config",
+                "/nonexistent/cfg",
+            ],
+            "--config /nonexistent/cfg",
+        ),
+    ];
+    for (mut args, why) in cases {
+        args.extend(plan);
+        let o = guest(&db, &cache, &args);
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(!db.exists(), "{args:?} wrote a store");
+    }
+    assert_eq!(images(&cache), 0);
+}
