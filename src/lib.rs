@@ -5,6 +5,7 @@
 //! (the shared data types), `parse`, `text` and `timefmt` are leaves anyone may
 //! use.
 
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod doctor;
@@ -14,6 +15,7 @@ pub mod guest;
 pub mod history;
 pub mod import;
 pub mod kbuild;
+pub mod kconfig;
 pub mod knobs;
 pub mod limits;
 pub mod locks;

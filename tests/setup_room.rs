@@ -656,3 +656,25 @@ fn planted_journals_are_refused_and_kept() {
     }
     assert!(victim.is_dir(), "the planted cgroup path was not removed");
 }
+
+/// A state directory reached through a symbolic link higher up (as
+/// /var/run is /run) or given as a relative path: the journal names the
+/// mounts as the kernel does, so they are found and undone.
+#[test]
+fn a_state_dir_behind_a_symbolic_link_is_undone_too() {
+    let _one = serial();
+    if !root() {
+        return;
+    }
+    let s = Scratch::new("setup-link");
+    let state = private_state(&s);
+    let link = s.dir.join("link");
+    std::os::unix::fs::symlink(&s.dir, &link).unwrap();
+    let before = left(&state, std::process::id());
+    let mut setup = Setup::new_in(&link.join("state")).unwrap();
+    let fs = setup.page_cache_fs(16 * MIB).unwrap();
+    assert!(fs.starts_with(&state), "{} is not canonical", fs.display());
+    assert_eq!(mounts_below(&state).len(), 2);
+    setup.finish().unwrap();
+    assert_clean(&state, std::process::id(), &before);
+}

@@ -224,3 +224,41 @@ fn a_page_cache_case_as_a_user_exits_2_naming_root() {
     assert!(!s.db().exists());
     let _ = ok;
 }
+
+#[test]
+fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
+    if !is_root() {
+        common::skip("needs root: a page-cache file system, a memory cgroup, swap");
+        return;
+    }
+    let s = Scratch::new("vms-room");
+    let v = json(&s.vmscale(&[
+        "run",
+        "vms",
+        "--case",
+        "lru-file-readonce,swap-w-seq",
+        "--tasks",
+        "2",
+        "--size",
+        "1/512",
+        "--runtime",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    // lru-file-readonce reads more than its cgroup holds: the cgroup's
+    // limit is hit and its pages reclaimed (memory.events max, pages
+    // uncharged; the system-wide pgscan/pgsteal also count other work).
+    let read = fig(&v, 0, "throughput") * fig(&v, 0, "wall");
+    assert!(read > 0.0);
+    assert!(fig(&v, 0, "memcg.events.max") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "memcg.pgpgout") > 0.0, "{}", sample(&v, 0));
+    // swap-w-seq writes more than its cgroup holds: pages go to swap.
+    assert!(vmstat(&v, 1, "pswpout") > 0, "{v}");
+    // Nothing left: no mount, no swap device of the set-up.
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains("vmscale-setup"), "{mounts}");
+}

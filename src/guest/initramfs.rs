@@ -74,7 +74,7 @@ impl Userland {
 /// modification time), so boots after the first reuse it; a plain copy in
 /// `work` where `strip` is missing.
 fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
-    let dir = super::deb::cache_dir().join("bin");
+    let dir = crate::cache::cache_dir().join("bin");
     let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
     if cached.is_file() {
         return Ok(cached);

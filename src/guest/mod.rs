@@ -3,8 +3,9 @@
 //! kernel's virtio modules); the plan runs inside against a guest store
 //! that comes back on a raw disk and is pooled per kernel over rounds.
 //! One file per concern, as virtme splits them: the kernel image and its
-//! package (`kernel`, `deb`), what it must be built with (`kconfig`), its
-//! modules (`modules`), the root file system (`initramfs`, `init`), the shape (`topology`), QEMU's command line and
+//! package (`kernel`, `deb`; what it must be built with is `crate::kconfig`),
+//! its modules (`modules`), the root file system (`initramfs`, `init`), the
+//! shape (`topology`), QEMU's command line and
 //! the accelerator probe (`qemu`, `accel`), the console (`console`), the
 //! results and their file names (`transport`, `files`, `pool`), one boot
 //! put together (`boot`), the rounds of boots (`rounds`) and their
@@ -17,7 +18,6 @@ pub mod deb;
 pub mod files;
 pub mod init;
 pub mod initramfs;
-pub mod kconfig;
 pub mod kernel;
 pub mod modules;
 pub mod pool;

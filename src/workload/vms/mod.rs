@@ -10,6 +10,7 @@ mod dd;
 mod ksm;
 mod migrate;
 mod plan;
+mod room;
 pub mod sizes;
 mod swapin;
 mod truncate;
@@ -75,6 +76,8 @@ pub struct Stored {
 
 pub struct Vms {
     cfg: Config,
+    /// What the run made for its cases; undone when the run ends.
+    room: room::Room,
 }
 
 /// The validated workload `args` describe.
@@ -112,7 +115,7 @@ pub fn from_args(a: &Args, m: &Snapshot, knobs: &[String]) -> Result<Vms> {
         .iter()
         .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
     for p in &plans {
-        plan::check(p, m, ksm_set)?;
+        plan::check(p, m, &sizes, ksm_set)?;
     }
     Ok(Vms {
         cfg: Config {
@@ -122,6 +125,7 @@ pub fn from_args(a: &Args, m: &Snapshot, knobs: &[String]) -> Result<Vms> {
             sizes,
             plans,
         },
+        room: room::Room::default(),
     })
 }
 
@@ -261,8 +265,17 @@ impl Workload for Vms {
         let p = self.plan(case)?;
         let row = cases::find(&p.case)
             .ok_or_else(|| Error::Failed(format!("unknown case {}", p.case)))?;
-        let dir = plan::dir(row.family);
-        run_case(row, p, dir.as_deref(), &self.cfg.sizes, self.runtime_ns())
+        let s = &self.cfg.sizes;
+        let runtime = self.runtime_ns();
+        if !plan::needs_room(row) {
+            let dir = plan::dir(row.family);
+            return run_case(row, p, dir.as_deref(), s, runtime);
+        }
+        let (dir, cg) = self.room.enter(&room::needs(row, s))?;
+        match cg {
+            Some(cg) => room::in_cgroup(&cg, || run_case(row, p, dir.as_deref(), s, runtime)),
+            None => run_case(row, p, dir.as_deref(), s, runtime),
+        }
     }
 }
 

@@ -116,7 +116,7 @@ fn is_root() -> bool {
 
 /// Refuses, before anything starts, a case this machine or user cannot
 /// run, with the reason and the fix.
-pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
+pub fn check(p: &CasePlan, m: &Snapshot, s: &Sizes, ksm_set: bool) -> Result<()> {
     let row = super::cases::find(&p.case)
         .ok_or_else(|| Error::Input(format!("unknown case {}", p.case)))?;
     if row.family == Family::Migrate && m.nodes.len() < 2 {
@@ -135,11 +135,8 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
                 p.case
             )));
         }
-        return Err(Error::Refused(format!(
-            "{}: this build cannot run it yet (it needs the set-up room: a page-cache file \
-             system, a memory cgroup or a swap device)",
-            p.case
-        )));
+        crate::setup::check(&super::room::needs(row, s).as_setup())
+            .map_err(|e| e.context(&p.case))?;
     }
     if row.engine == Engine::Ksm && !ksm_set {
         super::ksm::check()?;

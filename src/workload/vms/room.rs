@@ -1,0 +1,182 @@
+//! The set-up a case runs in, made through `crate::setup` (crash-safe:
+//! journaled before it is made, undone at the end of the run or at the
+//! next start): the page-cache file system its files live on, the memory
+//! cgroup that puts it under pressure, the swap device it swaps to. A
+//! case in a cgroup runs in a forked child that joins the cgroup first,
+//! so only the case's own memory is charged there.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::cases::{Engine, Family, Row, Store};
+use super::sizes::Sizes;
+use crate::error::{Error, Result};
+use crate::exec::region::Region;
+use crate::model::SampleData;
+use crate::setup::{Memcg, Needs, Setup};
+
+/// What one case needs of the room.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CaseNeeds {
+    pub page_cache_fs: Option<u64>,
+    pub memcg: Option<u64>,
+    pub swap: Option<u64>,
+}
+
+impl CaseNeeds {
+    /// The same as `setup::Needs`, for its check before anything is made.
+    pub fn as_setup(&self) -> Needs {
+        Needs {
+            page_cache_bytes: self.page_cache_fs,
+            memcg_bytes: self.memcg,
+            swap_bytes: self.swap,
+            hugetlb_pages: None,
+        }
+    }
+}
+
+/// The room `row` needs on the machine `s` models: page-cache cases read
+/// more than the memory holds, so they run in a cgroup of the modelled
+/// machine's size; lru-memcg in one of a third of it (the script's
+/// limit); the swap cases in one of its size with a swap device as big.
+pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
+    // The file system holds what msync writes back (mem/2); at least 64 MiB.
+    let fs = Some(s.mem.max(64 << 20));
+    let on_fs = match row.engine {
+        Engine::Usemem(u) => u.store == Store::PageCache,
+        Engine::Dd { .. } | Engine::Truncate => true,
+        _ => false,
+    };
+    let mut n = CaseNeeds {
+        page_cache_fs: on_fs.then_some(fs).flatten(),
+        ..CaseNeeds::default()
+    };
+    match row.family {
+        Family::PageCache => n.memcg = Some(s.mem),
+        Family::Memcg => n.memcg = Some(s.mem / 3),
+        Family::Swap => {
+            n.memcg = Some(s.mem);
+            n.swap = Some(s.swap);
+        }
+        _ => {}
+    }
+    n
+}
+
+/// What the run has made so far, kept for its life.
+#[derive(Default)]
+pub struct Room {
+    made: Mutex<Made>,
+}
+
+#[derive(Default)]
+struct Made {
+    setup: Option<Setup>,
+    fs: Option<PathBuf>,
+    memcgs: Vec<(u64, Memcg)>,
+    swap: bool,
+}
+
+impl Room {
+    /// The directory and cgroup for a case, made on first use.
+    pub fn enter(&self, n: &CaseNeeds) -> Result<(Option<PathBuf>, Option<Memcg>)> {
+        let mut m = self
+            .made
+            .lock()
+            .map_err(|_| Error::Failed("the set-up's lock was poisoned".into()))?;
+        if m.setup.is_none() {
+            m.setup = Some(Setup::new()?);
+        }
+        let Made {
+            setup,
+            fs,
+            memcgs,
+            swap,
+        } = &mut *m;
+        let setup = setup
+            .as_mut()
+            .ok_or_else(|| Error::Failed("no set-up".into()))?;
+        if let Some(bytes) = n.page_cache_fs
+            && fs.is_none()
+        {
+            *fs = Some(setup.page_cache_fs(bytes)?);
+        }
+        if let Some(bytes) = n.swap
+            && !*swap
+        {
+            setup.swap(bytes)?;
+            *swap = true;
+        }
+        let cg = match n.memcg {
+            Some(max) => match memcgs.iter().find(|(b, _)| *b == max) {
+                Some((_, c)) => Some(c.clone()),
+                None => {
+                    let c = setup.memcg(max)?;
+                    memcgs.push((max, c.clone()));
+                    Some(c)
+                }
+            },
+            None => None,
+        };
+        Ok((n.page_cache_fs.and(fs.clone()), cg))
+    }
+}
+
+/// Counters of memory.stat worth a delta (the rest are sizes).
+fn counter(name: &str) -> bool {
+    ["pg", "workingset_", "thp_", "pswp", "swp", "total_pg"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+fn counters(cg: &Memcg) -> BTreeMap<String, u64> {
+    let mut all: BTreeMap<String, u64> = cg
+        .stat()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| counter(k))
+        .collect();
+    for (k, v) in cg.events().unwrap_or_default() {
+        all.insert(format!("events.{k}"), v);
+    }
+    all
+}
+
+/// Bytes of the shared page a child returns its sample through.
+const RESULT_BYTES: usize = 1 << 20;
+
+/// Runs `body` in a child that joins `cg` first; adds the cgroup's
+/// counter deltas to the sample it returns.
+pub fn in_cgroup(cg: &Memcg, body: impl Fn() -> Result<SampleData>) -> Result<SampleData> {
+    let shared = Region::shared(RESULT_BYTES)?;
+    let before = counters(cg);
+    let forked = crate::exec::children::Forked::spawn(1, "case", |_| {
+        let out = cg
+            .add_pid(std::process::id())
+            .and_then(|_| body())
+            .map_err(|e| e.to_string());
+        let text = serde_json::to_vec(&out).unwrap_or_default();
+        let n = text.len().min(RESULT_BYTES - 8);
+        shared
+            .u64_at(0)
+            .store(n as u64, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: n + 8 <= RESULT_BYTES, inside the shared region.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), shared.ptr().add(8), n) };
+    })?;
+    forked.reap()?;
+    let n = shared.u64_at(0).load(std::sync::atomic::Ordering::SeqCst) as usize;
+    // SAFETY: the child wrote n bytes after the length word; n is bounded.
+    let text = unsafe { std::slice::from_raw_parts(shared.ptr().add(8), n.min(RESULT_BYTES - 8)) };
+    let out: std::result::Result<SampleData, String> = serde_json::from_slice(text)
+        .map_err(|e| Error::Failed(format!("the case's child returned no sample: {e}")))?;
+    let mut data = out.map_err(Error::Failed)?;
+    let after = counters(cg);
+    for (k, v) in &after {
+        let d = *v as f64 - before.get(k).copied().unwrap_or(0) as f64;
+        if d != 0.0 {
+            data.figures.insert(format!("{}{k}", super::MEMCG), d);
+        }
+    }
+    Ok(data)
+}
