@@ -175,7 +175,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         work.path(),
     )?;
 
-    let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {
