@@ -84,9 +84,9 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-3": unpacks since the set-up room's modules (and the config) are
+    // "-5": unpacks since the set-up room's modules and the config are
     // kept.
-    let dir = root.join(format!("{stem}-{stamp}-3"));
+    let dir = root.join(format!("{stem}-{stamp}-5"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }
