@@ -38,8 +38,9 @@ pub struct Prepared {
     pub initrd: PathBuf,
 }
 
-/// Resolves the modules `kernel` needs and writes its initramfs into
-/// `work` as `initrd-INDEX`.
+/// Resolves the modules `kernel` needs (and, for a plan that boots
+/// guests, its KVM modules) and writes its initramfs into `work` as
+/// `initrd-INDEX`.
 pub fn prepare(
     kernel: Kernel,
     label: String,
@@ -48,7 +49,14 @@ pub fn prepare(
     scripts: &Scripts,
     work: &Path,
 ) -> Result<Prepared> {
-    let mods = modules::resolve(kernel.modules.as_deref(), &kernel.release, modules::NEEDED)?;
+    let mut mods = modules::resolve(kernel.modules.as_deref(), &kernel.release, modules::NEEDED)?;
+    if scripts.nested.is_some() {
+        for m in modules::kvm(kernel.modules.as_deref(), &kernel.release)? {
+            if !mods.iter().any(|x| x.name == m.name) {
+                mods.push(m);
+            }
+        }
+    }
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, scripts)?;
     Ok(Prepared {
@@ -123,7 +131,7 @@ pub fn boot(
         },
         || {
             if kvm {
-                qemu::pin_and_start(&qmp, &pinned)
+                qemu::pin_and_start(&qmp, &pinned, s.topology.shape.mem_mib)
             } else {
                 Ok(())
             }

@@ -1,6 +1,6 @@
 //! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
 //! the kernel image and its modules. vmscale unpacks only what a guest
-//! needs (the image, the block and virtio drivers, modules.builtin) into
+//! needs (the image, the block, virtio and KVM drivers, modules.builtin) into
 //! its cache, once per package file, and reuses it after.
 
 use std::fs::File;
@@ -41,10 +41,18 @@ fn wanted(path: &Path) -> bool {
     let Some((_, inside)) = rest.split_once('/') else {
         return false;
     };
+    // KVM and what kvm_amd and kvm_intel need (irqbypass; the generic
+    // kernel's kvm_amd needs ccp for SEV), for a guest that boots guests.
     inside == "modules.builtin"
-        || ["kernel/drivers/virtio/", "kernel/drivers/block/"]
-            .iter()
-            .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
+        || [
+            "kernel/drivers/virtio/",
+            "kernel/drivers/block/",
+            "kernel/arch/x86/kvm/",
+            "kernel/virt/lib/",
+            "kernel/drivers/crypto/ccp/",
+        ]
+        .iter()
+        .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
 }
 
 /// The path as a relative path without `..`, or `None`.
@@ -69,7 +77,8 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    let dir = root.join(format!("{stem}-{stamp}"));
+    // "-kvm": unpacks that keep the KVM modules (older ones lack them).
+    let dir = root.join(format!("{stem}-{stamp}-kvm"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }
@@ -147,6 +156,8 @@ mod tests {
             "./lib/modules/6.1.0-48-amd64/modules.builtin",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/virtio/virtio_pci.ko",
             "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
+            "./lib/modules/6.1.0-48-amd64/kernel/arch/x86/kvm/kvm-amd.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/virt/lib/irqbypass.ko",
         ] {
             assert!(wanted(Path::new(yes)), "{yes}");
         }

@@ -4,7 +4,8 @@
 //! that comes back on a raw disk and is pooled per kernel over rounds.
 //! One file per concern, as virtme splits them: the kernel image and its
 //! package (`kernel`, `deb`; what it must be built with is `crate::kconfig`),
-//! its modules (`modules`), the root file system (`initramfs`, `init`), the
+//! its modules (`modules`), the root file system (`initramfs`, `init`), what
+//! a guest whose plan boots guests is given (`nested`), the
 //! shape (`topology`), QEMU's command line and
 //! the accelerator probe (`qemu`, `accel`), the console (`console`), the
 //! results and their file names (`transport`, `files`, `pool`), one boot
@@ -20,6 +21,7 @@ pub mod init;
 pub mod initramfs;
 pub mod kernel;
 pub mod modules;
+pub mod nested;
 pub mod pool;
 pub mod qemu;
 pub mod rounds;

@@ -13,6 +13,7 @@ use super::files;
 use super::init::{self, Marker};
 use super::initramfs::{Scripts, Userland};
 use super::kernel::Kernel;
+use super::nested::Nested;
 use super::pool::Round;
 use super::qemu::{self, Accel};
 use super::topology::Topology;
@@ -88,21 +89,26 @@ fn session_info(choice: &Choice, t: &Topology) -> GuestInfo {
 }
 
 /// Each kernel labelled (its `labels` entry or its release) with its
-/// initramfs holding the plan's `steps` and the `setup` lines, in `work`.
+/// initramfs holding the plan's `steps` and the `setup` lines, in `work`;
+/// a plan that boots guests has them `nested` (its steps are then
+/// `nested`'s).
 pub fn prepare(
     kernels: Vec<Kernel>,
     labels: &[String],
     steps: &[Vec<String>],
     setup: &[String],
     user: &Userland,
+    nested: Option<&Nested>,
     work: &Path,
 ) -> Result<Vec<Prepared>> {
+    let steps = nested.map_or(steps, |n| &n.steps[..]);
     let (init_s, plan_s) = (init::init_script(), init::plan_script(steps));
     let setup_s = init::setup_script(setup);
     let scripts = Scripts {
         init: &init_s,
         plan: &plan_s,
         setup: &setup_s,
+        nested,
     };
     kernels
         .into_iter()
