@@ -4,6 +4,7 @@
 pub mod fixtures;
 pub mod guest;
 pub mod pg;
+pub mod room;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
