@@ -114,7 +114,9 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
             // Steal time is accounted (KVM's steal clock, in noise).
             assert!(x["noise"]["steal_s"].as_f64().is_some(), "{x}");
             assert!(
-                x["data"]["figures"]["faults"].as_f64().is_some_and(|f| f > 0.0),
+                x["data"]["figures"]["faults"]
+                    .as_f64()
+                    .is_some_and(|f| f > 0.0),
                 "{x}"
             );
         }
