@@ -523,3 +523,99 @@ fn killed_mid_case_leaves_nothing_after_restore_or_the_next_start() {
         assert!(files.is_empty(), "{case}: {files:?} left in the state dir");
     }
 }
+
+/// The one measured sample of the guest's run labelled `label`.
+fn guest_sample(db: &std::path::Path, label: &str) -> serde_json::Value {
+    let v = json(&common::vmscale_with_db(db, &["show", label, "--json"]));
+    let case = &v["cases"][0];
+    case["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["warmup"] == false)
+        .unwrap_or_else(|| panic!("{label}: no measured sample: {v}"))
+        .clone()
+}
+
+/// In a 2 GiB TCG guest of two nodes (Debian's cloud kernel: the set-up
+/// room's loop, zram and cgroup v2 inside, vmscale's own machinery): a
+/// page-cache case under its cgroup's memory.max reclaims (the cgroup's
+/// own pgscan and pgsteal), a swap case swaps out, and migrate, which
+/// needs two nodes, moves pages between them. One boot for all three.
+#[test]
+fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
+    use common::guest::{available, guest, kernels, s};
+    if !available("vms in a guest") {
+        return;
+    }
+    let sc = Scratch::new("vms-guest");
+    let out = sc.dir.join("out");
+    let mut args = vec![
+        "--kernel",
+        s(&kernels()[1]),
+        "--accel",
+        "tcg",
+        "--cpus",
+        "2",
+        "--nodes",
+        "2",
+        "--mem",
+        "2G",
+        "--label",
+        "vm",
+        "--out",
+        s(&out),
+        "--",
+    ];
+    // Under TCG a task reads ~30 MB/s: the page-cache case's cgroup
+    // (the modelled machine's mem) is 1/64 of the guest, ~30 MiB, so
+    // that 5 s read several times it.
+    for (i, (case, label, size)) in [
+        ("lru-file-readonce", "pc", "1/64"),
+        ("swap-w-seq", "swap", "1/16"),
+        ("migrate", "migrate", "1/16"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        if i > 0 {
+            args.push("---");
+        }
+        args.extend(["run", "vms", "--case", case, "--label", label]);
+        args.extend(["--tasks", "1", "--size", size, "--runtime", "5"]);
+        args.extend(["--reps", "1", "--warmup", "0"]);
+    }
+    let o = guest(&sc.db(), &args);
+    ok(&o);
+    let results = out.join("round-1/kernel-1/results");
+    for k in 1..=3 {
+        let read = |f: &str| std::fs::read_to_string(results.join(f)).unwrap_or_default();
+        let err = read(&format!("step-{k}.err"));
+        assert_eq!(
+            read(&format!("step-{k}.status")).trim(),
+            "0",
+            "step {k}: {err}"
+        );
+    }
+    // The page-cache case: its cgroup (v2 in the guest) hit memory.max
+    // and its own reclaim scanned and stole pages.
+    let pc = guest_sample(&sc.db(), "vm/pc");
+    for k in ["memcg.events.max", "memcg.pgscan", "memcg.pgsteal"] {
+        assert!(common::fig(&pc, k) > 0.0, "{k}: {pc}");
+    }
+    assert!(
+        pc["vmstat"]["pgscan_file"].as_i64().unwrap_or(0) > 0,
+        "{pc}"
+    );
+    // The swap case: pages written to swap.
+    let sw = guest_sample(&sc.db(), "vm/swap");
+    assert!(sw["vmstat"]["pswpout"].as_i64().unwrap_or(0) > 0, "{sw}");
+    assert!(common::fig(&sw, "memcg.events.max") > 0.0, "{sw}");
+    // migrate: pages moved between the two nodes.
+    let mg = guest_sample(&sc.db(), "vm/migrate");
+    assert!(common::fig(&mg, "migrate.calls") > 0.0, "{mg}");
+    assert!(
+        mg["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) > 0,
+        "{mg}"
+    );
+}

@@ -224,7 +224,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         nested::check_memory(t.shape.mem_mib, n.inner_mem_mib, root)?;
     }
 
-    let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {

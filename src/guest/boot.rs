@@ -49,7 +49,12 @@ pub fn prepare(
     scripts: &Scripts,
     work: &Path,
 ) -> Result<Prepared> {
-    let mut mods = modules::resolve(kernel.modules.as_deref(), &kernel.release, modules::NEEDED)?;
+    let mut mods = modules::resolve_with(
+        kernel.modules.as_deref(),
+        &kernel.release,
+        modules::NEEDED,
+        modules::ROOM,
+    )?;
     if scripts.nested.is_some() {
         for m in modules::kvm(kernel.modules.as_deref(), &kernel.release)? {
             if !mods.iter().any(|x| x.name == m.name) {

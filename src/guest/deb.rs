@@ -1,7 +1,8 @@
 //! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
 //! the kernel image and its modules. vmscale unpacks only what a guest
-//! needs (the image, the block, virtio and KVM drivers, modules.builtin) into
-//! its cache, once per package file, and reuses it after.
+//! needs (the image, the block and virtio drivers, the set-up room's
+//! modules, the KVM modules, modules.builtin) into its cache, once per
+//! package file, and reuses it after.
 
 use std::fs::File;
 use std::io::Read;
@@ -53,7 +54,20 @@ fn wanted(path: &Path) -> bool {
         ]
         .iter()
         .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
+        || ROOM_DIRS.iter().any(|d| inside.starts_with(d))
 }
+
+/// Where the modules of the set-up room (`modules::ROOM`: loop, zram and
+/// its compressor, ext4) and their dependencies live.
+const ROOM_DIRS: &[&str] = &[
+    "kernel/drivers/block/zram/",
+    "kernel/mm/",
+    "kernel/fs/ext4/",
+    "kernel/fs/jbd2/",
+    "kernel/fs/mbcache.ko",
+    "kernel/crypto/",
+    "kernel/lib/",
+];
 
 /// The path as a relative path without `..`, or `None`.
 fn safe(path: &Path) -> Option<PathBuf> {
@@ -77,8 +91,9 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-kvm": unpacks that keep the KVM modules (older ones lack them).
-    let dir = root.join(format!("{stem}-{stamp}-kvm"));
+    // "-4": unpacks since the KVM modules are kept too ("-3": the set-up
+    // room's modules).
+    let dir = root.join(format!("{stem}-{stamp}-4"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }
@@ -158,6 +173,9 @@ mod tests {
             "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
             "./lib/modules/6.1.0-48-amd64/kernel/arch/x86/kvm/kvm-amd.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/virt/lib/irqbypass.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/zram/zram.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/fs/ext4/ext4.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/crypto/lzo-rle.ko",
         ] {
             assert!(wanted(Path::new(yes)), "{yes}");
         }
@@ -165,6 +183,7 @@ mod tests {
             "./boot/config-6.1.0-48-amd64",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/net/e1000.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/drbd/drbd.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/fs/xfs/xfs.ko",
             "./usr/share/doc/x",
         ] {
             assert!(!wanted(Path::new(no)), "{no}");

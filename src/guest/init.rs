@@ -1,5 +1,5 @@
 //! The guest's side, as busybox shell: /init mounts the kernel's file
-//! systems, loads the modules, runs the setup lines and each plan step
+//! systems (cgroup v2 too), loads the modules, runs the setup lines and each plan step
 //! (a vmscale command line) against the guest store, announces every
 //! stage on the console (`vmscale-guest: ...` lines the host follows),
 //! writes /out as a tar onto the results disk and powers off.
@@ -24,6 +24,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# cgroup v2, as systemd mounts it: the memory cgroups of run vms.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 echo "{m} up $(uname -r)"
 # A module with a CPU flag after its name (kvm_amd svm) loads only on a
 # CPU that has it.

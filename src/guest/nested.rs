@@ -2,16 +2,16 @@
 //! its root must hold for the inner `vmscale guest` to run — QEMU with the
 //! libraries it links, its TCG module and the firmware a q35 machine loads
 //! for `-kernel`, each inner kernel's image and the modules its results
-//! disk needs (at /lib/modules/RELEASE, where the inner vmscale looks) —
-//! the inner step rewritten to name those copies, and whether the outer
-//! guest's memory holds the inner one. The KVM modules of the outer
+//! disk and set-up room need (at /lib/modules/RELEASE, where the inner
+//! vmscale looks) — the inner step rewritten to name those copies, and
+//! whether the outer guest's memory holds the inner one. The KVM modules of the outer
 //! kernel are `modules::kvm`'s.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::kernel;
-use super::modules::{self, NEEDED};
+use super::modules::{self, NEEDED, ROOM};
 use super::qemu::{self, QEMU};
 use crate::error::{Error, Result};
 
@@ -99,7 +99,8 @@ pub fn prepare(plan: &[Vec<String>], inner: &[InnerStep]) -> Result<Option<Neste
                 .map_or("vmlinuz".into(), |f| f.to_string_lossy().into_owned());
             let at = format!("{KERNELS}/{count}/{name}");
             add(&mut n.files, &at, Source::File(k.image.clone()));
-            for m in modules::resolve(k.modules.as_deref(), &k.release, NEEDED)? {
+            let mods = modules::resolve_with(k.modules.as_deref(), &k.release, NEEDED, ROOM)?;
+            for m in mods {
                 add(
                     &mut n.files,
                     &format!("/lib/modules/{}/kernel/{}.ko", k.release, m.name),
