@@ -53,6 +53,10 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
             "2",
             "--mem",
             "512M",
+            // Deep enough that a QMP socket beside the boot's files would
+            // pass the 108 bytes a unix socket's path may have.
+            "--out",
+            "/root/a-directory-deep-enough-that-a-socket-in-it-would-be-too-long-for-qemu/inner",
             "--",
             "run",
             "pft",

@@ -111,8 +111,16 @@ pub fn boot(
     let append = cmdline(&info, s.append);
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
-    let qmp = dir.join(files::QMP);
     let kvm = s.accel == Accel::Kvm;
+    // The QMP socket in a short private directory: a unix socket's path
+    // must be under 108 bytes, and QEMU exits at once on a longer one
+    // (an --out a little deep).
+    let sock_dir = if kvm {
+        Some(super::workdir::WorkDir::new("vmscale-qmp")?)
+    } else {
+        None
+    };
+    let qmp = sock_dir.as_ref().map_or(dir, |d| d.path()).join(files::QMP);
     let m = Machine {
         accel: s.accel,
         cpu: s.cpu,
