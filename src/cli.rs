@@ -272,6 +272,25 @@ boot in turn (A B A B ..) for --rounds rounds; each kernel's runs are pooled ove
 its rounds and stored under its --label (default: its release). Debian kernel
 packages: bench/guest-kernels.sh. See docs/guest.md.";
 
+/// `--rounds`: a number of rounds, or until the answer is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounds {
+    Fixed(u32),
+    Auto,
+}
+
+impl std::str::FromStr for Rounds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rounds, String> {
+        if s == "auto" {
+            return Ok(Rounds::Auto);
+        }
+        s.parse()
+            .map(Rounds::Fixed)
+            .map_err(|_| format!("'{s}' is neither a number of rounds nor `auto`"))
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct GuestArgs {
     /// A kernel: a bzImage/vmlinuz file or a Debian kernel package (.deb); repeat
@@ -339,9 +358,30 @@ pub struct GuestArgs {
     /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]
     #[arg(long, value_name = "MODEL")]
     pub cpu: Option<String>,
-    /// Boot the kernels in turn this many times (A B A B ..); runs are pooled per kernel
-    #[arg(long, default_value_t = 1)]
-    pub rounds: u32,
+    /// Boot the kernels in turn this many times (A B A B ..), or `auto`: until the
+    /// paired ratio of the deciding figure is decided (--decide); runs are pooled per
+    /// kernel
+    #[arg(long, default_value = "1", value_name = "N|auto")]
+    pub rounds: Rounds,
+    /// The band 1 ± THRESHOLD ("10%") a ratio is "same" inside and "different"
+    /// outside [default: 10% under TCG, 3% under KVM]
+    #[arg(long, value_name = "THRESHOLD")]
+    pub decide: Option<String>,
+    /// With --rounds auto: the most rounds [default: 30]
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// With --rounds auto: start no round after this long (e.g. 30m)
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+    /// The figure that decides [default: the headline of the plan's first run]
+    #[arg(long, value_name = "FIGURE")]
+    pub figure: Option<String>,
+    /// Added to kernel N's command line only (N=ARGS, N counts --kernel from 1)
+    #[arg(long = "append-to", value_name = "N=ARGS", allow_hyphen_values = true)]
+    pub append_to: Vec<String>,
+    /// Print the verdict as JSON (verdict, ratio, ci, rounds) instead of the tables
+    #[arg(long)]
+    pub json: bool,
     /// Stop a guest after this long [default: derived from the plan]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
@@ -424,7 +464,11 @@ vmscale run quick --json > quick.json",
 
 /// A registered workload's subcommand: its options, then the harness's.
 fn workload_command(spec: &Spec) -> clap::Command {
-    Harness::augment_args((spec.args)(clap::Command::new(spec.name)))
+    let mut cmd = (spec.args)(clap::Command::new(spec.name));
+    if let Some(mode) = spec.mode {
+        cmd = cmd.mut_arg("mode", |a| a.default_value(mode.as_str()));
+    }
+    Harness::augment_args(cmd)
         .about(spec.about)
         .after_help(spec.examples)
 }

@@ -2,8 +2,10 @@
 //! bench/guest-kernels.sh) in QEMU: an A/B comparison whose columns are
 //! the kernels' releases, an A/A over two rounds whose paired ratio
 //! intervals hold 1, a 16-vCPU guest whose sysinfo matches the shape asked
-//! for, bad input refused before boot, a panicking guest, and QEMU gone
-//! after vmscale is killed. TCG here (the machine's /dev/kvm is kvm-pvm),
+//! for, bad input refused before boot (a kernel config without file
+//! locking among it), a panicking guest, QEMU gone after vmscale is
+//! killed, `--rounds auto`'s verdict on A/A, and a guest that brings up
+//! fewer CPUs than it was given. TCG here (the machine's /dev/kvm is kvm-pvm),
 //! so plans are tiny. Under CI=true a missing QEMU fails.
 
 mod common;
@@ -257,7 +259,23 @@ fn bad_input_is_refused_before_anything_boots() {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap();
     let too_much = format!("{}M", (host_kib / 1024 + 1024) / 4 * 4);
-    let cases: [(Vec<&str>, &str); 5] = [
+    // An image whose config (beside it) lacks file locking: refused before
+    // it boots, naming the option.
+    let built = scratch.dir.join("build");
+    std::fs::create_dir_all(&built).unwrap();
+    let image = built.join("bzImage");
+    let mut head = vec![0u8; 0x1000];
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x20e..0x210].copy_from_slice(&0x600u16.to_le_bytes());
+    head[0x800..0x80e].copy_from_slice(b"6.1.192-nolock");
+    std::fs::write(&image, &head).unwrap();
+    let config: String = vmscale::kconfig::fragment()
+        .lines()
+        .filter(|l| !l.contains("FILE_LOCKING"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(built.join(".config"), config).unwrap();
+    let cases: [(Vec<&str>, &str); 10] = [
         (
             vec!["--kernel", s(&not_kernel), "--", "sysinfo"],
             "not a bzImage",
@@ -288,6 +306,32 @@ fn bad_input_is_refused_before_anything_boots() {
         (
             vec!["--kernel", cloud, "--", "run", "no-such-workload"],
             "plan step 1",
+        ),
+        (
+            vec!["--kernel", s(&image), "--", "sysinfo"],
+            "CONFIG_FILE_LOCKING=y",
+        ),
+        (
+            vec!["--kernel", cloud, "--rounds", "auto", "--", "sysinfo"],
+            "give two --kernel",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--kernel", cloud, "--rounds", "auto", "--decide", "150%", "--",
+                "sysinfo",
+            ],
+            "--decide 150%",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--kernel", cloud, "--rounds", "auto", "--figure", "nope", "--",
+                "run", "pft",
+            ],
+            "--figure nope: pft reports fault/wsec",
+        ),
+        (
+            vec!["--kernel", cloud, "--append-to", "2=x", "--", "sysinfo"],
+            "--append-to 2=x",
         ),
     ];
     for (args, why) in cases {
@@ -410,4 +454,117 @@ fn killed_or_stopped_vmscale_leaves_no_qemu() {
             assert!(left.is_empty(), "{left:?}");
         }
     }
+}
+
+#[test]
+fn rounds_auto_on_a_a_never_says_different_and_prints_its_verdict_as_json() {
+    if !available("guest rounds auto") {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-auto");
+    let k = &kernels()[1];
+    // A budget of 3 rounds: one look (a 95 % interval) after the third.
+    let o = guest(
+        &scratch.db(),
+        &[
+            "--kernel",
+            s(k),
+            "--kernel",
+            s(k),
+            "--label",
+            "a",
+            "--label",
+            "b",
+            "--accel",
+            "tcg",
+            "--mem",
+            "512M",
+            "--rounds",
+            "auto",
+            "--decide",
+            "10%",
+            "--max-rounds",
+            "3",
+            "--json",
+            "--",
+            "run",
+            "pft",
+            "--tasks",
+            "1",
+            "--size",
+            "16M",
+            "--reps",
+            "3",
+            "--warmup",
+            "0",
+        ],
+    );
+    let text = common::ok(&o);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["figure"], "fault/wsec", "{v}");
+    assert_eq!(v["threshold"], 0.1, "{v}");
+    assert_eq!(v["rounds"], 3, "{v}");
+    assert_eq!(v["base"]["label"], "a", "{v}");
+    assert_eq!(v["label"], "b", "{v}");
+    // The same file twice: one identity, one label.
+    assert_eq!(v["sha256"], v["base"]["sha256"], "{v}");
+    let (lo, hi) = (v["ci"][0].as_f64().unwrap(), v["ci"][1].as_f64().unwrap());
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!(lo <= ratio && ratio <= hi, "{v}");
+    // "different" needs an interval wholly outside 0.9..1.1 around a true
+    // ratio of 1; "same" one wholly inside.
+    match v["verdict"].as_str().unwrap() {
+        "same" => assert!(lo >= 0.9 && hi <= 1.1, "{v}"),
+        "undecided" => assert!(lo < 0.9 || hi > 1.1, "{v}"),
+        other => panic!("A/A judged {other}: {v}"),
+    }
+    // The runs record the image they booted.
+    let run = show(&scratch.db(), "a");
+    let kernel = &run["meta"]["machine"]["guest"]["kernel"];
+    assert_eq!(kernel["sha256"], v["sha256"], "{kernel}");
+    assert_eq!(
+        kernel["file"].as_str().unwrap(),
+        k.file_name().unwrap().to_str().unwrap()
+    );
+}
+
+#[test]
+fn a_guest_that_brings_up_fewer_cpus_than_it_was_given_stops_naming_both() {
+    if !available("guest shape check") {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-shape");
+    let k = &kernels()[1];
+    let o = guest(
+        &scratch.db(),
+        &[
+            "--kernel",
+            s(k),
+            "--accel",
+            "tcg",
+            "--mem",
+            "512M",
+            "--cpus",
+            "2",
+            "--append-to",
+            "1=maxcpus=1",
+            "--",
+            "run",
+            "pft",
+            "--tasks",
+            "1",
+            "--size",
+            "16M",
+            "--reps",
+            "3",
+        ],
+    );
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("brought up 1 online CPUs of the 2 QEMU was given"),
+        "{err}"
+    );
+    // The plan never ran: nothing stored.
+    assert!(!scratch.db().exists(), "{err}");
 }

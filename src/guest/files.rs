@@ -11,6 +11,8 @@ pub const RELEASE: &str = "release";
 pub const CMDLINE: &str = "cmdline";
 /// The guest's sysfs topology files, copied under their own paths.
 pub const TOPOLOGY: &str = "sysfs-topology";
+/// What the kernel brought up: online CPUs, nodes, MemTotal in KiB.
+pub const SHAPE: &str = "shape";
 /// The `--setup` lines' trace and exit status.
 pub const SETUP_LOG: &str = "setup.log";
 pub const SETUP_STATUS: &str = "setup.status";
@@ -38,7 +40,8 @@ pub const QEMU_STDERR: &str = "qemu.stderr";
 pub const RESULTS_DISK: &str = "results.img";
 /// The directory the results disk is unpacked into.
 pub const RESULTS: &str = "results";
-/// QEMU's monitor socket (KVM only, to pin the vCPUs).
+/// QEMU's monitor socket (KVM only, to pin the vCPUs), in a short
+/// private directory of its own.
 pub const QMP: &str = "qmp.sock";
 /// In the work (or --out) directory: each kernel's rounds pooled.
 pub const POOLED: &str = "pooled.db";

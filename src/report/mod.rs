@@ -34,6 +34,7 @@ pub mod sysinfo;
 pub mod termplot;
 pub mod thp;
 pub mod ticks;
+pub mod verdict;
 pub mod vms;
 pub mod warnings;
 pub mod wis;
