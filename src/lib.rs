@@ -6,6 +6,7 @@
 //! use.
 
 pub mod bisect;
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod doctor;
@@ -15,6 +16,7 @@ pub mod guest;
 pub mod history;
 pub mod import;
 pub mod kbuild;
+pub mod kconfig;
 pub mod knobs;
 pub mod limits;
 pub mod locks;

@@ -185,9 +185,9 @@ mod tests {
         assert_eq!(size("256M").unwrap(), 256 << 20);
         assert_eq!(size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(size("64k").unwrap(), 64 << 10);
-        assert!(size("lots").is_err());
-        assert!(size("12Q").is_err());
-        assert!(size("0").is_err());
+        crate::error::assert_input(size("lots"));
+        crate::error::assert_input(size("12Q"));
+        crate::error::assert_input(size("0"));
         let Err(Error::Input(e)) = size_arg("--chunk", "0") else {
             panic!("a zero size is not bad input")
         };
@@ -207,9 +207,9 @@ mod tests {
         assert_eq!(tasks("auto", 6).unwrap(), vec![1, 2, 4, 6]);
         assert_eq!(tasks("auto", 8).unwrap(), vec![1, 2, 4, 8]);
         assert_eq!(tasks("auto", 1).unwrap(), vec![1]);
-        assert!(tasks("0", 2).is_err());
-        assert!(tasks("x", 2).is_err());
-        assert!(tasks("4-2", 2).is_err());
+        crate::error::assert_input(tasks("0", 2));
+        crate::error::assert_input(tasks("x", 2));
+        crate::error::assert_input(tasks("4-2", 2));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::room::*;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -20,7 +21,6 @@ use vmscale::error::Error;
 use vmscale::setup::{self, Needs, Setup};
 
 const MIB: u64 = 1 << 20;
-const NR_HUGEPAGES: &str = "/proc/sys/vm/nr_hugepages";
 
 /// The tests share swap, nr_hugepages and the cgroup trees: one at a time.
 static ONE: Mutex<()> = Mutex::new(());
@@ -37,150 +37,6 @@ fn root() -> bool {
     true
 }
 
-fn read(p: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
-fn hugepages() -> u64 {
-    read(NR_HUGEPAGES).trim().parse().unwrap()
-}
-
-/// Mount points below `dir` (/proc/self/mountinfo).
-fn mounts_below(dir: &Path) -> Vec<String> {
-    read("/proc/self/mountinfo")
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4))
-        .filter(|m| Path::new(m).starts_with(dir))
-        .map(String::from)
-        .collect()
-}
-
-/// Loop devices whose backing file lies below `dir` (sysfs and losetup).
-fn loops_below(dir: &Path) -> Vec<String> {
-    let mut found: Vec<String> = std::fs::read_dir("/sys/block")
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            let back = read(format!("/sys/block/{name}/loop/backing_file"));
-            Path::new(back.trim()).starts_with(dir).then_some(name)
-        })
-        .collect();
-    let losetup = Command::new("losetup").arg("-a").output().unwrap();
-    assert!(losetup.status.success(), "losetup -a: {losetup:?}");
-    for l in String::from_utf8_lossy(&losetup.stdout).lines() {
-        if l.contains(&*dir.to_string_lossy()) {
-            found.push(l.to_string());
-        }
-    }
-    found
-}
-
-/// Swap areas in /proc/swaps.
-fn swaps() -> Vec<String> {
-    read("/proc/swaps")
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next().map(String::from))
-        .collect()
-}
-
-fn zram_ids() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/sys/block")
-        .unwrap()
-        .filter_map(|e| {
-            let n = e.ok()?.file_name().into_string().ok()?;
-            n.starts_with("zram").then_some(n)
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// Cgroups named by the set-up for process `pid`, in every cgroup tree
-/// (walked to a depth of four).
-fn cgroups_of(pid: u32) -> Vec<PathBuf> {
-    fn walk(d: &Path, depth: u32, want: &str, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd.flatten() {
-            let p = e.path();
-            if !e.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            if e.file_name().to_string_lossy().starts_with(want) {
-                out.push(p);
-            } else if depth > 0 {
-                walk(&p, depth - 1, want, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(
-        Path::new("/sys/fs/cgroup"),
-        4,
-        &format!("vmscale-setup-{pid}-"),
-        &mut out,
-    );
-    out
-}
-
-/// What the machine holds that a set-up could leave, for comparison.
-#[derive(Debug, PartialEq)]
-struct Left {
-    mounts: Vec<String>,
-    loops: Vec<String>,
-    swaps: Vec<String>,
-    zram: Vec<String>,
-    cgroups: Vec<PathBuf>,
-    files: Vec<String>,
-    hugepages: u64,
-}
-
-fn left(state: &Path, pid: u32) -> Left {
-    let setup_dir = state.join("setup");
-    let mut files: Vec<String> = std::fs::read_dir(&setup_dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    Left {
-        mounts: mounts_below(state),
-        loops: loops_below(state),
-        swaps: swaps(),
-        zram: zram_ids(),
-        cgroups: cgroups_of(pid),
-        files,
-        hugepages: hugepages(),
-    }
-}
-
-/// Nothing of the set-up: no mount, loop device or cgroup of it, the
-/// swaps, zram devices and nr_hugepages as `before`, an empty state dir.
-fn assert_clean(state: &Path, pid: u32, before: &Left) {
-    let now = left(state, pid);
-    let want = Left {
-        mounts: vec![],
-        loops: vec![],
-        swaps: before.swaps.clone(),
-        zram: before.zram.clone(),
-        cgroups: vec![],
-        files: vec![],
-        hugepages: before.hugepages,
-    };
-    assert_eq!(now, want, "the set-up left something behind");
-}
-
-fn private_state(s: &Scratch) -> PathBuf {
-    let state = s.dir.join("state");
-    std::fs::create_dir(&state).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&s.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
-    state
-}
-
 /// A sparse file of `bytes` at `path`.
 fn sparse(path: &Path, bytes: u64) {
     std::fs::File::create(path).unwrap().set_len(bytes).unwrap();
@@ -190,7 +46,7 @@ fn sparse(path: &Path, bytes: u64) {
 /// holds before, and a set-up in that state directory.
 fn begin(tag: &str) -> (Scratch, PathBuf, Left, Setup) {
     let s = Scratch::new(tag);
-    let state = private_state(&s);
+    let state = private_state(&s.dir);
     let before = left(&state, std::process::id());
     let setup = Setup::new_in(&state).unwrap();
     (s, state, before, setup)
@@ -307,7 +163,7 @@ fn huge_pages_are_raised_and_restored() {
         return;
     }
     let s = Scratch::new("setup-huge");
-    let state = private_state(&s);
+    let state = private_state(&s.dir);
     let original = hugepages();
     let mut setup = Setup::new_in(&state).unwrap();
     setup.hugetlb_pages(2).unwrap();
@@ -487,7 +343,7 @@ fn vmscale_in(s: &Scratch, state: &Path, args: &[&str]) -> std::process::Output 
 /// nothing is left.
 fn killed_holder_then(args: &[&str]) {
     let s = Scratch::new("setup-kill");
-    let state = private_state(&s);
+    let state = private_state(&s.dir);
     let before = left(&state, 0);
     let (mut child, lines, _out) = start_helper("hold", &state);
     let pid = child.id();
@@ -574,7 +430,7 @@ fn runs_killed_at_any_moment_leave_nothing() {
         return;
     }
     let s = Scratch::new("setup-churn");
-    let state = private_state(&s);
+    let state = private_state(&s.dir);
     let before = left(&state, 0);
     // Killed a moment after each stage of making and undoing a set-up was
     // reached, i.e. in the middle of the next; the page-cache file system
@@ -626,7 +482,7 @@ fn planted_journals_are_refused_and_kept() {
         return;
     }
     let s = Scratch::new("setup-planted");
-    let state = private_state(&s);
+    let state = private_state(&s.dir);
     let victim = s.dir.join("vmscale-setup-victim");
     std::fs::create_dir(&victim).unwrap();
     let planted = [
@@ -655,4 +511,26 @@ fn planted_journals_are_refused_and_kept() {
         let _ = std::fs::remove_file(kept.with_extension("lock"));
     }
     assert!(victim.is_dir(), "the planted cgroup path was not removed");
+}
+
+/// A state directory reached through a symbolic link higher up (as
+/// /var/run is /run) or given as a relative path: the journal names the
+/// mounts as the kernel does, so they are found and undone.
+#[test]
+fn a_state_dir_behind_a_symbolic_link_is_undone_too() {
+    let _one = serial();
+    if !root() {
+        return;
+    }
+    let s = Scratch::new("setup-link");
+    let state = private_state(&s.dir);
+    let link = s.dir.join("link");
+    std::os::unix::fs::symlink(&s.dir, &link).unwrap();
+    let before = left(&state, std::process::id());
+    let mut setup = Setup::new_in(&link.join("state")).unwrap();
+    let fs = setup.page_cache_fs(16 * MIB).unwrap();
+    assert!(fs.starts_with(&state), "{} is not canonical", fs.display());
+    assert_eq!(mounts_below(&state).len(), 2);
+    setup.finish().unwrap();
+    assert_clean(&state, std::process::id(), &before);
 }

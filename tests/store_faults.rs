@@ -615,8 +615,11 @@ fn run_through(options: &str, fault: fn(&Ext4Loop), error: &str) {
     let args = [&args[..], &["--", "sleep", "0.05"]].concat();
     let child = Running(Some(spawn(vmscale(db_s, &state, &args))));
     wait_for("4 samples", || sqlite_samples(&db) >= 4);
-    disk.sync();
+    // Counted before the sync, so every sample counted is on the disk: one
+    // committed between a sync and the count is in the page cache only, and
+    // a file system gone read-only may drop it.
     let before = sqlite_samples(&db);
+    disk.sync();
     fault(&disk);
     let out = child.wait();
     let err = stderr(&out);

@@ -59,6 +59,8 @@ fn every_step_is_timed_classified_and_cross_checked() {
         "32M",
         "--fragment",
         "anon,files,none",
+        "--tasks",
+        "1,2",
         "--dir",
         s(&sc.dir),
         "--reps",
@@ -72,6 +74,7 @@ fn every_step_is_timed_classified_and_cross_checked() {
         "anon/1: us per 2 MiB step",
         "files/1: us per 2 MiB step",
         "none/1: us per 2 MiB step",
+        "anon/2: us per 2 MiB step",
         "THP success %",
         "Compaction efficiency %",
     ] {
@@ -87,7 +90,8 @@ fn every_step_is_timed_classified_and_cross_checked() {
     assert!(left.is_empty(), "{left:?}");
     let run = json(&sc.vmscale(&["show", "last", "--json"]));
     let cases = run["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 3);
+    // Two tasks fault the same 16 MiB between them: 8 steps either way.
+    assert_eq!(cases.len(), 6);
     for c in cases {
         let ms = measured(c);
         assert_eq!(ms.len(), 2);

@@ -4,6 +4,15 @@
 
 mod common;
 use common::{Scratch, is_root, json, ok, stderr};
+use vmscale::setup::journal::{Record, Step};
+
+/// The tests that make set-up rooms (swap, cgroups, zram ids) run one
+/// at a time.
+static ROOM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn room() -> std::sync::MutexGuard<'static, ()> {
+    ROOM.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Small and short: 1/256 of the machine, half a second per sample.
 const SMALL: &[&str] = &[
@@ -204,33 +213,106 @@ fn small_allocs_and_mlock() {
     }
 }
 
+/// Every case that needs the set-up room (page cache, memcg, swap,
+/// msync, truncate), run as nobody: exit 2 naming root, nothing stored,
+/// nothing made.
 #[test]
-fn a_page_cache_case_as_a_user_exits_2_naming_root() {
+fn room_cases_as_a_user_exit_2_naming_root() {
     if !is_root() {
         common::skip("needs root to run vmscale as another user");
         return;
     }
     let s = Scratch::new("vms-user");
-    let o = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_vmscale"))
-        .args(["run", "vms", "--case", "lru-file-readonce"])
-        .env("VMSCALE_DB", s.db())
-        .env("HOME", "/nonexistent")
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("root"), "{}", stderr(&o));
-    assert!(!s.db().exists());
-    let _ = ok;
+    let state = s.dir.join("state");
+    for case in [
+        "lru-file-readonce",
+        "lru-memcg",
+        "swap-w-seq",
+        "swapin",
+        "msync",
+        "truncate",
+        "mmap-xread-seq-mt",
+    ] {
+        let o = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_vmscale"))
+            .args(["run", "vms", "--case", case])
+            .env("VMSCALE_DB", s.db())
+            .env("VMSCALE_STATE_DIR", &state)
+            .env("HOME", "/nonexistent")
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{case}: {e}");
+        assert!(e.contains(case) && e.contains("needs root"), "{case}: {e}");
+    }
+    assert!(!s.db().exists(), "nothing stored");
+    assert!(!state.exists(), "nothing made");
 }
 
+/// Sizes no machine of this one's memory can give the room: refused
+/// before anything is made, the message naming the memory, nothing
+/// stored; and sizes that are no size at all.
+#[test]
+fn impossible_sizes_exit_2_with_the_reason_and_store_nothing() {
+    let s = Scratch::new("vms-sizes");
+    let bad = [
+        ("anon-w-seq", "0", "--size"),
+        ("anon-w-seq", "1/0", "--size"),
+        ("anon-w-seq", "-1/4", "--size"),
+        ("anon-w-seq", "200%", "--size"),
+        ("anon-w-seq", "100T", "--size"),
+        ("anon-w-seq", "lots", "--size"),
+    ];
+    for (case, size, says) in bad {
+        let size_arg = format!("--size={size}");
+        let o = s.vmscale(&["run", "vms", "--case", case, &size_arg]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--size {size}: {e}");
+        assert!(e.contains(says), "--size {size}: {e}");
+    }
+    if is_root() {
+        // The whole machine: a tmpfs image or swap of MemTotal is more than
+        // half of MemAvailable.
+        let state = common::room::private_state(&s.dir);
+        for case in ["lru-file-readonce", "swap-w-seq"] {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+                .args(["run", "vms", "--case", case, "--size", "1"])
+                .env("VMSCALE_DB", s.db())
+                .env("VMSCALE_STATE_DIR", &state)
+                .output()
+                .unwrap();
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{case}: {e}");
+            assert!(
+                e.contains(case) && e.contains("MemAvailable"),
+                "{case}: {e}"
+            );
+            assert!(common::room::mounts_below(&state).is_empty());
+        }
+    }
+    for o in [
+        s.vmscale(&["run", "vms", "--case", "anon-w-seq", "--runtime", "0"]),
+        s.vmscale(&["run", "vms", "--case", "anon-w-seq", "--tasks", "0"]),
+    ] {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    }
+    assert!(!s.db().exists(), "nothing stored");
+}
+
+/// lru-file-readonce reads more than its cgroup holds, swap-w-seq writes
+/// more: reclaim and swap-out, shown by the kernel's counters. One task,
+/// so its writes alone exceed the swap case's cgroup (mem_avail) however
+/// much memory the host has and however the tasks are scheduled (two
+/// tasks of half the size each fit when a loaded host runs them one
+/// after the other: that was seen with no swap-out at all).
 #[test]
 fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
     if !is_root() {
         common::skip("needs root: a page-cache file system, a memory cgroup, swap");
         return;
     }
+    let _one = room();
     let s = Scratch::new("vms-room");
     let v = json(&s.vmscale(&[
         "run",
@@ -238,7 +320,7 @@ fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
         "--case",
         "lru-file-readonce,swap-w-seq",
         "--tasks",
-        "2",
+        "1",
         "--size",
         "1/512",
         "--runtime",
@@ -249,16 +331,291 @@ fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
         "0",
         "--json",
     ]));
-    // lru-file-readonce reads more than its cgroup holds: the cgroup's
-    // limit is hit and its pages reclaimed (memory.events max, pages
-    // uncharged; the system-wide pgscan/pgsteal also count other work).
-    let read = fig(&v, 0, "throughput") * fig(&v, 0, "wall");
-    assert!(read > 0.0);
+    // lru-file-readonce: the cgroup's limit is hit and its pages
+    // reclaimed (memory.events max, pages uncharged), and reclaim scanned
+    // and stole file pages (system-wide counters, which count a cgroup's
+    // reclaim at its limit too).
+    let read: f64 = sample(&v, 0)["data"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["bytes"].as_f64().unwrap())
+        .sum();
+    let limit = v["meta"]["config"]["sizes"]["mem"].as_f64().unwrap();
+    assert!(read > limit, "read {read} bytes, not more than {limit}");
     assert!(fig(&v, 0, "memcg.events.max") > 0.0, "{}", sample(&v, 0));
     assert!(fig(&v, 0, "memcg.pgpgout") > 0.0, "{}", sample(&v, 0));
-    // swap-w-seq writes more than its cgroup holds: pages go to swap.
-    assert!(vmstat(&v, 1, "pswpout") > 0, "{v}");
+    assert!(vmstat(&v, 0, "pgscan_file") > 0, "{}", sample(&v, 0));
+    assert!(vmstat(&v, 0, "pgsteal_file") > 0, "{}", sample(&v, 0));
+    // swap-w-seq: pages go to swap.
+    assert!(vmstat(&v, 1, "pswpout") > 0, "{}", sample(&v, 1));
+    assert!(fig(&v, 1, "memcg.events.max") > 0.0, "{}", sample(&v, 1));
+    // The text report shows reclaim efficiency and swap-out.
+    let text = ok(&s.vmscale(&["show", "last"]));
+    assert!(text.contains("reclaim efficiency %"), "{text}");
+    assert!(text.contains("pswpout"), "{text}");
     // Nothing left: no mount, no swap device of the set-up.
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains("vmscale-setup"), "{mounts}");
+}
+
+/// The journal of the one set-up a run in `state` made so far.
+fn journal(state: &std::path::Path) -> Option<Record> {
+    let dir = state.join("setup");
+    let file = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "journal"))?;
+    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+}
+
+/// Bytes charged to a cgroup (v2 memory.current, v1 memory.usage_in_bytes).
+fn charged(cg: &std::path::Path) -> u64 {
+    ["memory.current", "memory.usage_in_bytes"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(cg.join(f)).ok())
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts `vmscale run vms --case CASE` for many samples in the private
+/// state directory `state`, waits until the case is running (its set-up
+/// journaled with every step `wanted`, a process of the case in the
+/// cgroup with memory charged to it) and kills vmscale with SIGKILL.
+/// Returns the journal as it was then and the pids the cgroup held.
+fn kill_mid_case(
+    s: &Scratch,
+    state: &std::path::Path,
+    case: &str,
+    wanted: &[&str],
+) -> (Record, Vec<u32>) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args([
+            "run", "vms", "--case", case, "--tasks", "2", "--size", "1/256",
+        ])
+        .args(["--runtime", "30", "--reps", "1000", "--warmup", "0"])
+        .env("VMSCALE_STATE_DIR", state)
+        .env("VMSCALE_DB", s.db())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kind = |st: &Step| {
+        serde_json::to_value(st).unwrap()["kind"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("{case}: vmscale ended ({status}) before it was killed: {err}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{case}: not running after 180 s: {:?}",
+            journal(state)
+        );
+        if let Some(rec) = journal(state) {
+            let kinds: Vec<String> = rec.steps.iter().map(kind).collect();
+            let cg = rec.steps.iter().find_map(|st| match st {
+                Step::Cgroup { path } => Some(path.clone()),
+                _ => None,
+            });
+            if let Some(cg) = cg
+                && wanted.iter().all(|w| kinds.iter().any(|k| k == w))
+            {
+                let pids: Vec<u32> = std::fs::read_to_string(cg.join("cgroup.procs"))
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect();
+                if !pids.is_empty() && charged(&cg) > 1 << 20 {
+                    // SAFETY: kill(2) on our own child's pid.
+                    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
+                    child.wait().unwrap();
+                    return (rec, pids);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// SIGKILL in the middle of a memcg, a swap and a page-cache case of
+/// `vmscale run vms`: after `vmscale restore`, or the next start of any
+/// command, no mount, loop device, cgroup, swap device, zram device, file
+/// in the state directory or process of the run is left.
+#[test]
+fn killed_mid_case_leaves_nothing_after_restore_or_the_next_start() {
+    use common::room::*;
+    if !is_root() {
+        common::skip("needs root: the cases' set-up room");
+        return;
+    }
+    let _one = room();
+    let cases: [(&str, &[&str], &str); 3] = [
+        ("lru-memcg", &["mount", "cgroup"], "restore"),
+        ("swap-w-seq", &["cgroup", "swap_on"], "list"),
+        ("lru-file-readonce", &["mount", "cgroup"], "restore"),
+    ];
+    for (case, wanted, then) in cases {
+        let s = Scratch::new("vms-kill");
+        let state = private_state(&s.dir);
+        let (rec, pids) = kill_mid_case(&s, &state, case, wanted);
+        // The case's processes die with vmscale (PR_SET_PDEATHSIG).
+        let gone = |pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |t| t.contains(") Z "))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !pids.iter().all(gone) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{case}: the case's processes {pids:?} outlived the run"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The kill left the set-up: its journal names what to undo.
+        assert!(
+            journal(&state).is_some(),
+            "{case}: no journal after the kill"
+        );
+        if wanted.contains(&"mount") {
+            assert_eq!(
+                mounts_below(&state).len(),
+                2,
+                "{case}: the tmpfs and the ext4"
+            );
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .arg(then)
+            .env("VMSCALE_STATE_DIR", &state)
+            .env("VMSCALE_DB", s.db())
+            .output()
+            .unwrap();
+        let said = format!("{}{}", common::stdout(&out), stderr(&out));
+        assert!(out.status.success(), "{case}: {then}: {said}");
+        assert!(said.contains("removed cgroup"), "{case}: {said}");
+        assert!(mounts_below(&state).is_empty(), "{case}: {said}");
+        assert!(loops_below(&state).is_empty(), "{case}: {said}");
+        for st in &rec.steps {
+            match st {
+                Step::Cgroup { path } => assert!(!path.exists(), "{case}: {path:?} left"),
+                Step::SwapOn { device } => {
+                    let d = device.display().to_string();
+                    assert!(!swaps().contains(&d), "{case}: {d} still swapped on");
+                }
+                Step::Zram { id: Some(id), .. } => {
+                    let dev = format!("/sys/block/zram{id}");
+                    assert!(!std::path::Path::new(&dev).exists(), "{case}: {dev} left");
+                }
+                _ => {}
+            }
+        }
+        let files: Vec<_> = std::fs::read_dir(state.join("setup"))
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(files.is_empty(), "{case}: {files:?} left in the state dir");
+    }
+}
+
+/// The one measured sample of the guest's run labelled `label`.
+fn guest_sample(db: &std::path::Path, label: &str) -> serde_json::Value {
+    let v = json(&common::vmscale_with_db(db, &["show", label, "--json"]));
+    let case = &v["cases"][0];
+    case["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["warmup"] == false)
+        .unwrap_or_else(|| panic!("{label}: no measured sample: {v}"))
+        .clone()
+}
+
+/// In a 2 GiB TCG guest of two nodes (Debian's cloud kernel: the set-up
+/// room's loop, zram and cgroup v2 inside, vmscale's own machinery): a
+/// page-cache case under its cgroup's memory.max reclaims (the cgroup's
+/// own pgscan and pgsteal), a swap case swaps out, and migrate, which
+/// needs two nodes, moves pages between them. One boot for all three.
+#[test]
+fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
+    use common::guest::{available, guest, kernels, s};
+    if !available("vms in a guest") {
+        return;
+    }
+    let sc = Scratch::new("vms-guest");
+    let out = sc.dir.join("out");
+    let mut args = vec![
+        "--kernel",
+        s(&kernels()[1]),
+        "--accel",
+        "tcg",
+        "--cpus",
+        "2",
+        "--nodes",
+        "2",
+        "--mem",
+        "2G",
+        "--label",
+        "vm",
+        "--out",
+        s(&out),
+        "--",
+    ];
+    // Under TCG a task reads ~30 MB/s: the page-cache case's cgroup
+    // (the modelled machine's mem) is 1/64 of the guest, ~30 MiB, so
+    // that 5 s read several times it.
+    for (i, (case, label, size)) in [
+        ("lru-file-readonce", "pc", "1/64"),
+        ("swap-w-seq", "swap", "1/16"),
+        ("migrate", "migrate", "1/16"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        if i > 0 {
+            args.push("---");
+        }
+        args.extend(["run", "vms", "--case", case, "--label", label]);
+        args.extend(["--tasks", "1", "--size", size, "--runtime", "5"]);
+        args.extend(["--reps", "1", "--warmup", "0"]);
+    }
+    let o = guest(&sc.db(), &args);
+    ok(&o);
+    let results = out.join("round-1/kernel-1/results");
+    for k in 1..=3 {
+        let read = |f: &str| std::fs::read_to_string(results.join(f)).unwrap_or_default();
+        let err = read(&format!("step-{k}.err"));
+        assert_eq!(
+            read(&format!("step-{k}.status")).trim(),
+            "0",
+            "step {k}: {err}"
+        );
+    }
+    // The page-cache case: its cgroup (v2 in the guest) hit memory.max
+    // and its own reclaim scanned and stole pages.
+    let pc = guest_sample(&sc.db(), "vm/pc");
+    for k in ["memcg.events.max", "memcg.pgscan", "memcg.pgsteal"] {
+        assert!(common::fig(&pc, k) > 0.0, "{k}: {pc}");
+    }
+    assert!(
+        pc["vmstat"]["pgscan_file"].as_i64().unwrap_or(0) > 0,
+        "{pc}"
+    );
+    // The swap case: pages written to swap.
+    let sw = guest_sample(&sc.db(), "vm/swap");
+    assert!(sw["vmstat"]["pswpout"].as_i64().unwrap_or(0) > 0, "{sw}");
+    assert!(common::fig(&sw, "memcg.events.max") > 0.0, "{sw}");
+    // migrate: pages moved between the two nodes.
+    let mg = guest_sample(&sc.db(), "vm/migrate");
+    assert!(common::fig(&mg, "migrate.calls") > 0.0, "{mg}");
+    assert!(
+        mg["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) > 0,
+        "{mg}"
+    );
 }

@@ -89,8 +89,8 @@ pub struct BisectRun {
     #[arg(long, default_value = "1G")]
     pub mem: String,
     /// auto: KVM where a probe boot shows it works, else TCG
-    #[arg(long, default_value = "auto", value_name = "auto|kvm|tcg")]
-    pub accel: String,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub accel: crate::guest::accel::Asked,
     /// QEMU's -cpu model [default: host under KVM, max under TCG]
     #[arg(long, value_name = "MODEL")]
     pub cpu: Option<String>,

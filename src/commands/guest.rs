@@ -20,8 +20,9 @@ use crate::guest::qemu::{self, Accel};
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
-use crate::guest::{accel, kconfig, kernel, kernel_config, rounds};
+use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
+use crate::kconfig;
 use crate::report::verdict::{self as shown, Verdict};
 use crate::runner::Progress as _;
 use crate::stats::decide::{self as rule, Rule};
@@ -174,7 +175,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         work.path(),
     )?;
 
-    let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {

@@ -211,13 +211,13 @@ mod tests {
         let m = machine();
         let p = plan(&Pin::List(vec![3, 5]), 3, &m).unwrap();
         assert_eq!(p, vec![Some(3), Some(5), Some(3)]);
-        assert!(plan(&Pin::List(vec![9]), 1, &m).is_err());
+        crate::error::assert_input(plan(&Pin::List(vec![9]), 1, &m));
     }
 
     #[test]
     fn parse_policies() {
         assert_eq!("spread".parse::<Pin>().unwrap(), Pin::Spread);
         assert_eq!("0-1".parse::<Pin>().unwrap(), Pin::List(vec![0, 1]));
-        assert!("fast".parse::<Pin>().is_err());
+        crate::error::assert_input("fast".parse::<Pin>());
     }
 }

@@ -50,7 +50,12 @@ pub fn prepare(
     scripts: &Scripts,
     work: &Path,
 ) -> Result<Prepared> {
-    let mods = modules::resolve(kernel.modules.as_deref(), &kernel.release, modules::NEEDED)?;
+    let mods = modules::resolve_with(
+        kernel.modules.as_deref(),
+        &kernel.release,
+        modules::NEEDED,
+        modules::ROOM,
+    )?;
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, scripts)?;
     Ok(Prepared {

@@ -1,32 +1,15 @@
 //! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
 //! the kernel image and its modules. vmscale unpacks only what a guest
-//! needs (the image, its config, the block and virtio drivers,
-//! modules.builtin) into
-//! its cache, once per package file, and reuses it after.
+//! needs (the image, its config, the block and virtio drivers, the set-up
+//! room's modules, modules.builtin) into its cache, once per package file,
+//! and reuses it after.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+use crate::cache::cache_dir;
 use crate::error::{Error, Result};
-
-/// The cache: $VMSCALE_CACHE_DIR, else $XDG_CACHE_HOME/vmscale, else
-/// ~/.cache/vmscale (as bench/guest-kernels.sh).
-pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("VMSCALE_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    std::env::var_os("XDG_CACHE_HOME")
-        .filter(|p| Path::new(p).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .unwrap_or_else(|| PathBuf::from("/root/.cache"))
-        .join("vmscale")
-}
 
 /// "SIZE-MTIME_NS" of a file: what its entries in the cache are named by,
 /// so a changed file is unpacked (or stripped) again.
@@ -64,7 +47,20 @@ fn wanted(path: &Path) -> bool {
         || ["kernel/drivers/virtio/", "kernel/drivers/block/"]
             .iter()
             .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
+        || ROOM_DIRS.iter().any(|d| inside.starts_with(d))
 }
+
+/// Where the modules of the set-up room (`modules::ROOM`: loop, zram and
+/// its compressor, ext4) and their dependencies live.
+const ROOM_DIRS: &[&str] = &[
+    "kernel/drivers/block/zram/",
+    "kernel/mm/",
+    "kernel/fs/ext4/",
+    "kernel/fs/jbd2/",
+    "kernel/fs/mbcache.ko",
+    "kernel/crypto/",
+    "kernel/lib/",
+];
 
 /// The path as a relative path without `..`, or `None`.
 fn safe(path: &Path) -> Option<PathBuf> {
@@ -88,8 +84,9 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-2": unpacks since the config is kept (older ones lack it).
-    let dir = root.join(format!("{stem}-{stamp}-2"));
+    // "-3": unpacks since the set-up room's modules (and the config) are
+    // kept.
+    let dir = root.join(format!("{stem}-{stamp}-3"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }
@@ -168,6 +165,9 @@ mod tests {
             "./lib/modules/6.1.0-48-amd64/modules.builtin",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/virtio/virtio_pci.ko",
             "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
+            "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/zram/zram.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/fs/ext4/ext4.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/crypto/lzo-rle.ko",
         ] {
             assert!(wanted(Path::new(yes)), "{yes}");
         }
@@ -175,6 +175,7 @@ mod tests {
             "./boot/System.map-6.1.0-48-amd64",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/net/e1000.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/drbd/drbd.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/fs/xfs/xfs.ko",
             "./usr/share/doc/x",
         ] {
             assert!(!wanted(Path::new(no)), "{no}");

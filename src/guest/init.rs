@@ -1,7 +1,7 @@
 //! The guest's side, as busybox shell: /init mounts the kernel's file
-//! systems, loads the modules, checks the CPUs, nodes and memory the
-//! kernel brought up against what QEMU was given (`/out/shape`; a
-//! mismatch runs nothing), runs the setup lines and each plan step
+//! systems (cgroup v2 too), loads the modules, checks the CPUs, nodes and
+//! memory the kernel brought up against what QEMU was given (`/out/shape`;
+//! a mismatch runs nothing), runs the setup lines and each plan step
 //! (a vmscale command line) against the guest store, announces every
 //! stage on the console (`vmscale-guest: ...` lines the host follows),
 //! writes /out as a tar onto the results disk and powers off.
@@ -26,6 +26,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# cgroup v2, as systemd mounts it: the memory cgroups of run vms.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 echo "{m} up $(uname -r)"
 for mod in $(cat /modules.order); do
   insmod /mods/$mod.ko || echo "{m} cannot load module $mod"

@@ -1,7 +1,8 @@
 //! The guest's root file system: an uncompressed newc cpio archive (the
 //! `cpio` crate) with a static busybox and its applets, the running
-//! vmscale binary (stripped) with the shared libraries it links, the
-//! kernel's modules for the results disk, /init and the plan. Uncompressed,
+//! vmscale binary (stripped) and the host's losetup and mkfs.ext4 with the
+//! shared libraries they link, the kernel's modules for the results disk
+//! and the set-up room, /init and the plan. Uncompressed,
 //! because under TCG the guest's own decompression would be emulated.
 
 use std::fs::File;
@@ -22,8 +23,26 @@ pub struct Userland {
     /// The vmscale binary for the guest (a stripped copy when `strip` is
     /// there).
     vmscale: PathBuf,
-    /// Shared libraries the binary links, by their absolute paths.
+    /// Shared libraries the binary and the tools link, by their absolute
+    /// paths.
     libs: Vec<PathBuf>,
+    /// The host's programs the set-up room runs, in place of busybox's
+    /// applets of the same name: (name, host file).
+    tools: Vec<(String, PathBuf)>,
+}
+
+/// Programs the set-up room of `run vms` runs (src/setup/) that busybox
+/// lacks or offers without the options used (`losetup --find --show`,
+/// `mkfs.ext4 -E ...`): taken from the host where it has them.
+const ROOM_TOOLS: &[&str] = &["losetup", "mkfs.ext4"];
+
+/// `name` on the host: in the sbin and bin directories, as root's PATH
+/// has them.
+fn host_tool(name: &str) -> Option<PathBuf> {
+    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
 }
 
 /// True for an ELF file without an interpreter (statically linked).
@@ -61,11 +80,22 @@ impl Userland {
         let exe =
             std::env::current_exe().map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
         let vmscale = stripped_copy(&exe, work)?;
+        let tools: Vec<(String, PathBuf)> = ROOM_TOOLS
+            .iter()
+            .filter_map(|n| Some((n.to_string(), host_tool(n)?)))
+            .collect();
+        let mut libs = shared_libraries(&exe);
+        for (_, path) in &tools {
+            libs.extend(shared_libraries(path));
+        }
+        libs.sort();
+        libs.dedup();
         Ok(Userland {
             busybox,
             applets,
             vmscale,
-            libs: shared_libraries(&exe),
+            libs,
+            tools,
         })
     }
 }
@@ -74,7 +104,7 @@ impl Userland {
 /// modification time), so boots after the first reuse it; a plain copy in
 /// `work` where `strip` is missing.
 fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
-    let dir = super::deb::cache_dir().join("bin");
+    let dir = crate::cache::cache_dir().join("bin");
     let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
     if cached.is_file() {
         return Ok(cached);
@@ -219,7 +249,14 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     a.entry("/bin/busybox", FILE, &read(&user.busybox)?)
         .map_err(io)?;
     for applet in &user.applets {
+        if user.tools.iter().any(|(n, _)| n == applet) {
+            continue;
+        }
         a.entry(&format!("/bin/{applet}"), LINK, b"busybox")
+            .map_err(io)?;
+    }
+    for (name, path) in &user.tools {
+        a.entry(&format!("/bin/{name}"), FILE, &read(path)?)
             .map_err(io)?;
     }
     a.entry("/bin/vmscale", FILE, &read(&user.vmscale)?)
@@ -268,9 +305,10 @@ mod tests {
         std::fs::write(&bin, b"\x7fELF not really").unwrap();
         let user = Userland {
             busybox: bin.clone(),
-            applets: vec!["sh".into(), "mount".into()],
+            applets: vec!["sh".into(), "mount".into(), "losetup".into()],
             vmscale: bin.clone(),
             libs: vec![bin.clone()],
+            tools: vec![("losetup".into(), bin.clone())],
         };
         let path = dir.join("initrd");
         let scripts = Scripts {
@@ -291,6 +329,13 @@ mod tests {
         }
         let has = |n: &str| names.iter().any(|(x, _)| x == n);
         assert!(has("bin/busybox") && has("bin/sh") && has("init") && has("dev/console"));
+        // A host tool takes the place of busybox's applet of its name.
+        let losetup: Vec<u32> = names
+            .iter()
+            .filter(|(x, _)| x == "bin/losetup")
+            .map(|(_, m)| *m)
+            .collect();
+        assert_eq!(losetup, [FILE]);
         // The library's directories come before it.
         let lib = bin.to_string_lossy().trim_start_matches('/').to_string();
         let lib_at = names.iter().position(|(x, _)| *x == lib).unwrap();

@@ -11,9 +11,9 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::kconfig::{self, Check, Config, Shape};
 use super::kernel::Kernel;
 use crate::error::{Error, Result};
+use crate::kconfig::{self, Check, Config, Shape};
 
 /// A kernel config is some 300 KiB; anything past this is not one.
 const MAX_BYTES: u64 = 8 << 20;

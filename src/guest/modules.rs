@@ -14,6 +14,14 @@ use crate::error::{Error, Result};
 /// What the results disk needs: the PCI transport and the block driver.
 pub const NEEDED: &[&str] = &["virtio_pci", "virtio_blk"];
 
+/// What the set-up room of `run vms` needs (src/setup/): loop devices,
+/// zram with its default compressor (a crypto algorithm is asked for by
+/// name, not a `depends=`, and the guest has no modprobe), ext4. Loaded
+/// where the kernel ships them; a kernel without them boots all the same
+/// and the cases that need them are refused inside, naming what is
+/// missing.
+pub const ROOM: &[&str] = &["loop", "zram", "lzo_rle", "ext4"];
+
 /// One module to load, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Module {
@@ -114,6 +122,31 @@ pub fn resolve(dir: Option<&Path>, release: &str, needed: &[&str]) -> Result<Vec
     Ok(order)
 }
 
+/// [`resolve`] for `needed`, then the modules of `optional` the kernel
+/// has (with all their dependencies), leaving out those it has not.
+pub fn resolve_with(
+    dir: Option<&Path>,
+    release: &str,
+    needed: &[&str],
+    optional: &[&str],
+) -> Result<Vec<Module>> {
+    let mut order = resolve(dir, release, needed)?;
+    let Some(dir) = dir else {
+        return Ok(order);
+    };
+    let builtin = builtin(dir);
+    let files = index(dir);
+    let mut seen: BTreeSet<String> = order.iter().map(|m| m.name.clone()).collect();
+    for n in optional {
+        let (mut s, mut o) = (seen.clone(), Vec::new());
+        if visit(n, &builtin, &files, &mut s, &mut o, dir, release).is_ok() {
+            seen = s;
+            order.extend(o);
+        }
+    }
+    Ok(order)
+}
+
 fn visit(
     name: &str,
     builtin: &BTreeSet<String>,
@@ -170,5 +203,27 @@ mod tests {
         assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
         assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
+    }
+
+    #[test]
+    fn optional_modules_the_kernel_lacks_are_left_out() {
+        let dir = std::env::temp_dir().join(format!("vmscale-mods-opt-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("kernel")).unwrap();
+        std::fs::write(
+            dir.join("modules.builtin"),
+            "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/block/virtio_blk.ko\n\
+             kernel/fs/ext4/ext4.ko\n",
+        )
+        .unwrap();
+        // ext4 built in, the others neither built in nor shipped: left
+        // out, no error; a missing needed module is still an error.
+        assert!(
+            resolve_with(Some(&dir), "x", NEEDED, ROOM)
+                .unwrap()
+                .is_empty()
+        );
+        std::fs::write(dir.join("modules.builtin"), "kernel/fs/ext4/ext4.ko\n").unwrap();
+        assert!(resolve_with(Some(&dir), "x", NEEDED, ROOM).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -278,7 +278,7 @@ fn judge(
             Some(0) => {}
             Some(rc) => {
                 let err = r.tail(&files::step_err(k), 10);
-                let cause = super::kconfig::option_for_guest_error(&err.join("\n"))
+                let cause = crate::kconfig::option_for_guest_error(&err.join("\n"))
                     .map(|o| format!(" (the kernel was built without CONFIG_{o})"))
                     .unwrap_or_default();
                 return fail(format!(

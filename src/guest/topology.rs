@@ -362,7 +362,7 @@ mod tests {
         assert!(e(r.clone()).contains("nodes are 0..1"));
         r.distances = parse_distances("0-1=5").unwrap();
         assert!(e(r).contains("11..254"));
-        assert!(parse_distances("0-1").is_err());
+        crate::error::assert_input(parse_distances("0-1"));
     }
 
     #[test]

@@ -283,8 +283,8 @@ mod tests {
             parse("j", " [1, 2.5]", None).unwrap().values,
             vec![1.0, 2.5]
         );
-        assert!(parse("j", "[1, \"x\"]", None).is_err());
-        assert!(parse("j", "{}", None).is_err());
-        assert!(parse("e", "\n\n", None).is_err());
+        crate::error::assert_input(parse("j", "[1, \"x\"]", None));
+        crate::error::assert_input(parse("j", "{}", None));
+        crate::error::assert_input(parse("e", "\n\n", None));
     }
 }

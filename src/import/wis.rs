@@ -130,13 +130,13 @@ mod tests {
         let dated = parse(&format!("{HEADER}\n1,2,3,4,5,6\n"), "tlb_flush2-6.18").unwrap();
         assert_eq!(dated.unwrap().config["test"], "tlb_flush2");
         assert_eq!(own_test("page_fault10"), None);
-        assert!(parse(&format!("{HEADER}\n1,2,3\n"), "x").is_err());
+        crate::error::assert_input(parse(&format!("{HEADER}\n1,2,3\n"), "x"));
         for bad in ["NaN", "inf", "-5", "1e400"] {
             let e = parse(&format!("{HEADER}\n1,{bad},0,1,0,1\n"), "x")
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("line 2"), "{bad}: {e}");
         }
-        assert!(parse(&format!("{HEADER}\n1e30,1,0,1,0,1\n"), "x").is_err());
+        crate::error::assert_input(parse(&format!("{HEADER}\n1e30,1,0,1,0,1\n"), "x"));
     }
 }

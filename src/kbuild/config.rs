@@ -61,7 +61,7 @@ impl Base {
     }
 }
 
-/// Options the guest needs that vmscale's required list (`guest::kconfig`)
+/// Options the guest needs that vmscale's required list (`crate::kconfig`)
 /// does not name: what makes a small base boot under QEMU and print on
 /// its serial console, and what the required options depend on without
 /// selecting it (ZRAM needs a compressor, TRACEPOINTS a tracer, the swap
@@ -105,7 +105,7 @@ pub const ENABLERS: &[&str] = &[
 
 /// vmscale's fragment: the guest's required options, then the enablers.
 pub fn fragment() -> String {
-    let mut out = crate::guest::kconfig::fragment();
+    let mut out = crate::kconfig::fragment();
     out.push_str("# what they depend on and what a small base lacks (src/kbuild/config.rs)\n");
     for name in ENABLERS {
         out.push_str(&format!("CONFIG_{name}=y\n"));
@@ -309,7 +309,7 @@ mod tests {
         let items = [Item::parse("CONFIG_NUMA=n").unwrap()];
         let text = additions(&items);
         let c = parse(&text);
-        for r in crate::guest::kconfig::REQUIRED {
+        for r in crate::kconfig::REQUIRED {
             assert!(c.contains_key(r.name), "{} missing", r.name);
         }
         // The item comes last, so it wins over the fragment's NUMA=y.

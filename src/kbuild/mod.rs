@@ -55,7 +55,7 @@ pub enum Note<'a> {
 
 /// The cache directory of builds: `kbuild/` in vmscale's cache.
 pub fn cache_dir() -> PathBuf {
-    crate::guest::deb::cache_dir().join("kbuild")
+    crate::cache::cache_dir().join("kbuild")
 }
 
 /// One revision and where its image goes.

@@ -344,12 +344,12 @@ mod tests {
         );
         let nb = find("numa_balancing").unwrap();
         assert_eq!(nb.validate("1").unwrap(), "1");
-        assert!(nb.validate("4").is_err());
-        assert!(nb.validate("x").is_err());
+        crate::error::assert_input(nb.validate("4"));
+        crate::error::assert_input(nb.validate("x"));
         let pcp = find("pcp_high_fraction").unwrap();
         assert_eq!(pcp.validate("0").unwrap(), "0");
         assert_eq!(pcp.validate("08").unwrap(), "8");
-        assert!(pcp.validate("4").is_err());
+        crate::error::assert_input(pcp.validate("4"));
     }
 
     #[test]

@@ -92,8 +92,8 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        assert!(parse("a-b").is_err());
-        assert!(parse("3-1").is_err());
+        crate::error::assert_input(parse("a-b"));
+        crate::error::assert_input(parse("3-1"));
     }
 
     #[test]
@@ -103,8 +103,8 @@ mod tests {
             panic!("a huge CPU id is not bad input")
         };
         assert!(e.contains("largest CPU id"), "{e}");
-        assert!(parse("99999999999").is_err());
-        assert!(parse("100000-200000").is_err());
+        crate::error::assert_input(parse("99999999999"));
+        crate::error::assert_input(parse("100000-200000"));
     }
 
     #[test]

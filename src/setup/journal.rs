@@ -69,6 +69,7 @@ impl Journal {
     /// held; the room it names is not made yet.
     pub fn create(dir: &Path) -> Result<Journal> {
         state::ensure_dir(dir).map_err(|e| e.context("set-up journal"))?;
+        let dir = &canonical(dir)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -143,6 +144,7 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
         return Ok(Vec::new());
     }
     state::check_dir(dir).map_err(|e| e.context("refusing the set-up journals"))?;
+    let dir = &canonical(dir)?;
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io("cannot list", dir, e))?;
     // Every run named by a lock or a journal (a journal whose lock file is
     // gone has no live owner either).
@@ -182,6 +184,13 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
         });
     }
     Ok(out)
+}
+
+/// `dir` as the kernel names it (absolute, no symbolic link on the way):
+/// mount points in the journal must match /proc/self/mountinfo.
+fn canonical(dir: &Path) -> Result<PathBuf> {
+    dir.canonicalize()
+        .map_err(|e| Error::io("cannot resolve", dir, e))
 }
 
 fn read(path: &Path) -> Result<Option<Record>> {

@@ -307,3 +307,30 @@ pub fn remove_file(path: &Path) -> Result<Option<String>> {
         Err(e) => Err(Error::io("cannot delete the swap file", path, e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Any tmpfs this process sees (/dev/shm on Debian).
+    fn a_tmpfs() -> PathBuf {
+        sys::mounts()
+            .into_iter()
+            .find(|m| m.fstype == "tmpfs" && m.mountpoint.is_dir())
+            .map(|m| m.mountpoint)
+            .expect("a tmpfs is mounted")
+    }
+
+    #[test]
+    fn a_swap_file_is_never_put_on_tmpfs_nor_beyond_the_free_space() {
+        let why = file_refusal(&a_tmpfs(), MIN_BYTES).expect("tmpfs refused");
+        assert!(why.contains("tmpfs and others cannot swap"), "{why}");
+        let why = file_refusal(Path::new("/"), u64::MAX / 2);
+        if let Some(why) = why {
+            assert!(
+                why.contains("does not fit") || why.contains("file system of type"),
+                "{why}"
+            );
+        }
+    }
+}

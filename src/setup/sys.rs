@@ -240,3 +240,15 @@ pub fn refuse_beyond_half(what: &str, bytes: u64) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_escapes_are_undone() {
+        assert_eq!(unescape(r"/a\040b\011c\134d"), "/a b\tc\\d");
+        assert_eq!(unescape(r"/x\04"), r"/x\04");
+        assert!(mounts().iter().any(|m| m.mountpoint == Path::new("/")));
+    }
+}

@@ -496,14 +496,14 @@ mod tests {
     fn pairs_parse_with_header_and_comments() {
         let v = parse_pairs("N X\n1 10 # one\n2,19\n\n4\t30\n").unwrap();
         assert_eq!(v, vec![(1.0, 10.0), (2.0, 19.0), (4.0, 30.0)]);
-        assert!(parse_pairs("1 2\n3 x\n").is_err());
+        crate::error::assert_input(parse_pairs("1 2\n3 x\n"));
     }
 
     #[test]
     fn bad_points_are_refused() {
-        assert!(fit(&[(1.0, 1.0), (2.0, 2.0)]).is_err());
-        assert!(fit(&[(1.0, 1.0), (1.0, 2.0), (1.0, 3.0)]).is_err());
-        assert!(fit(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]).is_err());
+        crate::error::assert_input(fit(&[(1.0, 1.0), (2.0, 2.0)]));
+        crate::error::assert_input(fit(&[(1.0, 1.0), (1.0, 2.0), (1.0, 3.0)]));
+        crate::error::assert_input(fit(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]));
     }
     /// Share of `trials` seeded fits (N = 1..=16, two samples each, 3 %
     /// log-normal noise) whose 95 % intervals cover the true σ and κ.

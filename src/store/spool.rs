@@ -358,6 +358,18 @@ mod tests {
     }
 
     #[test]
+    fn an_ending_line_keeps_the_format_spools_were_written_in() {
+        let old = r#"{"end":{"status":"complete","note":null,"ended_at":"t"}}"#;
+        let e = Entry::End(Ending {
+            status: "complete".into(),
+            note: None,
+            ended_at: "t".into(),
+        });
+        assert_eq!(serde_json::to_string(&e).unwrap(), old);
+        assert_eq!(serde_json::from_str::<Entry>(old).unwrap(), e);
+    }
+
+    #[test]
     fn a_spool_reads_back_in_order_and_a_torn_tail_is_ignored() {
         let state = std::env::temp_dir().join(format!("vmscale-spool-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&state);

@@ -393,9 +393,9 @@ mod tests {
             lines: 1,
         };
         let m = crate::machine::live();
-        assert!(Lockfan::new(cfg(vec![1], vec![0]), m.clone()).is_err());
-        assert!(Lockfan::new(cfg(vec![0], vec![1]), m.clone()).is_err());
-        assert!(Lockfan::new(cfg(vec![1], vec![]), m).is_err());
+        crate::error::assert_input(Lockfan::new(cfg(vec![1], vec![0]), m.clone()));
+        crate::error::assert_input(Lockfan::new(cfg(vec![0], vec![1]), m.clone()));
+        crate::error::assert_input(Lockfan::new(cfg(vec![1], vec![]), m));
     }
 
     #[test]

@@ -541,9 +541,9 @@ mod tests {
     #[test]
     fn rejects_bad_input() {
         let m = fake();
-        assert!(plan(Pattern::Numa02, Some(4096), None, 100, 0.9, &m).is_err());
-        assert!(plan(Pattern::Numa02, None, Some(0), 100, 0.9, &m).is_err());
-        assert!(plan(Pattern::Numa02, None, None, 100, 1.5, &m).is_err());
+        crate::error::assert_input(plan(Pattern::Numa02, Some(4096), None, 100, 0.9, &m));
+        crate::error::assert_input(plan(Pattern::Numa02, None, Some(0), 100, 0.9, &m));
+        crate::error::assert_input(plan(Pattern::Numa02, None, None, 100, 1.5, &m));
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::commands::progress::Bar;
 use crate::commands::{Error, Result, output};
 use crate::guest::topology::{Request, Topology};
 use crate::guest::workdir::WorkDir;
-use crate::guest::{accel, kconfig, kernel_config, qemu, rounds};
+use crate::guest::{accel, kernel_config, qemu, rounds};
+use crate::kconfig;
 use crate::kbuild::Note;
 use crate::runner::Progress as _;
 use crate::stats::decide::Rule;
@@ -73,7 +74,7 @@ impl Setup {
             r.plan.join(" "),
             r.setup.join("\n"),
             format!("{:?} {:?}", r.figure, threshold),
-            format!("{} {} {} {} {:?}", r.cpus, r.nodes, r.mem, r.accel, r.cpu),
+            format!("{} {} {} {:?} {:?}", r.cpus, r.nodes, r.mem, r.accel, r.cpu),
             r.append.join(" "),
         ];
         Ok(Setup {
@@ -142,7 +143,7 @@ impl Setup {
             &mut on_build,
         )?;
         let good = bench.kernel(0)?;
-        let choice = accel::choose(&r.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+        let choice = accel::choose(r.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
             accel::probe_boot(&good.image, &bench.user, work.path())
         })?;
         if choice.accel == qemu::Accel::Tcg && !quiet {

@@ -39,7 +39,10 @@ impl CaseNeeds {
 /// The room `row` needs on the machine `s` models: page-cache cases read
 /// more than the memory holds, so they run in a cgroup of the modelled
 /// machine's size; lru-memcg in one of a third of it (the script's
-/// limit); the swap cases in one of its size with a swap device as big.
+/// limit); the swap cases in one of its available memory (what the
+/// suite's writes of (avail + swap) * 3/4 exceed on any machine; a cgroup
+/// of `mem` would hold them whenever avail < mem/3) with a swap device
+/// of `mem`.
 pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
     // The file system holds what msync writes back (mem/2); at least 64 MiB.
     let fs = Some(s.mem.max(64 << 20));
@@ -56,7 +59,7 @@ pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
         Family::PageCache => n.memcg = Some(s.mem),
         Family::Memcg => n.memcg = Some(s.mem / 3),
         Family::Swap => {
-            n.memcg = Some(s.mem);
+            n.memcg = Some(s.mem_avail);
             n.swap = Some(s.swap);
         }
         _ => {}
