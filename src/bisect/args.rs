@@ -6,18 +6,25 @@ use std::path::PathBuf;
 
 pub const EXAMPLES: &str = "\
 Examples:
-  vmscale bisect --kernel 6.1.0-47.deb --kernel 6.1.0-50.deb --kernel 6.1.0-56.deb \\
-      -- run pft --tasks 1 --size 64M
-  vmscale bisect --tree ~/linux --good v6.1 --bad mm-next --decide 10% \\
-      -- run pft --tasks 1 --size 16M --reps 3
-  git bisect run vmscale bisect judge --good good.bzImage --bad bad.bzImage \\
-      --kernel arch/x86/boot/bzImage -- run pft --tasks 1
+  vmscale bisect --kernel 6.1.0-47.deb --kernel 6.1.0-50.deb --kernel 6.1.0-56.deb -- run pft
+  vmscale bisect --tree ~/linux --good v6.1 --bad mm-next -- run pft --tasks 1 --size 16M
+  vmscale bisect --tree linux --good HEAD~8 --bad HEAD --decide 20% --json -- run pft
 
 The ends are measured first; each step is booted in turn with the good end
 until its ratio is told like good or like bad (else skipped); the first bad
 is measured again against its parent. Runs are stored labelled
 bisect-KEY/REVISION; the same command run again continues from them.
 See docs/bisect.md.";
+
+const JUDGE_EXAMPLES: &str = "\
+Examples:
+  vmscale bisect judge --good g.bzImage --bad b.bzImage --kernel bzImage -- run pft
+  git bisect run sh -c 'make bzImage || exit 125; vmscale bisect judge --good g.bzImage \\
+      --bad b.bzImage --kernel arch/x86/boot/bzImage -- run pft --tasks 1'
+
+Exit 0 like good, 1 like bad, 125 skip; 128 on any error (stops git bisect
+run). The ends' rounds are stored under their key, so later steps reuse
+them. See docs/bisect.md.";
 
 /// `vmscale bisect`: a list of kernels or a range of a tree.
 #[derive(Args, Debug)]
@@ -57,6 +64,7 @@ pub struct BisectArgs {
 pub enum JudgeCommand {
     /// One step for `git bisect run`: exit 0 like good, 1 like bad, 125 skip
     /// (128 on an error, which stops `git bisect run`)
+    #[command(after_help = JUDGE_EXAMPLES)]
     Judge(JudgeArgs),
 }
 
