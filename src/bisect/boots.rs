@@ -135,8 +135,11 @@ impl<'a> Guests<'a> {
                 vec![k],
                 &[label],
                 &[],
-                &self.steps,
-                &self.setup,
+                &rounds::Plan {
+                    steps: &self.steps,
+                    setup: &self.setup,
+                    nested: None,
+                },
                 &self.user,
                 &dir,
             )?;

@@ -7,19 +7,19 @@
 
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 
 use super::churn::{self, POINTS, Series};
 use super::fault_map::OwnedFile;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 /// The tests, by will-it-scale's names.
 pub const TESTS: &[(&str, &str)] = &[
@@ -86,10 +86,16 @@ pub struct Stored {
 
 const V_OPS: usize = 0;
 const V_POINTS: usize = 1;
+const V_DIRTIED: usize = 2;
 
 pub struct Wis {
     cfg: Config,
     machine: Snapshot,
+    /// The file tests' files, one per task, made and written once by the
+    /// first sample that needs them and kept for the run, as will-it-scale
+    /// keeps each task's file: a sample times passes over a file whose
+    /// page cache is in place, never the first pass that allocates it.
+    files: Mutex<Vec<OwnedFile>>,
 }
 
 impl Wis {
@@ -131,7 +137,11 @@ impl Wis {
             })?;
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
-        Ok(Wis { cfg, machine })
+        Ok(Wis {
+            cfg,
+            machine,
+            files: Mutex::new(Vec::new()),
+        })
     }
 }
 
@@ -178,8 +188,13 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     pub tasks: String,
     /// thread, process, or both as will-it-scale runs them: thread,process
-    #[arg(long, default_value = "process,thread")]
-    pub mode: String,
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "process,thread"
+    )]
+    pub mode: Vec<Mode>,
     /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
     #[arg(long)]
     pub size: Option<String>,
@@ -194,47 +209,39 @@ pub struct Args {
     pub dir: Option<std::path::PathBuf>,
     /// Placement: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
-    pub pin: String,
+    pub pin: Pin,
 }
 
-/// `--mode thread,process` (either order, or one of them).
-fn modes(text: &str) -> Result<Vec<Mode>> {
-    let mut out = Vec::new();
-    for m in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
-        let m: Mode = m.parse()?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
+impl Options for Args {
+    type Workload = Wis;
+    fn build(&self, env: &Env) -> Result<Wis> {
+        let (a, m) = (self, env.machine);
+        let default = match a.test.as_str() {
+            "tlb_flush2" => "1M",
+            _ => "128M",
+        };
+        let cfg = Config {
+            test: a.test.clone(),
+            tasks: super::options::tasks(&a.tasks, m)?,
+            modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+                out
+            }),
+            size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
+            secs: a.time,
+            every: a.every,
+            dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
+            pin: a.pin.clone(),
+            page_size: page_size(m),
+        };
+        Wis::new(cfg, m.clone())
     }
-    Ok(out)
-}
-
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
-    let default = match a.test.as_str() {
-        "tlb_flush2" => "1M",
-        _ => "128M",
-    };
-    let cfg = Config {
-        test: a.test.clone(),
-        tasks: super::options::tasks(&a.tasks, m)?,
-        modes: modes(&a.mode)?,
-        size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
-        secs: a.time,
-        every: a.every,
-        dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
-        pin: a.pin.parse::<Pin>()?,
-        page_size: page_size(m),
-    };
-    Wis::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
 /// wis in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "wis",
     about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
     examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
@@ -242,25 +249,17 @@ vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
 vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
 Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
 tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Wis,
-    plots: super::Plots::Scaling,
-    size_flags: "smaller sizes or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Wis {
+impl Measure for Wis {
     fn sample_s(&self, case: &Case) -> f64 {
         super::cost::timed_s(self.cfg.secs, case.tasks)
     }
 
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -276,12 +275,14 @@ impl Workload for Wis {
             })
             .collect()
     }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
-    }
     fn memory_need(&self) -> u64 {
+        // Anonymous memory a pass holds, plus the page cache of the task's
+        // file, which stays for the run.
         let per = match self.cfg.test.as_str() {
-            "page_fault1" | "page_fault2" | "tlb_flush2" => self.cfg.size,
+            "page_fault2" => 2 * self.cfg.size,
+            "page_fault1" | "page_fault3" | "tlb_flush1" | "tlb_flush2" | "tlb_flush3" => {
+                self.cfg.size
+            }
             _ => self.cfg.page_size * 16,
         };
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(per)
@@ -290,9 +291,12 @@ impl Workload for Wis {
         let mode: Mode = case.variant.parse()?;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
+        let files = self.files_for(case.tasks)?;
         let tlb0 = tlb_shootdowns();
         let t0 = clock::monotonic_ns();
-        let out = exec::run_tasks(mode, &cpus, |task| self.task(task, &series))?;
+        let out = exec::run_tasks(mode, &cpus, |task| {
+            self.task(task, &series, files.get(task.index))
+        })?;
         let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
         let tlb = match (tlb0, tlb_shootdowns()) {
             (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
@@ -303,21 +307,46 @@ impl Workload for Wis {
 }
 
 impl Wis {
-    fn task(&self, task: &Task, series: &Series) -> TaskReport {
-        let mut r = TaskReport::default();
+    /// The files of `tasks` tasks (none for the anonymous tests): those
+    /// missing are made and given one pass of the test before anything is
+    /// timed, as will-it-scale's first (warm-up) pass over its file.
+    fn files_for(&self, tasks: usize) -> Result<std::sync::MutexGuard<'_, Vec<OwnedFile>>> {
+        let mut files = self
+            .files
+            .lock()
+            .map_err(|_| Error::Failed("the wis files' lock was poisoned".into()))?;
+        while uses_file(&self.cfg.test) && files.len() < tasks {
+            let f = OwnedFile::tmpfile(&self.cfg.dir, self.cfg.size)?;
+            self.pass(Some(&f))?;
+            files.push(f);
+        }
+        Ok(files)
+    }
+
+    /// One pass of the test: its operations, counted.
+    fn pass(&self, file: Option<&OwnedFile>) -> Result<u64> {
         let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
-        let test = self.cfg.test.as_str();
-        let file = if uses_file(test) {
-            match OwnedFile::tmpfile(&self.cfg.dir, len as u64) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    r.fail(&e.to_string());
-                    return r;
-                }
-            }
-        } else {
-            None
-        };
+        match self.cfg.test.as_str() {
+            "page_fault1" => touch_pass(None, false, len, ps, false),
+            "page_fault2" => touch_pass(file, false, len, ps, false),
+            "page_fault3" => touch_pass(file, true, len, ps, false),
+            "tlb_flush1" => touch_pass(file, false, len, ps, true),
+            "tlb_flush2" => touch_pass(None, false, len, ps, true),
+            "tlb_flush3" => touch_pass(file, true, len, ps, true),
+            "mmap1" => map_unmap(None, len, 256),
+            "mmap2" => map_unmap(file, len, 256),
+            "brk1" => brk_pass(ps, 256),
+            "malloc1" => malloc_pass(len, 256),
+            _ => malloc_pass(1024, 4096),
+        }
+    }
+
+    fn task(&self, task: &Task, series: &Series, file: Option<&OwnedFile>) -> TaskReport {
+        let mut r = TaskReport::default();
+        if uses_file(&self.cfg.test) && file.is_none() {
+            r.fail("no file for this task");
+            return r;
+        }
         let every = (self.cfg.every * 1e9) as u64;
         task.wait_start();
         let before = task.usage();
@@ -329,20 +358,7 @@ impl Wis {
         let mut ops = 0u64;
         series.put(task.index, 0, 0.0, 0.0);
         loop {
-            let done = match test {
-                "page_fault1" => touch_pass(None, false, len, ps, false),
-                "page_fault2" => touch_pass(file.as_ref(), false, len, ps, false),
-                "page_fault3" => touch_pass(file.as_ref(), true, len, ps, false),
-                "tlb_flush1" => touch_pass(file.as_ref(), false, len, ps, true),
-                "tlb_flush2" => touch_pass(None, false, len, ps, true),
-                "tlb_flush3" => touch_pass(file.as_ref(), true, len, ps, true),
-                "mmap1" => map_unmap(None, len, 256),
-                "mmap2" => map_unmap(file.as_ref(), len, 256),
-                "brk1" => brk_pass(ps, 256),
-                "malloc1" => malloc_pass(len, 256),
-                _ => malloc_pass(1024, 4096),
-            };
-            match done {
+            match self.pass(file) {
                 Ok(k) => ops += k,
                 Err(e) => {
                     r.fail(&e.to_string());
@@ -360,7 +376,9 @@ impl Wis {
             }
         }
         r.end_ns = clock::monotonic_ns();
-        r.set_usage(&task.usage().since(&before));
+        let used = task.usage().since(&before);
+        r.set_usage(&used);
+        r.values[V_DIRTIED] = (used.oublock * 512 / self.cfg.page_size) as f64;
         r.values[V_OPS] = ops as f64;
         r.values[V_POINTS] = n as f64;
         r
@@ -498,6 +516,8 @@ fn summarise(
     f.insert("ops/s/task".into(), total / rates.len().max(1) as f64);
     f.insert("ops".into(), ops);
     f.insert("faults".into(), faults);
+    // Pages of the tasks' files dirtied anew (clean or new page cache).
+    f.insert("dirtied".into(), sum(&|r| r.values[V_DIRTIED]));
     f.insert(
         "faults/s".into(),
         reports

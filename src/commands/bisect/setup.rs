@@ -40,6 +40,11 @@ impl Setup {
                     .into(),
             ));
         }
+        if steps.iter().any(|s| s[0] == "guest") {
+            return Err(Error::Input(
+                "a bisection's plan boots no guests of its own: give `run` steps".into(),
+            ));
+        }
         if let Some(f) = &r.figure {
             crate::commands::guest::check_figure(f, &steps)?;
         }
