@@ -92,9 +92,9 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-4": unpacks since the KVM modules are kept too ("-3": the set-up
-    // room's modules and the config).
-    let dir = root.join(format!("{stem}-{stamp}-4"));
+    // "-5": unpacks that keep the config, the set-up room's and the KVM
+    // modules ("-4" was once made without the config).
+    let dir = root.join(format!("{stem}-{stamp}-5"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }

@@ -1,11 +1,11 @@
 //! A guest whose plan boots guests (`vmscale guest` as a plan step): what
 //! its root must hold for the inner `vmscale guest` to run — QEMU with the
 //! libraries it links, its TCG module and the firmware a q35 machine loads
-//! for `-kernel`, each inner kernel's image and the modules its results
-//! disk and set-up room need (at /lib/modules/RELEASE, where the inner
-//! vmscale looks) — the inner step rewritten to name those copies, and
-//! whether the outer guest's memory holds the inner one. The KVM modules of the outer
-//! kernel are `modules::kvm`'s.
+//! for `-kernel`, each inner kernel's image (and config) and the modules
+//! its results disk and set-up room need (at /lib/modules/RELEASE, where
+//! the inner vmscale looks) — the inner step rewritten to name those
+//! copies, and whether the outer guest's memory holds the inner one. The
+//! KVM modules of the outer kernel are `modules::kvm`'s.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,6 +99,11 @@ pub fn prepare(plan: &[Vec<String>], inner: &[InnerStep]) -> Result<Option<Neste
                 .map_or("vmlinuz".into(), |f| f.to_string_lossy().into_owned());
             let at = format!("{KERNELS}/{count}/{name}");
             add(&mut n.files, &at, Source::File(k.image.clone()));
+            // Its config beside it, where the inner check looks.
+            if let Some(c) = super::kernel_config::find(&k) {
+                let to = format!("{KERNELS}/{count}/config-{}", k.release);
+                add(&mut n.files, &to, Source::File(c.path));
+            }
             let mods = modules::resolve_with(k.modules.as_deref(), &k.release, NEEDED, ROOM)?;
             for m in mods {
                 add(
