@@ -6,6 +6,11 @@
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::guest::accel::Asked;
+use crate::history::select::By;
+use crate::model::Better;
+use crate::report::export::Format;
+use crate::stats::comparison::RatioOf;
 use crate::workload::{REGISTRY, Spec};
 
 const EXAMPLES: &str = "\
@@ -147,6 +152,56 @@ A run is copied once, by its identity: merging the same files again adds nothing
     History(HistoryArgs),
 }
 
+/// `--json`: every command with a machine-readable output has it.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct Json {
+    /// JSON instead of text
+    #[arg(long = "json")]
+    pub json: bool,
+}
+
+/// The output formats besides text, one at a time: `--json`,
+/// `--markdown`, `--csv`. A command words their help for what it prints
+/// (`mut_arg`).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct OutputFormat {
+    #[command(flatten)]
+    pub json: Json,
+    /// Markdown tables
+    #[arg(long, conflicts_with_all = ["json", "csv"])]
+    pub markdown: bool,
+    /// CSV: one record per row
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+impl OutputFormat {
+    pub fn format(&self) -> Format {
+        Format::from_flags(self.markdown, self.csv, self.json.json)
+    }
+}
+
+/// Which stored runs a command looks at (`list`, `history`,
+/// `report --history`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only runs of this workload (pft, fork, ...)
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
+    #[arg(long, value_name = "TEXT")]
+    pub kernel: Option<String>,
+    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+}
+
 const HISTORY_EXAMPLES: &str = "\
 Examples:
   vmscale history --workload pft            the headline of every pft run, by time
@@ -159,48 +214,38 @@ may differ. Steps are found by E-divisive means with a permutation test and
 confirmed by the runs either side. See docs/history.md.";
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("json", |a| a.help("JSON: `series` (one entry per run) and `change_points`")),
+    mut_arg("csv", |a| a.help("CSV: one record per run"))
+)]
 pub struct HistoryArgs {
     #[command(flatten)]
     pub select: HistorySelect,
     /// The figure [default: the workload's headline]
     #[arg(long)]
     pub figure: Option<String>,
-    /// JSON: `series` (one entry per run) and `change_points`
-    #[arg(long)]
-    pub json: bool,
-    /// Markdown tables
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// CSV: one record per run
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub output: OutputFormat,
 }
 
 /// Which runs make a history and how its steps are found (`history`, and
 /// `report --history`).
 #[derive(Args, Debug, Clone, Default)]
+#[command(mut_arg("workload", |a| a.help(
+    "Only runs of this workload (needed when several match)"
+)))]
 pub struct HistorySelect {
-    /// Only runs of this workload (needed when several match)
-    #[arg(long)]
-    pub workload: Option<String>,
+    #[command(flatten)]
+    pub filter: RunFilter,
     /// The case, as `variant/tasks` (e.g. fault/2) [default: the runs' first]
     #[arg(long)]
     pub case: Option<String>,
     /// Only runs measured on this host
     #[arg(long)]
     pub host: Option<String>,
-    /// Only runs whose label is LABEL or starts with LABEL/
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only runs started before DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
-    /// Order the runs by start `time` or by `kernel` release (version order)
-    #[arg(long, value_name = "time|kernel")]
-    pub by: Option<String>,
+    /// Order the runs by start time or by kernel release (version order) [default: time]
+    #[arg(long, value_enum)]
+    pub by: Option<By>,
     /// Significance level of each step (permutation test and confirmation) [default: 0.01]
     #[arg(long)]
     pub alpha: Option<f64>,
@@ -226,6 +271,25 @@ The plan after `--` is any vmscale command line; `---` separates several. Kernel
 boot in turn (A B A B ..) for --rounds rounds; each kernel's runs are pooled over
 its rounds and stored under its --label (default: its release). Debian kernel
 packages: bench/guest-kernels.sh. See docs/guest.md.";
+
+/// `--rounds`: a number of rounds, or until the answer is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounds {
+    Fixed(u32),
+    Auto,
+}
+
+impl std::str::FromStr for Rounds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rounds, String> {
+        if s == "auto" {
+            return Ok(Rounds::Auto);
+        }
+        s.parse()
+            .map(Rounds::Fixed)
+            .map_err(|_| format!("'{s}' is neither a number of rounds nor `auto`"))
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct GuestArgs {
@@ -289,14 +353,35 @@ pub struct GuestArgs {
     #[arg(long, default_value = "1G")]
     pub mem: String,
     /// auto: KVM where a probe boot shows it works, else TCG (the CPU emulated)
-    #[arg(long, default_value = "auto", value_name = "auto|kvm|tcg")]
-    pub accel: String,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub accel: Asked,
     /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]
     #[arg(long, value_name = "MODEL")]
     pub cpu: Option<String>,
-    /// Boot the kernels in turn this many times (A B A B ..); runs are pooled per kernel
-    #[arg(long, default_value_t = 1)]
-    pub rounds: u32,
+    /// Boot the kernels in turn this many times (A B A B ..), or `auto`: until the
+    /// paired ratio of the deciding figure is decided (--decide); runs are pooled per
+    /// kernel
+    #[arg(long, default_value = "1", value_name = "N|auto")]
+    pub rounds: Rounds,
+    /// The band 1 ± THRESHOLD ("10%") a ratio is "same" inside and "different"
+    /// outside [default: 10% under TCG, 3% under KVM]
+    #[arg(long, value_name = "THRESHOLD")]
+    pub decide: Option<String>,
+    /// With --rounds auto: the most rounds [default: 30]
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// With --rounds auto: start no round after this long (e.g. 30m)
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+    /// The figure that decides [default: the headline of the plan's first run]
+    #[arg(long, value_name = "FIGURE")]
+    pub figure: Option<String>,
+    /// Added to kernel N's command line only (N=ARGS, N counts --kernel from 1)
+    #[arg(long = "append-to", value_name = "N=ARGS", allow_hyphen_values = true)]
+    pub append_to: Vec<String>,
+    /// Print the verdict as JSON (verdict, ratio, ci, rounds) instead of the tables
+    #[arg(long)]
+    pub json: bool,
     /// Stop a guest after this long [default: derived from the plan]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
@@ -315,13 +400,13 @@ pub struct GuestArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("JSON instead of text: what happened to each run")))]
 pub struct MergeArgs {
     /// SQLite stores to copy runs from
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// JSON instead of text: what happened to each run
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
 }
 
 #[derive(Args, Debug)]
@@ -420,6 +505,11 @@ impl FromArgMatches for RunArgs {
 
 /// Options every run shares.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("json", |a| a.help("Print the stored run as JSON instead of text")),
+    mut_arg("markdown", |a| a.help("Print the stored run as Markdown (as `show --markdown`)")),
+    mut_arg("csv", |a| a.help("Print every sample as CSV (as `show --csv`)"))
+)]
 pub struct Harness {
     /// A fixed count of measured samples per case, instead of adaptive stopping
     /// (so not with --precision or --max-reps, which it would ignore)
@@ -431,15 +521,8 @@ pub struct Harness {
     /// A label to find the run by later
     #[arg(long)]
     pub label: Option<String>,
-    /// Print the stored run as JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Print the stored run as Markdown (as `show --markdown`)
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// Print every sample as CSV (as `show --csv`)
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub output: OutputFormat,
     /// Adaptive: sample until the 95 % CI of the headline median is within P % of it
     #[arg(long, default_value = "1%", value_name = "P%")]
     pub precision: String,
@@ -494,19 +577,16 @@ pub struct Harness {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("markdown", |a| a.help("Markdown: a summary table per case and figure")),
+    mut_arg("csv", |a| a.help("CSV: every sample, one record per figure"))
+)]
 pub struct ShowArgs {
     /// Run id, label, `last` or `last~N`
     #[arg(default_value = "last")]
     pub run: String,
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Markdown: a summary table per case and figure
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// CSV: every sample, one record per figure
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub output: OutputFormat,
     /// A curve of the headline figure (or --figure) by task count, in the terminal
     #[arg(long, conflicts_with_all = ["json", "csv", "markdown"])]
     pub plot: bool,
@@ -526,6 +606,10 @@ Examples:
   vmscale compare 3 4 --markdown            also --csv, --json";
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("json", |a| a.help("JSON: the whole comparison")),
+    mut_arg("csv", |a| a.help("CSV: one record per case, figure and side"))
+)]
 pub struct CompareArgs {
     /// Runs: ids, labels, `last`, `last~N` (sample files if all are existing files)
     pub runs: Vec<String>,
@@ -535,9 +619,9 @@ pub struct CompareArgs {
     /// CSV column of the sample files, by name or 1-based number (default: first numeric)
     #[arg(long)]
     pub column: Option<String>,
-    /// For sample files: which direction is better, higher (default) or lower
-    #[arg(long)]
-    pub better: Option<String>,
+    /// For sample files: which direction is better [default: higher]
+    #[arg(long, value_enum)]
+    pub better: Option<Better>,
     /// For sample files: the values are rates (harmonic mean, tested on logs)
     #[arg(long)]
     pub rate: bool,
@@ -551,59 +635,35 @@ pub struct CompareArgs {
     #[arg(long = "figure", value_name = "NAME")]
     pub figures: Vec<String>,
     /// Ratio table of knob variants: B (B / A) or A (A / B)
-    #[arg(long, default_value = "B", value_name = "A|B")]
-    pub ratio_of: String,
-    /// Markdown tables
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// CSV: one record per case, figure and side
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
-    /// JSON: the whole comparison
-    #[arg(long)]
-    pub json: bool,
+    #[arg(long, value_enum, default_value = "B", ignore_case = true)]
+    pub ratio_of: RatioOf,
+    #[command(flatten)]
+    pub output: OutputFormat,
     /// Allow runs of different workloads side by side (refused otherwise)
     #[arg(long)]
     pub cross_workload: bool,
 }
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("markdown", |a| a.help("Markdown: one table")),
+    mut_arg("csv", |a| a.help("CSV: one record per run"))
+)]
 pub struct ListArgs {
-    /// Only runs of this workload (pft, fork, ...)
-    #[arg(long)]
-    pub workload: Option<String>,
-    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
-    #[arg(long, value_name = "TEXT")]
-    pub kernel: Option<String>,
-    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only runs started before DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub filter: RunFilter,
     /// A trend column: the headline median against the previous like run
     /// (same workload and configuration), `step` where `history` finds one
     #[arg(long)]
     pub trend: bool,
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Markdown: one table
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// CSV: one record per run
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub output: OutputFormat,
 }
 
 #[derive(Args, Debug)]
 pub struct PcpArgs {
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
     /// Also list every CPU's page list in every zone
     #[arg(long)]
     pub per_cpu: bool,
@@ -614,9 +674,8 @@ pub struct PcpArgs {
 
 #[derive(Args, Debug)]
 pub struct SysinfoArgs {
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
     /// Read sysfs/procfs under this root instead of / (for fixtures)
     #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
     pub root: PathBuf,
@@ -649,6 +708,10 @@ pub struct ReportArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("markdown", |a| a.help("Markdown: the parameter and extrapolation tables")),
+    mut_arg("csv", |a| a.help("CSV: one record per parameter, the peak and each prediction"))
+)]
 pub struct FitArgs {
     /// Run id, label, `last` or `last~N`, or a file of `N X` pairs (as --file)
     pub run: Option<String>,
@@ -664,15 +727,8 @@ pub struct FitArgs {
     /// A plain file of `N X` pairs instead of a run
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Markdown: the parameter and extrapolation tables
-    #[arg(long, conflicts_with_all = ["json", "csv"])]
-    pub markdown: bool,
-    /// CSV: one record per parameter, the peak and each prediction
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
+    #[command(flatten)]
+    pub output: OutputFormat,
 }
 
 #[derive(Args, Debug)]
@@ -685,16 +741,14 @@ pub struct ImportArgs {
     /// A label for the imported runs
     #[arg(long)]
     pub label: Option<String>,
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
 }
 
 #[derive(Args, Debug)]
 pub struct DoctorArgs {
-    /// JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
     /// The CPUs the measurement will use (a list like 0-3,8) [default: all online]
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,

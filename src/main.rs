@@ -64,14 +64,10 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         }
         Command::Run(a) => commands::run::run(&db, a),
         Command::Show(a) if a.plot => commands::plot::plot(&db, &a.run, a.figure.as_deref()),
-        Command::Show(a) => commands::show::show_as(
-            &db,
-            &a.run,
-            vmscale::report::export::Format::from_flags(a.markdown, a.csv, a.json),
-        ),
+        Command::Show(a) => commands::show::show_as(&db, &a.run, a.output.format()),
         Command::Compare(a) => commands::compare::compare(&db, commands::compare::Request::from(a)),
         Command::List(a) => commands::list::list(&db, &a),
-        Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json),
+        Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json.json),
         Command::Restore(a) => {
             let restored = commands::restore::restore(a.no_wait);
             // Runs killed with their knobs are marked incomplete too.
@@ -83,13 +79,13 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Report(a) => commands::report::report(&db, &a),
         Command::Fit(a) => commands::fit::fit(&db, &a),
         Command::Import(a) => commands::import::import(&db, &a),
-        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json, a.per_cpu),
+        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json.json, a.per_cpu),
         Command::Doctor(a) => commands::doctor::doctor(&a),
         Command::Delete(a) => commands::manage::delete(&db, &a.runs),
         Command::Rename(a) => commands::manage::rename(&db, &a.run, &a.label),
         Command::Completions(a) => commands::completions::completions(a.shell),
         Command::Man(_) => commands::completions::man(),
-        Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json),
+        Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json.json),
         Command::Guest(a) => commands::guest::guest(&db, &a),
         Command::History(a) => commands::history::history(&db, &a),
     }

@@ -57,7 +57,7 @@ impl Case {
 }
 
 /// Which direction of a figure is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
     Higher,

@@ -255,11 +255,11 @@ fn runs_and_files() {
             (&["compare", "--files", &nums, &empty], "no numbers found"),
             (
                 &["compare", "--files", &nums, &nums, "--better", "up"],
-                "higher or lower",
+                "possible values: higher, lower",
             ),
             (
                 &["compare", "--files", &nums, &nums, "--ratio-of", "C"],
-                "use B",
+                "possible values: B, A",
             ),
             (&["fit", "9"], "vmscale list"),
             (&["fit", "1", "--figure", "nosuch"], "use one of"),

@@ -2,29 +2,20 @@
 //! bench/guest-kernels.sh) in QEMU: an A/B comparison whose columns are
 //! the kernels' releases, an A/A over two rounds whose paired ratio
 //! intervals hold 1, a 16-vCPU guest whose sysinfo matches the shape asked
-//! for, bad input refused before boot, a panicking guest, and QEMU gone
-//! after vmscale is killed. TCG here (the machine's /dev/kvm is kvm-pvm),
+//! for, bad input refused before boot (a kernel config without file
+//! locking among it), a panicking guest, QEMU gone after vmscale is
+//! killed, `--rounds auto`'s verdict on A/A, and a guest that brings up
+//! fewer CPUs than it was given. TCG here (the machine's /dev/kvm is kvm-pvm),
 //! so plans are tiny. Under CI=true a missing QEMU fails.
 
 mod common;
 
-use common::guest::{available, guest, kernels, s};
+use common::guest::{GuestRun, available, guest, kernels, read, results, s, step_out};
+use common::{show, wait_until};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-fn show(db: &Path, run: &str) -> Value {
-    common::json(&common::vmscale_with_db(db, &["show", run, "--json"]))
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn results(out: &Path, round: u32, kernel: u32) -> std::path::PathBuf {
-    out.join(format!("round-{round}/kernel-{kernel}/results"))
-}
+use std::time::Duration;
 
 fn host_release() -> String {
     read(Path::new("/proc/sys/kernel/osrelease"))
@@ -57,35 +48,21 @@ fn two_debian_kernels_compared_in_columns_named_by_release() {
     let scratch = common::Scratch::new("guest-ab");
     let out = scratch.dir.join("out");
     let k = kernels();
-    let o = guest(
-        &scratch.db(),
-        &[
-            "--kernel",
-            s(&k[0]),
-            "--kernel",
-            s(&k[1]),
-            "--cpus",
-            "2",
-            "--mem",
-            "512M",
-            "--out",
-            s(&out),
-            "--",
-            "run",
-            "pft",
-            "--tasks",
-            "1,2",
-            "--size",
-            "64M",
-            "--reps",
-            "3",
-        ],
-    );
+    let o = GuestRun::default()
+        .kernel(&k[0])
+        .kernel(&k[1])
+        .opt("--cpus", "2")
+        .opt("--mem", "512M")
+        .out(&out)
+        .step(&[
+            "run", "pft", "--tasks", "1,2", "--size", "64M", "--reps", "3",
+        ])
+        .run(&scratch.db());
     let text = common::ok(&o);
     let err = common::stderr(&o);
     let releases: Vec<String> = (1..=2)
         .map(|i| {
-            read(&results(&out, 1, i).join("release"))
+            read(&results(&out, 1, i).join(vmscale::guest::files::RELEASE))
                 .trim()
                 .to_string()
         })
@@ -135,36 +112,15 @@ fn the_same_kernel_twice_over_two_rounds_holds_1() {
     }
     let scratch = common::Scratch::new("guest-aa");
     let k = &kernels()[1];
-    let o = guest(
-        &scratch.db(),
-        &[
-            "--kernel",
-            s(k),
-            "--kernel",
-            s(k),
-            "--label",
-            "a",
-            "--label",
-            "b",
-            "--accel",
-            "tcg",
-            "--rounds",
-            "2",
-            "--mem",
-            "512M",
-            "--",
-            "run",
-            "pft",
-            "--tasks",
-            "1",
-            "--size",
-            "16M",
-            "--reps",
-            "3",
-            "--warmup",
-            "0",
-        ],
-    );
+    let o = GuestRun::tcg(k, "512M")
+        .kernel(k)
+        .opt("--label", "a")
+        .opt("--label", "b")
+        .opt("--rounds", "2")
+        .step(&[
+            "run", "pft", "--tasks", "1", "--size", "16M", "--reps", "3", "--warmup", "0",
+        ])
+        .run(&scratch.db());
     let text = common::ok(&o);
     // The headline figure's interval, paired by round (the two kernels
     // booted in turn). A 95 % interval misses the truth 1 time in 20 by
@@ -234,43 +190,19 @@ fn sixteen_vcpus_in_two_sockets_of_two_nodes_with_smt() {
     }
     let scratch = common::Scratch::new("guest-16");
     let out = scratch.dir.join("out");
-    let o = guest(
-        &scratch.db(),
-        &[
-            "--kernel",
-            s(&kernels()[1]),
-            "--accel",
-            "tcg",
-            "--cpus",
-            "16",
-            "--sockets",
-            "2",
-            "--nodes",
-            "4",
-            "--threads",
-            "2",
-            "--mem",
-            "1G",
-            "--out",
-            s(&out),
-            "--",
-            "sysinfo",
-            "--json",
-            "---",
-            "run",
-            "pft",
-            "--tasks",
-            "2",
-            "--size",
-            "4M",
-            "--reps",
-            "2",
-            "--warmup",
-            "0",
-        ],
-    );
+    let o = GuestRun::tcg(&kernels()[1], "1G")
+        .opt("--cpus", "16")
+        .opt("--sockets", "2")
+        .opt("--nodes", "4")
+        .opt("--threads", "2")
+        .out(&out)
+        .step(&["sysinfo", "--json"])
+        .step(&[
+            "run", "pft", "--tasks", "2", "--size", "4M", "--reps", "2", "--warmup", "0",
+        ])
+        .run(&scratch.db());
     common::ok(&o);
-    let sys: Value = serde_json::from_str(&read(&results(&out, 1, 1).join("step-1.out"))).unwrap();
+    let sys: Value = serde_json::from_str(&step_out(&results(&out, 1, 1), 1)).unwrap();
     assert_eq!(
         counts(&sys),
         (16, 8, 2, 2),
@@ -327,7 +259,23 @@ fn bad_input_is_refused_before_anything_boots() {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap();
     let too_much = format!("{}M", (host_kib / 1024 + 1024) / 4 * 4);
-    let cases: [(Vec<&str>, &str); 5] = [
+    // An image whose config (beside it) lacks file locking: refused before
+    // it boots, naming the option.
+    let built = scratch.dir.join("build");
+    std::fs::create_dir_all(&built).unwrap();
+    let image = built.join("bzImage");
+    let mut head = vec![0u8; 0x1000];
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x20e..0x210].copy_from_slice(&0x600u16.to_le_bytes());
+    head[0x800..0x80e].copy_from_slice(b"6.1.192-nolock");
+    std::fs::write(&image, &head).unwrap();
+    let config: String = vmscale::kconfig::fragment()
+        .lines()
+        .filter(|l| !l.contains("FILE_LOCKING"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(built.join(".config"), config).unwrap();
+    let cases: [(Vec<&str>, &str); 10] = [
         (
             vec!["--kernel", s(&not_kernel), "--", "sysinfo"],
             "not a bzImage",
@@ -358,6 +306,32 @@ fn bad_input_is_refused_before_anything_boots() {
         (
             vec!["--kernel", cloud, "--", "run", "no-such-workload"],
             "plan step 1",
+        ),
+        (
+            vec!["--kernel", s(&image), "--", "sysinfo"],
+            "CONFIG_FILE_LOCKING=y",
+        ),
+        (
+            vec!["--kernel", cloud, "--rounds", "auto", "--", "sysinfo"],
+            "give two --kernel",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--kernel", cloud, "--rounds", "auto", "--decide", "150%", "--",
+                "sysinfo",
+            ],
+            "--decide 150%",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--kernel", cloud, "--rounds", "auto", "--figure", "nope", "--",
+                "run", "pft",
+            ],
+            "--figure nope: pft reports fault/wsec",
+        ),
+        (
+            vec!["--kernel", cloud, "--append-to", "2=x", "--", "sysinfo"],
+            "--append-to 2=x",
         ),
     ];
     for (args, why) in cases {
@@ -404,34 +378,17 @@ fn a_panicking_guest_shows_its_console_and_keeps_the_rounds_before() {
     }
     let scratch = common::Scratch::new("guest-panic");
     // Round 1 completes; in round 2 the guest crashes the kernel.
-    let o = guest(
-        &scratch.db(),
-        &[
-            "--kernel",
-            s(&kernels()[1]),
-            "--accel",
-            "tcg",
-            "--rounds",
-            "2",
-            "--mem",
-            "512M",
-            "--label",
-            "k",
+    let o = GuestRun::tcg(&kernels()[1], "512M")
+        .opt("--rounds", "2")
+        .opt("--label", "k")
+        .opt(
             "--setup",
             "grep -q vmscale.round=2 /proc/cmdline && echo c > /proc/sysrq-trigger; true",
-            "--",
-            "run",
-            "pft",
-            "--tasks",
-            "1",
-            "--size",
-            "4M",
-            "--reps",
-            "2",
-            "--warmup",
-            "0",
-        ],
-    );
+        )
+        .step(&[
+            "run", "pft", "--tasks", "1", "--size", "4M", "--reps", "2", "--warmup", "0",
+        ])
+        .run(&scratch.db());
     let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     // The panic line itself (a long trace may push it out of the tail),
@@ -460,39 +417,27 @@ fn killed_or_stopped_vmscale_leaves_no_qemu() {
     }
     let scratch = common::Scratch::new("guest-kill");
     for signal in [libc::SIGKILL, libc::SIGTERM] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
-            .arg("--db")
-            .arg(scratch.db())
-            .args(["guest", "--kernel", s(&kernels()[1]), "--accel", "tcg"])
-            .args(["--mem", "512M", "--setup", "sleep 600", "--", "sysinfo"])
+        let mut child = GuestRun::tcg(&kernels()[1], "512M")
+            .opt("--setup", "sleep 600")
+            .step(&["sysinfo"])
+            .command(&scratch.db())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let pid = child.id();
-        let start = Instant::now();
-        let qemu = loop {
-            if let Some(q) = qemu_children(pid).first() {
-                break *q;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "no QEMU started"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let qemu = wait_until("QEMU to start", Duration::from_secs(120), || {
+            qemu_children(pid).first().copied()
+        });
         // SAFETY: kill takes plain integers; the process is our child.
         unsafe { libc::kill(pid as i32, signal) };
         let status = child.wait().unwrap();
         // QEMU dies with its parent (PR_SET_PDEATHSIG) or its process
         // group; polled, with a bound a loaded machine keeps.
-        let gone = Instant::now();
-        while running(qemu) && gone.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(
-            !running(qemu),
-            "QEMU {qemu} outlived vmscale by 30 s ({signal})"
+        wait_until(
+            &format!("QEMU {qemu} to go with vmscale ({signal})"),
+            Duration::from_secs(30),
+            || (!running(qemu)).then_some(()),
         );
         if signal == libc::SIGTERM {
             assert_eq!(status.code(), Some(130));
@@ -509,4 +454,117 @@ fn killed_or_stopped_vmscale_leaves_no_qemu() {
             assert!(left.is_empty(), "{left:?}");
         }
     }
+}
+
+#[test]
+fn rounds_auto_on_a_a_never_says_different_and_prints_its_verdict_as_json() {
+    if !available("guest rounds auto") {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-auto");
+    let k = &kernels()[1];
+    // A budget of 3 rounds: one look (a 95 % interval) after the third.
+    let o = guest(
+        &scratch.db(),
+        &[
+            "--kernel",
+            s(k),
+            "--kernel",
+            s(k),
+            "--label",
+            "a",
+            "--label",
+            "b",
+            "--accel",
+            "tcg",
+            "--mem",
+            "512M",
+            "--rounds",
+            "auto",
+            "--decide",
+            "10%",
+            "--max-rounds",
+            "3",
+            "--json",
+            "--",
+            "run",
+            "pft",
+            "--tasks",
+            "1",
+            "--size",
+            "16M",
+            "--reps",
+            "3",
+            "--warmup",
+            "0",
+        ],
+    );
+    let text = common::ok(&o);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["figure"], "fault/wsec", "{v}");
+    assert_eq!(v["threshold"], 0.1, "{v}");
+    assert_eq!(v["rounds"], 3, "{v}");
+    assert_eq!(v["base"]["label"], "a", "{v}");
+    assert_eq!(v["label"], "b", "{v}");
+    // The same file twice: one identity, one label.
+    assert_eq!(v["sha256"], v["base"]["sha256"], "{v}");
+    let (lo, hi) = (v["ci"][0].as_f64().unwrap(), v["ci"][1].as_f64().unwrap());
+    let ratio = v["ratio"].as_f64().unwrap();
+    assert!(lo <= ratio && ratio <= hi, "{v}");
+    // "different" needs an interval wholly outside 0.9..1.1 around a true
+    // ratio of 1; "same" one wholly inside.
+    match v["verdict"].as_str().unwrap() {
+        "same" => assert!(lo >= 0.9 && hi <= 1.1, "{v}"),
+        "undecided" => assert!(lo < 0.9 || hi > 1.1, "{v}"),
+        other => panic!("A/A judged {other}: {v}"),
+    }
+    // The runs record the image they booted.
+    let run = show(&scratch.db(), "a");
+    let kernel = &run["meta"]["machine"]["guest"]["kernel"];
+    assert_eq!(kernel["sha256"], v["sha256"], "{kernel}");
+    assert_eq!(
+        kernel["file"].as_str().unwrap(),
+        k.file_name().unwrap().to_str().unwrap()
+    );
+}
+
+#[test]
+fn a_guest_that_brings_up_fewer_cpus_than_it_was_given_stops_naming_both() {
+    if !available("guest shape check") {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-shape");
+    let k = &kernels()[1];
+    let o = guest(
+        &scratch.db(),
+        &[
+            "--kernel",
+            s(k),
+            "--accel",
+            "tcg",
+            "--mem",
+            "512M",
+            "--cpus",
+            "2",
+            "--append-to",
+            "1=maxcpus=1",
+            "--",
+            "run",
+            "pft",
+            "--tasks",
+            "1",
+            "--size",
+            "16M",
+            "--reps",
+            "3",
+        ],
+    );
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("brought up 1 online CPUs of the 2 QEMU was given"),
+        "{err}"
+    );
+    // The plan never ran: nothing stored.
+    assert!(!scratch.db().exists(), "{err}");
 }

@@ -249,6 +249,15 @@ fn runs_order_by_kernel_version_not_by_string() {
         at("6.1.0-54") < at("6.1.0-56") && at("6.1.0-56") < at("6.12.0"),
         "{text}"
     );
+    // The run filter `list` has: a part of the kernel release.
+    let debian = history(&s.db(), &["--kernel", "6.1.0-", "--by", "kernel"]);
+    let kernels: Vec<&str> = debian["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(kernels, ["6.1.0-54-amd64", "6.1.0-56-amd64"]);
 }
 
 #[test]

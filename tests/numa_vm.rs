@@ -13,14 +13,10 @@
 
 mod common;
 
+use common::show;
 use serde_json::Value;
-use std::path::Path;
 
 const MEM_PER_NODE_MIB: u64 = 256;
-
-fn show(db: &Path, label: &str) -> Value {
-    common::json(&common::vmscale_with_db(db, &["show", label, "--json"]))
-}
 
 fn figure(sample: &Value, name: &str) -> f64 {
     common::fig(sample, name)

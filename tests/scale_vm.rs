@@ -8,7 +8,7 @@
 mod common;
 
 use common::fixtures::counts;
-use common::guest::{available, guest, kernels, s};
+use common::guest::{GuestRun, available, kernels, results, step_out};
 use serde_json::Value;
 
 #[test]
@@ -19,39 +19,23 @@ fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
     let scratch = common::Scratch::new("scale-vm");
     let out = scratch.dir.join("out");
     #[rustfmt::skip]
-    let plan = [
-        "sysinfo", "--json",
-        "---", "run", "c2c", "--variant", "cas", "--rounds", "50", "--batches", "6",
-        "--reps", "2", "--warmup", "0",
-        "---", "run", "numa02", "--size", "8M", "--loops", "2", "--reps", "1", "--warmup", "0",
-    ];
-    let mut args = vec![
-        "--kernel",
-        s(&kernels()[1]),
-        "--accel",
-        "tcg",
-        "--cpus",
-        "32",
-        "--sockets",
-        "2",
-        "--nodes",
-        "4",
-        "--threads",
-        "2",
-        "--mem",
-        "2G",
-        "--out",
-        s(&out),
-        "--",
-    ];
-    args.extend(plan);
-    common::ok(&guest(&scratch.db(), &args));
-    let results = out.join("round-1/kernel-1/results");
-    let sys: Value =
-        serde_json::from_str(&common::guest::read(&results.join("step-1.out"))).unwrap();
+    let run = GuestRun::tcg(&kernels()[1], "2G")
+        .opt("--cpus", "32")
+        .opt("--sockets", "2")
+        .opt("--nodes", "4")
+        .opt("--threads", "2")
+        .out(&out)
+        .step(&["sysinfo", "--json"])
+        .step(&["run", "c2c", "--variant", "cas", "--rounds", "50", "--batches", "6",
+                "--reps", "2", "--warmup", "0"])
+        .step(&["run", "numa02", "--size", "8M", "--loops", "2", "--reps", "1",
+                "--warmup", "0"]);
+    common::ok(&run.run(&scratch.db()));
+    let results = results(&out, 1, 1);
+    let sys: Value = serde_json::from_str(&step_out(&results, 1)).unwrap();
     assert_eq!(counts(&sys), [32, 16, 2, 2, 4], "{}", sys["counts"]);
     // c2c: a sample of each class, each named with its median.
-    let c2c = common::guest::read(&results.join("step-2.out"));
+    let c2c = step_out(&results, 2);
     assert!(c2c.contains("of 496 pairs measured"), "{c2c}");
     for class in [
         "SMT siblings",
@@ -69,7 +53,7 @@ fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
         assert!(median > 0.0, "{line}");
     }
     // numa02 on the guest's nodes, measured.
-    let numa = common::guest::read(&results.join("step-3.out"));
+    let numa = step_out(&results, 3);
     assert!(
         numa.contains("numa02") && numa.contains("complete"),
         "{numa}"

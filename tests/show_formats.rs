@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use vmscale::commands::probes_out;
 use vmscale::locks::LockRow;
 use vmscale::model::Run;
 use vmscale::model::build::{CaseBuilder, SampleBuilder, case, run, sample};
 use vmscale::profile::CaseProfile;
 use vmscale::report::export::{Block, Format, exporter};
+use vmscale::report::probes;
 use vmscale::workload::{REGISTRY, Spec};
 
 /// Variants and configuration that make each report print all its tables.
@@ -118,9 +118,9 @@ fn markdown_carries_every_table_and_word_of_the_text_for_every_workload() {
         let mut report = vmscale::report::show::report(&run);
         let key = run.cases[0].case.key();
         let probes = (vec![(key.clone(), profile())], vec![(key, 3, locks())]);
-        probes_out::add(run.meta.id, &probes.0, &probes.1, &mut report);
+        probes::add(run.meta.id, &probes.0, &probes.1, &mut report);
         let text = exporter(Format::Text).export(&report).unwrap()
-            + &vmscale::report::export::text::blocks(&probes_out::blocks(&probes.0, &probes.1));
+            + &vmscale::report::export::text::blocks(&probes::blocks(&probes.0, &probes.1));
         let md = exporter(Format::Markdown).export(&report).unwrap();
         let csv = exporter(Format::Csv).export(&report).unwrap();
         let name = spec.name;

@@ -87,6 +87,32 @@ fn page_faults_and_mmap_take_the_faults_their_paths_take() {
 }
 
 #[test]
+fn file_tests_time_passes_over_a_file_already_in_the_page_cache() {
+    // Each task's file is kept for the run and its first pass (the one
+    // that allocates and dirties the page cache) made before any sample,
+    // as will-it-scale's warm-up makes it: the timed passes dirty no page
+    // of it anew. The 2-task case adds a second file to the first.
+    let s = Scratch::new("wis-file");
+    // SAFETY: sysconf only reads a configuration value.
+    let pages = (4 << 20) as f64 / unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as f64;
+    for mode in ["thread", "process"] {
+        let run = wis(
+            &s,
+            "page_fault3",
+            &["--tasks", "1,2", "--size", "4M", "--mode", mode],
+        );
+        for c in cases(&run) {
+            let tasks = c["case"]["tasks"].as_f64().unwrap();
+            for sample in measured(&c) {
+                assert!(fig(&sample, "ops") >= pages * tasks, "a pass per task");
+                let dirtied = fig(&sample, "dirtied");
+                assert!(dirtied < pages / 2.0, "{mode}: {dirtied} pages dirtied");
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_wis_input_is_refused() {
     let s = Scratch::new("wis-bad");
     for (args, says) in [

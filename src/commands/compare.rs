@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Error, Result};
 use crate::import::samplefile;
-use crate::model::{Better, Case, Figure, Run, RunMeta};
+use crate::model::{Better, Figure, Run, RunMeta};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
-use crate::stats::case_data::CaseData;
 use crate::stats::comparison::{self, Options, RatioOf, Side};
+use crate::stats::files;
 use crate::stats::work;
 use crate::store::Store;
 
@@ -18,12 +18,12 @@ pub struct Request {
     pub runs: Vec<String>,
     pub files: Vec<PathBuf>,
     pub column: Option<String>,
-    pub better: Option<String>,
+    pub better: Option<Better>,
     pub rate: bool,
     pub alpha: f64,
     pub seed: u64,
     pub figures: Vec<String>,
-    pub ratio_of: String,
+    pub ratio_of: RatioOf,
     pub format: Format,
     /// Runs of different workloads may be set side by side.
     pub cross_workload: bool,
@@ -36,20 +36,11 @@ fn options(r: &Request) -> Result<Options> {
             r.alpha
         )));
     }
-    let ratio_of = match r.ratio_of.to_ascii_uppercase().as_str() {
-        "B" | "B/A" => RatioOf::B,
-        "A" | "A/B" => RatioOf::A,
-        other => {
-            return Err(Error::Input(format!(
-                "--ratio-of {other}: use B (variant B / variant A) or A (A / B)"
-            )));
-        }
-    };
     Ok(Options {
         alpha: r.alpha,
         seed: r.seed,
         figures: r.figures.clone(),
-        ratio_of,
+        ratio_of: r.ratio_of,
     })
 }
 
@@ -67,7 +58,7 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
                 "give either runs or --files, not both: runs are compared with runs, files with files".into(),
             ));
         }
-        return files(&paths, &r, &opts);
+        return sample_files(&paths, &r, &opts);
     }
     if r.column.is_some() || r.better.is_some() || r.rate {
         return Err(Error::Input(
@@ -176,38 +167,12 @@ fn emit(c: &comparison::Comparison, format: Format) -> Result<()> {
     super::output::emit(format, &out)
 }
 
-/// A file as a run's description with no samples, never stored: its
-/// values stay where the parser put them.
-fn file_meta(i: usize, path: &Path, figure: &Figure) -> RunMeta {
-    RunMeta {
-        label: Some(path.display().to_string()),
-        version: env!("CARGO_PKG_VERSION").into(),
-        figures: vec![figure.clone()],
-        origin: format!("file {}", path.display()),
-        ..RunMeta::bare(
-            i as i64 + 1,
-            "file",
-            serde_json::json!({ "path": path.display().to_string() }),
-        )
-    }
-}
-
-fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
+fn sample_files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
     if paths.len() < 2 {
         return Err(Error::Input(
             "compare needs two or more sample files: the first is the baseline".into(),
         ));
     }
-    let given = match r.better.as_deref() {
-        None => None,
-        Some("higher") => Some(Better::Higher),
-        Some("lower") => Some(Better::Lower),
-        Some(other) => {
-            return Err(Error::Input(format!(
-                "--better {other}: use higher or lower"
-            )));
-        }
-    };
     // Large files are read and parsed side by side, one per CPU.
     let large = paths
         .iter()
@@ -235,7 +200,8 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let better = given
+    let better = r
+        .better
         .or_else(|| samplefile::direction(&parsed[0].column))
         .or_else(|| samplefile::direction(&stem))
         .unwrap_or_else(|| {
@@ -253,47 +219,14 @@ fn files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
         figures: Vec::new(),
         ratio_of: opts.ratio_of,
     };
-    emit(&compare_files(paths, &parsed, &figure, &opts), r.format)
-}
-
-/// The comparison of parsed sample files, each one side of one case.
-fn compare_files(
-    paths: &[PathBuf],
-    parsed: &[samplefile::Values],
-    figure: &Figure,
-    opts: &Options,
-) -> comparison::Comparison {
-    let case = Case::new(1, "file");
-    let metas: Vec<RunMeta> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| file_meta(i, p, figure))
-        .collect();
-    let sides: Vec<Side> = metas
-        .iter()
-        .zip(parsed)
-        .map(|(meta, v)| Side {
-            name: meta.label.clone().unwrap_or_default(),
-            label: String::new(),
-            run_id: None,
-            meta,
-            cases: vec![(
-                case.key(),
-                CaseData::Values {
-                    case: &case,
-                    figure: &figure.name,
-                    values: &v.values,
-                },
-            )],
-        })
-        .collect();
-    comparison::compare(&sides, "files", opts)
+    let values: Vec<&[f64]> = parsed.iter().map(|v| v.values.as_slice()).collect();
+    emit(&files::compare(paths, &values, &figure, &opts), r.format)
 }
 
 impl From<crate::cli::CompareArgs> for Request {
     fn from(a: crate::cli::CompareArgs) -> Request {
         Request {
-            format: Format::from_flags(a.markdown, a.csv, a.json),
+            format: a.output.format(),
             runs: a.runs,
             files: a.files,
             column: a.column,
@@ -304,59 +237,6 @@ impl From<crate::cli::CompareArgs> for Request {
             figures: a.figures,
             ratio_of: a.ratio_of,
             cross_workload: a.cross_workload,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::rng::SplitMix64;
-
-    /// Steps counted while two sample files of `n` log-normal values are
-    /// parsed, compared and laid out as text.
-    fn compare_steps(n: usize, rng: &mut SplitMix64) -> u64 {
-        let text = |scale: f64, rng: &mut SplitMix64| -> String {
-            (0..n)
-                .map(|_| format!("{:.4}\n", scale * (0.05 * rng.normal()).exp()))
-                .collect()
-        };
-        let (a, b) = (text(100.0, rng), text(101.0, rng));
-        let paths = [PathBuf::from("a.txt"), PathBuf::from("b.txt")];
-        let figure = Figure::new("value", "", Better::Higher, false);
-        let opts = Options {
-            alpha: 0.05,
-            seed: 1,
-            figures: Vec::new(),
-            ratio_of: RatioOf::B,
-        };
-        let (steps, lines) = work::counted(|| {
-            let parsed = [
-                samplefile::parse("a.txt", &a, None).unwrap(),
-                samplefile::parse("b.txt", &b, None).unwrap(),
-            ];
-            let c = compare_files(&paths, &parsed, &figure, &opts);
-            let out = export::exporter(Format::Text)
-                .export(&compare_layout::report(&c))
-                .unwrap();
-            out.lines().count()
-        });
-        assert!(lines > 10, "{lines} lines");
-        steps
-    }
-
-    #[test]
-    fn doubling_the_samples_does_not_quadruple_the_work() {
-        // The regression: 2 x 40,000 samples took 15 times as long
-        // as 2 x 10,000. Counted steps, not time: n log n grows by a bit
-        // more than 2 per doubling, n^2 by 4.
-        let mut rng = SplitMix64::new(9);
-        let steps: Vec<u64> = [10_000, 20_000, 40_000]
-            .iter()
-            .map(|&n| compare_steps(n, &mut rng))
-            .collect();
-        for w in steps.windows(2) {
-            assert!(w[1] * 10 < w[0] * 25, "steps {steps:?}");
         }
     }
 }

@@ -39,7 +39,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
         euid: crate::knobs::effective_uid(),
     };
     let report = doctor::examine(&a.root, &ctx);
-    if a.json {
+    if a.json.json {
         super::print_json(&report)
     } else {
         super::output::text(&doctor::text(&report))

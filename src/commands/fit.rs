@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Error, Result};
 use crate::cli::FitArgs;
-use crate::report::export::{self, Format};
+use crate::report::export;
 use crate::report::fit::{self as render, FitReport};
 use crate::report::series;
 use crate::stats::usl;
@@ -103,7 +103,7 @@ pub fn fit(db: &Path, a: &FitArgs) -> Result<()> {
         extrapolation,
         warnings,
     };
-    let format = Format::from_flags(a.markdown, a.csv, a.json);
+    let format = a.output.format();
     let out = export::exporter(format).export(&render::report(&report))?;
     super::output::emit(format, &out)
 }

@@ -7,20 +7,25 @@
 
 use clap::Parser;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::progress::Bar;
 use super::{Error, Result};
-use crate::cli::{Cli, Command, GuestArgs};
+use crate::cli::{Cli, Command, GuestArgs, Rounds};
 use crate::guest::boot::Prepared;
+use crate::guest::decide::Deciding;
 use crate::guest::initramfs::Userland;
-use crate::guest::pool::{self, Landed};
+use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu::{self, Accel};
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
-use crate::guest::{accel, kernel, rounds};
+use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
+use crate::kconfig;
+use crate::report::verdict::{self as shown, Verdict};
 use crate::runner::Progress as _;
+use crate::stats::decide::{self as rule, Rule};
 use crate::store::Store;
 
 /// Commands a plan may run inside a guest.
@@ -109,12 +114,8 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             a.revs.len()
         )));
     }
-    if !(1..=100).contains(&a.rounds) {
-        return Err(Error::Input(format!(
-            "--rounds {}: give 1 to 100",
-            a.rounds
-        )));
-    }
+    let budget = Budget::of(a, &steps)?;
+    let appends = appends_to(&a.append_to, a.kernels.len() + a.revs.len())?;
     let mut distances = Vec::new();
     for d in &a.distance {
         distances.extend(topology::parse_distances(d)?);
@@ -140,11 +141,21 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .iter()
         .map(|k| kernel::resolve(k, a.modules.as_deref()))
         .collect::<Result<Vec<_>>>()?;
+    let shape = kconfig::Shape {
+        cpus: t.shape.cpus,
+        nodes: t.shape.nodes + t.shape.memory_only_nodes,
+    };
+    for k in &kernels {
+        let checked = kernel_config::check(k, shape)?;
+        if let Some(w) = kernel_config::warning(k, &checked) {
+            super::output::warn(&w);
+        }
+    }
     rounds::check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
     // Labels: the user's, else a tree revision's short commit id, else
     // the release.
-    let mut labels: Vec<String> = kernels.iter().map(|k| k.release.clone()).collect();
+    let mut labels: Vec<String> = kernel::default_labels(&kernels);
     for k in tree_kernels(a)? {
         labels.push(k.label);
         kernels.push(k.kernel);
@@ -154,9 +165,17 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
     let work = WorkDir::new("vmscale-guest")?;
     let user = Userland::prepare(work.path())?;
-    let prepared = rounds::prepare(kernels, &labels, &steps, &a.setup, &user, work.path())?;
+    let prepared = rounds::prepare(
+        kernels,
+        &labels,
+        &appends,
+        &steps,
+        &a.setup,
+        &user,
+        work.path(),
+    )?;
 
-    let choice = accel::choose(&a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
     if choice.accel == Accel::Tcg && !super::output::quiet() {
@@ -177,12 +196,61 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
     let files = a.out.as_deref().unwrap_or(work.path());
 
+    let rule = budget.rule(choice.accel);
+    let mut deciding = Deciding::new(rule, a.figure.clone(), prepared.len());
+    let started = Instant::now();
+    let mut round_started = Instant::now();
+    let mut ended_by = None;
+    let mut stop = |round: u32, done: &[Vec<Round>]| -> Result<bool> {
+        if prepared.len() < 2 {
+            return Ok(false);
+        }
+        for (i, kernel) in done.iter().enumerate() {
+            let store = kernel.iter().find(|r| r.round == round).map(|r| &r.store);
+            deciding.record(i, round, store.map(|s| s.as_path()))?;
+        }
+        if !budget.auto || deciding.decided() {
+            return Ok(budget.auto);
+        }
+        let took = round_started.elapsed();
+        round_started = Instant::now();
+        // Start no round the time left cannot hold.
+        if let Some(max) = budget.max_time
+            && started.elapsed() + took > max
+        {
+            ended_by = Some(format!("--max-time {}", budget.max_time_text));
+            return Ok(true);
+        }
+        if round == budget.rounds {
+            ended_by = Some(format!("--max-rounds {round}"));
+        }
+        Ok(false)
+    };
     let bar = Bar::new("stages").ticking();
-    let (done, failure) = rounds::boot_all(&session, &prepared, a.rounds, steps.len(), files, &bar);
+    let (done, failure) = rounds::boot_all(
+        &session,
+        &prepared,
+        (budget.rounds, steps.len()),
+        files,
+        &bar,
+        &mut stop,
+    );
     bar.finish();
 
     let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
-    report(&prepared, &landed, a.rounds)?;
+    let verdict = verdict_of(&prepared, &deciding, ended_by);
+    if a.json {
+        super::output::data(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&crate::report::verdict::json(&verdict))
+                .unwrap_or_default()
+        ))?;
+    } else {
+        report(&prepared, &landed, budget.rounds)?;
+        if prepared.len() > 1 && (budget.auto || a.decide.is_some()) {
+            super::output::text(&crate::report::verdict::text(&verdict))?;
+        }
+    }
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
@@ -289,4 +357,162 @@ fn between_boots(run: &crate::model::Run) -> Result<()> {
         &crate::report::export::exporter(crate::report::export::Format::Text).export(&report)?,
     );
     super::output::text(&text)
+}
+
+/// How many rounds, and what ends them: `--rounds N` fixed, or `--rounds
+/// auto` until the verdict, `--max-rounds` or `--max-time`.
+struct Budget {
+    auto: bool,
+    /// The most rounds.
+    rounds: u32,
+    /// `--decide` as a fraction; None: the accelerator's default.
+    threshold: Option<f64>,
+    max_time: Option<Duration>,
+    max_time_text: String,
+}
+
+/// `--rounds auto`'s budget when `--max-rounds` is not given.
+const DEFAULT_MAX_ROUNDS: u32 = 30;
+/// The error of the whole sequence of intervals.
+const ALPHA: f64 = 0.05;
+
+impl Budget {
+    fn of(a: &GuestArgs, steps: &[Vec<String>]) -> Result<Budget> {
+        let kernels = a.kernels.len() + a.revs.len();
+        let auto = a.rounds == Rounds::Auto;
+        if !auto && (a.max_rounds.is_some() || a.max_time.is_some()) {
+            return Err(Error::Input(
+                "--max-rounds and --max-time bound --rounds auto: give --rounds auto, or \
+                 leave them out"
+                    .into(),
+            ));
+        }
+        if auto && kernels < 2 {
+            return Err(Error::Input(
+                "--rounds auto decides between kernels: give two --kernel (the same \
+                 file twice for an A/A check)"
+                    .into(),
+            ));
+        }
+        let rounds = match a.rounds {
+            Rounds::Fixed(n) => n,
+            Rounds::Auto => a.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
+        };
+        let what = if auto { "--max-rounds" } else { "--rounds" };
+        if !(1..=100).contains(&rounds) || (auto && (rounds as usize) < rule::MIN_ROUNDS) {
+            return Err(Error::Input(format!(
+                "{what} {rounds}: give {} to 100",
+                if auto { rule::MIN_ROUNDS } else { 1 }
+            )));
+        }
+        let threshold = a.decide.as_deref().map(parse_threshold).transpose()?;
+        let max_time = a
+            .max_time
+            .as_deref()
+            .map(crate::parse::duration)
+            .transpose()?;
+        if let Some(f) = &a.figure {
+            check_figure(f, steps)?;
+        }
+        Ok(Budget {
+            auto,
+            rounds,
+            threshold,
+            max_time,
+            max_time_text: a.max_time.clone().unwrap_or_default(),
+        })
+    }
+
+    /// The rule: under TCG a round's ratio scatters by some 13 % (two
+    /// boots of 9 %), so a band of 10 % is what 20 rounds can decide;
+    /// under KVM 3 %.
+    fn rule(&self, accel: Accel) -> Rule {
+        let t = self.threshold.unwrap_or(match accel {
+            Accel::Tcg => 0.10,
+            Accel::Kvm => 0.03,
+        });
+        if self.auto {
+            Rule::sequential(t, ALPHA, self.rounds as usize)
+        } else {
+            Rule::fixed(t, ALPHA, self.rounds as usize)
+        }
+    }
+}
+
+/// "10%", "10 %" or "0.1" as a fraction in (0, 1).
+fn parse_threshold(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(Error::Input(format!(
+            "--decide {s}: give the band around a ratio of 1 as a percentage between 0 and \
+             100, e.g. 10%"
+        ))),
+    }
+}
+
+/// Refuses a `--figure` the plan's first run cannot report.
+fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
+    let Some(spec) = steps
+        .iter()
+        .find(|s| s.first().is_some_and(|w| w == "run"))
+        .and_then(|s| s.get(1))
+        .and_then(|w| crate::workload::find(w))
+    else {
+        return Ok(());
+    };
+    let names: Vec<String> = (spec.figures)().into_iter().map(|f| f.name).collect();
+    // c2c adds a figure per CPU pair to those it declares.
+    if names.iter().any(|n| n == figure) || spec.name == "c2c" {
+        return Ok(());
+    }
+    Err(Error::Input(format!(
+        "--figure {figure}: {} reports {}",
+        spec.name,
+        names.join(", ")
+    )))
+}
+
+/// `--append-to N=ARGS` as each kernel's own additions.
+fn appends_to(given: &[String], kernels: usize) -> Result<Vec<String>> {
+    let mut out = vec![String::new(); kernels];
+    for g in given {
+        let bad = || {
+            Error::Input(format!(
+                "--append-to {g}: give N=ARGS with N from 1 to {kernels} (the kernel's place \
+                 among the --kernel options)"
+            ))
+        };
+        let (k, args) = g.split_once('=').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let slot = out.get_mut(k.wrapping_sub(1)).ok_or_else(bad)?;
+        slot.push(' ');
+        slot.push_str(args.trim());
+    }
+    Ok(out.into_iter().map(|s| s.trim().to_string()).collect())
+}
+
+/// The verdict as the report renders it.
+fn verdict_of(prepared: &[Prepared], d: &Deciding, ended_by: Option<String>) -> Verdict {
+    let kernel = |p: &Prepared| shown::Kernel {
+        label: p.label.clone(),
+        given: p.kernel.given.display().to_string(),
+        release: p.kernel.release.clone(),
+        sha256: p.kernel.sha256.clone(),
+    };
+    Verdict {
+        figure: d.figure.clone(),
+        rule: d.rule,
+        base: kernel(&prepared[0]),
+        others: prepared[1..]
+            .iter()
+            .map(kernel)
+            .zip(d.decisions())
+            .collect(),
+        ended_by: ended_by.filter(|_| !d.decided()),
+    }
 }

@@ -9,7 +9,6 @@ use crate::history::{self, Analysis};
 use crate::report::export::{self, Format};
 use crate::stats::changepoint::Options;
 use crate::store::Store;
-use crate::store::manage::ListFilter;
 use std::path::Path;
 
 /// Everything the command needs besides the store.
@@ -25,7 +24,7 @@ impl Args {
         Ok(Args {
             request,
             options,
-            format: Format::from_flags(a.markdown, a.csv, a.json),
+            format: a.output.format(),
         })
     }
 }
@@ -57,29 +56,12 @@ pub fn request(a: &HistorySelect, figure: Option<String>) -> Result<(Request, Op
             options.permutations
         )));
     }
-    let by = match a.by.as_deref().unwrap_or("time") {
-        "time" => By::Time,
-        "kernel" => By::Kernel,
-        other => {
-            return Err(Error::Input(format!(
-                "--by {other}: order by `time` (start of each run) or `kernel` (release, \
-                 version order)"
-            )));
-        }
-    };
-    let date = |flag: &str, d: &Option<String>| d.as_deref().map(|d| super::list::date(flag, d));
     let request = Request {
-        filter: ListFilter {
-            workload: a.workload.clone(),
-            label: a.label.clone(),
-            kernel: None,
-            since: date("--since", &a.since).transpose()?,
-            until: date("--until", &a.until).transpose()?,
-        },
+        filter: super::list::filter(&a.filter)?,
         host: a.host.clone(),
         case: a.case.clone(),
         figure,
-        by,
+        by: a.by.unwrap_or(By::Time),
     };
     Ok((request, options))
 }

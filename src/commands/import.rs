@@ -85,7 +85,7 @@ pub fn import(db: &Path, a: &ImportArgs) -> Result<()> {
         }
         runs.push(store.load(id)?);
     }
-    if a.json {
+    if a.json.json {
         return super::print_json(&runs);
     }
     for r in &runs {

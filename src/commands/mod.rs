@@ -8,6 +8,7 @@ pub mod conflicts;
 pub mod doctor;
 pub mod fit;
 pub mod guest;
+pub mod harness;
 pub mod history;
 pub mod import;
 pub mod list;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{HistorySelect, ReportArgs};
+use crate::cli::{HistorySelect, ReportArgs, RunFilter};
 use crate::store::Store;
 
 pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
@@ -41,12 +41,16 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
 
 fn selects_history(s: &HistorySelect) -> bool {
     let HistorySelect {
-        workload,
+        filter:
+            RunFilter {
+                workload,
+                label,
+                kernel,
+                since,
+                until,
+            },
         case,
         host,
-        label,
-        since,
-        until,
         by,
         alpha,
         min_segment,
@@ -54,6 +58,7 @@ fn selects_history(s: &HistorySelect) -> bool {
         seed,
     } = s;
     workload.is_some()
+        || kernel.is_some()
         || case.is_some()
         || host.is_some()
         || label.is_some()

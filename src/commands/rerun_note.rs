@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::cli::Harness;
 use crate::model::Run;
+use crate::report::export::Format;
 use crate::stats::rerun::{Disagreement, disagreements};
 use crate::stats::stopping::sig4;
 use crate::store::Store;
@@ -51,7 +52,7 @@ fn line(d: &Disagreement) -> String {
 /// Prints the note under a text report (nothing for other formats, `-q`,
 /// or when no earlier run matches).
 pub fn print(db: &Path, run: &Run, h: &Harness) -> super::Result<()> {
-    if h.json || h.markdown || h.csv || super::output::quiet() {
+    if h.output.format() != Format::Text || super::output::quiet() {
         return Ok(());
     }
     let Ok(store) = Store::open_existing(db) else {

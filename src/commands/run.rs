@@ -6,13 +6,15 @@
 
 use std::path::Path;
 
+use super::harness::{options, plan};
 use super::{Error, Result};
 use crate::cli::{Harness, RunArgs};
 use crate::machine::{self, Snapshot};
 use crate::model::{Run, Status};
 use crate::parse;
+use crate::report::export::Format;
 use crate::runner::estimate::{Estimate, Repeats};
-use crate::runner::{self, KnobSetup, Plan, Reps, Session, Setup};
+use crate::runner::{KnobSetup, Plan, Session, Setup};
 use crate::store::Store;
 use crate::workload::{Env, Workload};
 
@@ -39,7 +41,7 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
 /// stored.
 fn dry_run(w: &dyn Workload, h: &Harness) -> Result<()> {
     let e = estimate(w, &plan(h)?, h)?;
-    if h.json {
+    if h.output.json.json {
         super::print_json(&e)
     } else {
         super::output::text(&e.text())
@@ -129,73 +131,10 @@ fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()>
 
 /// The profile and lock tables after a run's text report.
 pub(crate) fn print_probes(db: &Path, run: &Run, h: &Harness) -> Result<()> {
-    if (h.profile.is_some() || h.lock_stats) && !(h.json || h.markdown || h.csv) {
+    if (h.profile.is_some() || h.lock_stats) && h.output.format() == Format::Text {
         super::probes_out::print(db, run.meta.id)?;
     }
     Ok(())
-}
-
-pub(crate) fn plan(h: &Harness) -> Result<Plan> {
-    plan_with(h, DEFAULT_MAX_REPS)
-}
-
-/// No count by default: a case short of --precision samples until the
-/// time budget is spent.
-const DEFAULT_MAX_REPS: usize = usize::MAX;
-/// `run quick` stops adaptive sampling sooner, to stay quick.
-pub(crate) const QUICK_MAX_REPS: usize = 5;
-
-/// The plan from the harness options: `--reps N` fixed, else adaptive.
-pub(crate) fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
-    if h.reps == Some(0) {
-        return Err(Error::Input(
-            "--reps 0 takes no samples: use 1 or more".into(),
-        ));
-    }
-    if h.max_reps == Some(0) {
-        return Err(Error::Input(
-            "--max-reps 0 takes no samples: use 1 or more".into(),
-        ));
-    }
-    let precision = parse::percent(&h.precision).map_err(|e| e.context("--precision"))?;
-    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
-    let reps = match h.reps {
-        Some(n) => Reps::Fixed(n),
-        None => Reps::Adaptive(crate::stats::stopping::Rule {
-            precision,
-            min_reps: MIN_REPS,
-            max_reps: h.max_reps.unwrap_or(default_max_reps),
-            max_time,
-        }),
-    };
-    Ok(Plan {
-        warmup: h.warmup,
-        reps,
-    })
-}
-
-/// Adaptive stopping never trusts a CI of fewer samples than this.
-const MIN_REPS: usize = 3;
-
-/// Noise and knob options from the harness, validated.
-pub(crate) fn options(h: &Harness, knobs: &crate::knobs::Plan) -> Result<runner::Options> {
-    let threshold =
-        parse::percent(&h.noise_threshold).map_err(|e| e.context("--noise-threshold"))?;
-    Ok(runner::Options {
-        noise_threshold: threshold,
-        wait_quiet: h.wait_quiet.then(|| std::time::Duration::from_secs(30)),
-        combos: knobs.combos(),
-        probes: probes(h),
-        invocations: h.invocations.into(),
-    })
-}
-
-/// What `--profile` and `--lock-stats` ask to record.
-fn probes(h: &Harness) -> crate::probes::Request {
-    crate::probes::Request {
-        hz: h.profile,
-        locks: h.lock_stats,
-    }
 }
 
 /// Refuses a run whose peak memory exceeds MemAvailable less a reserve.
@@ -292,8 +231,8 @@ pub(crate) fn print_run(db: &Path, run: &Run, h: &Harness) -> Result<()> {
 /// Prints a stored run through the output module; with `-q`, only its
 /// identity line.
 pub(crate) fn emit(db: &Path, run: &Run, h: &Harness) -> Result<()> {
-    let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
-    if super::output::quiet() && format == crate::report::export::Format::Text {
+    let format = h.output.format();
+    if super::output::quiet() && format == Format::Text {
         let m = &run.meta;
         let label = m
             .label
@@ -313,9 +252,9 @@ pub(crate) fn emit(db: &Path, run: &Run, h: &Harness) -> Result<()> {
 /// The run as `show` renders it, the stored profiles and locks included
 /// (the text prints those separately, see print_probes).
 fn render(db: &Path, run: &Run, h: &Harness) -> Result<String> {
-    let format = crate::report::export::Format::from_flags(h.markdown, h.csv, h.json);
+    let format = h.output.format();
     let mut report = crate::report::show::report(run);
-    if format != crate::report::export::Format::Text {
+    if format != Format::Text {
         let store = Store::open_existing(db)?;
         super::probes_out::attach(&store, run.meta.id, &mut report)?;
     }

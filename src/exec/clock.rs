@@ -19,6 +19,9 @@ pub struct Usage {
     pub sys_ns: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// Bytes written, in 512-byte blocks: this counts a page of a file
+    /// when the task first dirties it, also through a shared mapping.
+    pub oublock: u64,
 }
 
 impl Usage {
@@ -29,6 +32,7 @@ impl Usage {
             sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
             minflt: self.minflt.saturating_sub(earlier.minflt),
             majflt: self.majflt.saturating_sub(earlier.majflt),
+            oublock: self.oublock.saturating_sub(earlier.oublock),
         }
     }
 }
@@ -64,6 +68,7 @@ pub fn from_rusage(ru: &libc::rusage) -> Usage {
         sys_ns: tv(ru.ru_stime),
         minflt: ru.ru_minflt as u64,
         majflt: ru.ru_majflt as u64,
+        oublock: ru.ru_oublock as u64,
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Prepared {
     pub kernel: Kernel,
     pub label: String,
     pub initrd: PathBuf,
+    /// This kernel's own command-line additions (`--append-to`).
+    pub append: String,
 }
 
 /// Resolves the modules `kernel` needs and writes its initramfs into
@@ -60,6 +62,7 @@ pub fn prepare(
         kernel,
         label,
         initrd,
+        append: String::new(),
     })
 }
 
@@ -99,8 +102,9 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
+    info.kernel = Some(p.kernel.identity());
     info.revision = p.kernel.revision.clone();
-    let append = cmdline(&info, s.append);
+    let append = cmdline(&info, &format!("{} {}", s.append, p.append));
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
     let qmp = dir.join(files::QMP);

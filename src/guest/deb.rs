@@ -1,8 +1,8 @@
 //! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
 //! the kernel image and its modules. vmscale unpacks only what a guest
-//! needs (the image, the block and virtio drivers, the set-up room's
-//! modules, modules.builtin) into its cache, once per package file, and
-//! reuses it after.
+//! needs (the image, its config, the block and virtio drivers, the set-up
+//! room's modules, modules.builtin) into its cache, once per package file,
+//! and reuses it after.
 
 use std::fs::File;
 use std::io::Read;
@@ -34,7 +34,8 @@ fn wanted(path: &Path) -> bool {
     let s = s.trim_start_matches("./");
     let s = s.strip_prefix("usr/").unwrap_or(s);
     if let Some(name) = s.strip_prefix("boot/") {
-        return name.starts_with("vmlinuz-") && !name.contains('/');
+        return (name.starts_with("vmlinuz-") || name.starts_with("config-"))
+            && !name.contains('/');
     }
     let Some(rest) = s.strip_prefix("lib/modules/") else {
         return false;
@@ -83,7 +84,8 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-3": unpacks since the set-up room's modules are kept.
+    // "-3": unpacks since the set-up room's modules (and the config) are
+    // kept.
     let dir = root.join(format!("{stem}-{stamp}-3"));
     if dir.join("complete").is_file() {
         return Ok(dir);
@@ -156,9 +158,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_image_the_drivers_and_the_builtin_list_are_wanted() {
+    fn only_the_image_its_config_the_drivers_and_the_builtin_list_are_wanted() {
         for yes in [
             "./boot/vmlinuz-6.1.0-48-amd64",
+            "./boot/config-6.1.0-48-amd64",
             "./lib/modules/6.1.0-48-amd64/modules.builtin",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/virtio/virtio_pci.ko",
             "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
@@ -169,7 +172,7 @@ mod tests {
             assert!(wanted(Path::new(yes)), "{yes}");
         }
         for no in [
-            "./boot/config-6.1.0-48-amd64",
+            "./boot/System.map-6.1.0-48-amd64",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/net/e1000.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/drbd/drbd.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/fs/xfs/xfs.ko",

@@ -11,6 +11,8 @@ pub const RELEASE: &str = "release";
 pub const CMDLINE: &str = "cmdline";
 /// The guest's sysfs topology files, copied under their own paths.
 pub const TOPOLOGY: &str = "sysfs-topology";
+/// What the kernel brought up: online CPUs, nodes, MemTotal in KiB.
+pub const SHAPE: &str = "shape";
 /// The `--setup` lines' trace and exit status.
 pub const SETUP_LOG: &str = "setup.log";
 pub const SETUP_STATUS: &str = "setup.status";

@@ -1,5 +1,7 @@
 //! The guest's side, as busybox shell: /init mounts the kernel's file
-//! systems (cgroup v2 too), loads the modules, runs the setup lines and each plan step
+//! systems (cgroup v2 too), loads the modules, checks the CPUs, nodes and
+//! memory the kernel brought up against what QEMU was given (`/out/shape`;
+//! a mismatch runs nothing), runs the setup lines and each plan step
 //! (a vmscale command line) against the guest store, announces every
 //! stage on the console (`vmscale-guest: ...` lines the host follows),
 //! writes /out as a tar onto the results disk and powers off.
@@ -39,13 +41,33 @@ for f in /sys/devices/system/cpu/online /sys/devices/system/cpu/cpu*/topology/* 
          /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
   mkdir -p "/out/{topo}${{f%/*}}" && cat "$f" > "/out/{topo}$f" 2>/dev/null
 done
-cd /root
-if [ -s /setup.sh ]; then
-  echo "{m} setup"
-  sh -x /setup.sh > /out/{setup_log} 2>&1
-  echo $? > /out/{setup_status}
+# What the kernel brought up against what QEMU was given (the topology
+# on the command line): online CPUs, nodes, MemTotal in KiB.
+topo=$(sed -n 's/.*vmscale\.topology=\([^ ]*\).*/\1/p' /proc/cmdline)
+want() {{ echo "$topo" | tr ',' '\n' | sed -n "s/^$1://p"; }}
+cpus=$(grep -c ^processor /proc/cpuinfo)
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+[ "$nodes" -gt 0 ] || nodes=1
+memkib=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)
+echo "$cpus $nodes $memkib" > /out/{shape}
+shape_ok=1
+if [ -n "$topo" ]; then
+  wcpus=$(want cpus); wnodes=$(want nodes); wmemnodes=$(want memnodes); wmem=$(want mem)
+  # MemTotal leaves out what the kernel keeps: allow 64 MiB and a tenth.
+  [ "$cpus" = "$wcpus" ] && [ "$nodes" = "$(( ${{wnodes:-0}} + ${{wmemnodes:-0}} ))" ] \
+    && [ "$memkib" -ge "$(( (${{wmem:-0}} * 9 / 10 - 64) * 1024 ))" ] || shape_ok=0
 fi
-sh /plan.sh
+cd /root
+if [ "$shape_ok" = 0 ]; then
+  echo "{m} shape mismatch: $cpus CPUs, $nodes nodes, $memkib KiB"
+else
+  if [ -s /setup.sh ]; then
+    echo "{m} setup"
+    sh -x /setup.sh > /out/{setup_log} 2>&1
+    echo $? > /out/{setup_status}
+  fi
+  sh /plan.sh
+fi
 i=0
 while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -b /dev/vda ]; then
@@ -62,6 +84,7 @@ poweroff -f
         topo = files::TOPOLOGY,
         setup_log = files::SETUP_LOG,
         setup_status = files::SETUP_STATUS,
+        shape = files::SHAPE,
     )
 }
 

@@ -1,14 +1,15 @@
 //! The kernel a guest boots: a bzImage (vmlinuz) file, or a Debian kernel
 //! package that is unpacked first. The release is read from the image's
 //! boot header (`kernel_version`, boot protocol 2.00+), so a file that is
-//! not an x86 kernel is refused before anything boots.
+//! not an x86 kernel is refused before anything boots. The image's SHA-256
+//! names it apart from another build of the same release.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::deb;
 use crate::error::{Error, Result};
-use crate::machine::guest::GuestRevision;
+use crate::machine::guest::{GuestKernel, GuestRevision};
 
 /// A kernel ready to boot.
 #[derive(Debug, Clone)]
@@ -21,8 +22,73 @@ pub struct Kernel {
     pub release: String,
     /// Its modules (`lib/modules/RELEASE`), when known.
     pub modules: Option<PathBuf>,
+    /// SHA-256 of `image`, in hex.
+    pub sha256: String,
     /// The tree's revision it was built from (`--tree`/`--rev`).
     pub revision: Option<GuestRevision>,
+}
+
+impl Kernel {
+    /// The record of this kernel a guest carries.
+    pub fn identity(&self) -> GuestKernel {
+        GuestKernel {
+            file: self
+                .given
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            sha256: self.sha256.clone(),
+        }
+    }
+
+    /// The first hex digits of the image's hash (or its commit's).
+    pub fn short_id(&self) -> &str {
+        let id = self
+            .revision
+            .as_ref()
+            .map_or(self.sha256.as_str(), |r| r.commit.as_str());
+        &id[..id.len().min(SHORT)]
+    }
+}
+
+/// Hex digits of a kernel's hash or commit in a label.
+const SHORT: usize = 8;
+
+/// Default labels: each kernel's release, and where two kernels share a
+/// release, the release and the image's short hash (`6.1.192@1a2b3c4d`).
+pub fn default_labels(kernels: &[Kernel]) -> Vec<String> {
+    kernels
+        .iter()
+        .map(|k| {
+            let shared = kernels
+                .iter()
+                .filter(|o| o.release == k.release && o.sha256 != k.sha256)
+                .count()
+                > 0;
+            if shared {
+                format!("{}@{}", k.release, k.short_id())
+            } else {
+                k.release.clone()
+            }
+        })
+        .collect()
+}
+
+/// SHA-256 of a file, in hex.
+pub fn sha256_of(path: &Path) -> Result<String> {
+    use sha2::Digest;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("cannot read", path, e)),
+        }
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Offset of the setup header's "HdrS" magic in a bzImage.
@@ -97,6 +163,7 @@ pub fn resolve(path: &Path, modules: Option<&Path>) -> Result<Kernel> {
         image: path.to_path_buf(),
         release,
         modules,
+        sha256: sha256_of(path)?,
         revision: None,
     })
 }
@@ -130,6 +197,7 @@ fn from_deb(deb_path: &Path) -> Result<Kernel> {
         image: image.clone(),
         release,
         modules: modules.is_dir().then_some(modules),
+        sha256: sha256_of(image)?,
         revision: None,
     })
 }
@@ -156,6 +224,40 @@ mod tests {
         broken[VERSION_PTR_AT..VERSION_PTR_AT + 2].copy_from_slice(&0xffffu16.to_le_bytes());
         assert!(release_of(&broken).is_err());
         assert!(release_of(&fake_image("")).is_err());
+    }
+
+    #[test]
+    fn two_builds_of_one_release_get_their_own_labels() {
+        let dir = std::env::temp_dir().join(format!("vmscale-labels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ks = Vec::new();
+        for (name, version, extra) in [
+            ("a", "6.1.192 #1", 0u8),
+            ("b", "6.1.192 #1", 1),
+            ("c", "6.12.1 #1", 0),
+        ] {
+            let mut img = fake_image(version);
+            img.push(extra);
+            let p = dir.join(name);
+            std::fs::write(&p, &img).unwrap();
+            ks.push(resolve(&p, None).unwrap());
+        }
+        // The same file twice (A/A) keeps the plain release.
+        ks.push(ks[2].clone());
+        let labels = default_labels(&ks);
+        assert_ne!(ks[0].sha256, ks[1].sha256);
+        assert_eq!(labels[0], format!("6.1.192@{}", &ks[0].sha256[..8]));
+        assert_eq!(labels[1], format!("6.1.192@{}", &ks[1].sha256[..8]));
+        assert_eq!(labels[2..], ["6.12.1", "6.12.1"]);
+        assert_eq!(ks[0].identity().file, "a");
+        assert_eq!(ks[0].sha256.len(), 64);
+        // A tree build's commit names it instead.
+        ks[1].revision = Some(GuestRevision {
+            commit: "0123456789abcdef".into(),
+            ..GuestRevision::default()
+        });
+        assert_eq!(default_labels(&ks)[1], "6.1.192@01234567");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -3,22 +3,25 @@
 //! kernel's virtio modules); the plan runs inside against a guest store
 //! that comes back on a raw disk and is pooled per kernel over rounds.
 //! One file per concern, as virtme splits them: the kernel image and its
-//! package (`kernel`, `deb`; what it must be built with is `crate::kconfig`),
-//! its modules (`modules`), the root file system (`initramfs`, `init`), the
-//! shape (`topology`), QEMU's command line and
-//! the accelerator probe (`qemu`, `accel`), the console (`console`), the
-//! results and their file names (`transport`, `files`, `pool`), one boot
-//! put together (`boot`), the rounds of boots (`rounds`) and their
-//! scratch directory (`workdir`).
+//! package (`kernel`, `deb`), its config checked against what it must be
+//! built with (`kernel_config`, against `crate::kconfig`), its modules
+//! (`modules`), the root file system (`initramfs`, `init`), the shape
+//! (`topology`), QEMU's command line and the accelerator probe (`qemu`,
+//! `accel`), the console (`console`), the results and their file names
+//! (`transport`, `files`, `pool`), one boot put together (`boot`), the rounds
+//! of boots (`rounds`), what a boot says for a deciding comparison
+//! (`decide`) and their scratch directory (`workdir`).
 
 pub mod accel;
 pub mod boot;
 pub mod console;
 pub mod deb;
+pub mod decide;
 pub mod files;
 pub mod init;
 pub mod initramfs;
 pub mod kernel;
+pub mod kernel_config;
 pub mod modules;
 pub mod pool;
 pub mod qemu;

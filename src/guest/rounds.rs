@@ -17,7 +17,7 @@ use super::pool::Round;
 use super::qemu::{self, Accel};
 use super::topology::Topology;
 use crate::error::{Error, Result};
-use crate::machine::guest::GuestInfo;
+use crate::machine::guest::{GuestInfo, GuestTopology};
 use crate::runner::Progress;
 
 /// How long a kernel may take to reach init: a guest still in early boot
@@ -87,11 +87,14 @@ fn session_info(choice: &Choice, t: &Topology) -> GuestInfo {
     }
 }
 
-/// Each kernel labelled (its `labels` entry or its release) with its
-/// initramfs holding the plan's `steps` and the `setup` lines, in `work`.
+/// Each kernel labelled (its `labels` entry, else its release, with its
+/// image's short hash where two kernels share a release) with its own
+/// command-line additions (`appends`, by kernel) and its initramfs holding
+/// the plan's `steps` and the `setup` lines, in `work`.
 pub fn prepare(
     kernels: Vec<Kernel>,
     labels: &[String],
+    appends: &[String],
     steps: &[Vec<String>],
     setup: &[String],
     user: &Userland,
@@ -104,12 +107,15 @@ pub fn prepare(
         plan: &plan_s,
         setup: &setup_s,
     };
+    let defaults = super::kernel::default_labels(&kernels);
     kernels
         .into_iter()
         .enumerate()
         .map(|(i, k)| {
-            let label = labels.get(i).cloned().unwrap_or_else(|| k.release.clone());
-            boot::prepare(k, label, i, user, &scripts, work)
+            let label = labels.get(i).unwrap_or(&defaults[i]).clone();
+            let mut p = boot::prepare(k, label, i, user, &scripts, work)?;
+            p.append = appends.get(i).cloned().unwrap_or_default();
+            Ok(p)
         })
         .collect()
 }
@@ -137,18 +143,23 @@ pub fn session<'a>(
     }
 }
 
-/// Boots each of `prepared` in turn for `rounds` rounds of a plan of
-/// `steps` steps, with each boot's files under `files`/round-R/kernel-K.
-/// Gives each kernel's completed rounds and, if a boot failed or the run
-/// was interrupted, why (the rounds stop there). `bar` advances once per
-/// boot and per plan step.
+/// What decides after a round whether the rounds end: the round, and
+/// every kernel's completed rounds so far.
+pub type Stop<'a> = dyn FnMut(u32, &[Vec<Round>]) -> Result<bool> + 'a;
+
+/// Boots each of `prepared` in turn for at most `rounds` rounds of a plan
+/// of `steps` steps, with each boot's files under `files`/round-R/kernel-K;
+/// after each round `stop` sees every kernel's completed rounds and may end
+/// them (`Ok(true)`: decided). Gives each kernel's completed rounds and, if
+/// a boot failed, `stop` failed or the run was interrupted, why (the rounds
+/// stop there). `bar` advances once per boot and per plan step.
 pub fn boot_all(
     session: &Session,
     prepared: &[Prepared],
-    rounds: u32,
-    steps: usize,
+    (rounds, steps): (u32, usize),
     files: &Path,
     bar: &dyn Progress,
+    stop: &mut Stop,
 ) -> (Vec<Vec<Round>>, Option<Error>) {
     let mut done: Vec<Vec<Round>> = vec![Vec::new(); prepared.len()];
     bar.start(u64::from(rounds) * prepared.len() as u64 * (steps as u64 + 1));
@@ -168,13 +179,19 @@ pub fn boot_all(
             let dir = files
                 .join(format!("round-{round}"))
                 .join(format!("kernel-{}", i + 1));
+            let given = &session.topology.shape;
             let verdict = boot::boot(session, p, round, &dir, &mut on_marker)
-                .and_then(|b| judge(&b, p, round, steps));
+                .and_then(|b| judge(&b, p, round, steps, given));
             match verdict {
                 Ok(Some(store)) => done[i].push(Round { round, store }),
                 Ok(None) => {}
                 Err(e) => return (done, Some(e)),
             }
+        }
+        match stop(round, &done) {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(e) => return (done, Some(e)),
         }
     }
     (done, None)
@@ -192,7 +209,13 @@ fn tail_text(lines: &[String]) -> String {
 
 /// What a finished boot means: the guest store it brought (None when
 /// the plan stores nothing), or why it failed.
-fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<PathBuf>> {
+fn judge(
+    b: &Booted,
+    p: &Prepared,
+    round: u32,
+    steps: usize,
+    given: &GuestTopology,
+) -> Result<Option<PathBuf>> {
     let who = format!("kernel {} ({}), round {round}", p.kernel.release, p.label);
     let fail = |why: String| {
         Err(Error::Failed(format!(
@@ -238,6 +261,12 @@ fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<Pa
             p.kernel.release
         ));
     }
+    if let Some(why) = r
+        .text(files::SHAPE)
+        .and_then(|shape| super::topology::mismatch(&shape, given))
+    {
+        return fail(why);
+    }
     if let Some(s) = r.text(files::SETUP_STATUS).filter(|s| s != "0") {
         return fail(format!(
             "the setup lines failed (status {s}):\n  {}",
@@ -248,9 +277,13 @@ fn judge(b: &Booted, p: &Prepared, round: u32, steps: usize) -> Result<Option<Pa
         match r.step_status(k) {
             Some(0) => {}
             Some(rc) => {
+                let err = r.tail(&files::step_err(k), 10);
+                let cause = crate::kconfig::option_for_guest_error(&err.join("\n"))
+                    .map(|o| format!(" (the kernel was built without CONFIG_{o})"))
+                    .unwrap_or_default();
                 return fail(format!(
-                    "plan step {k} exited {rc} in the guest:\n  {}",
-                    r.tail(&files::step_err(k), 10).join("\n  ")
+                    "plan step {k} exited {rc} in the guest{cause}:\n  {}",
+                    err.join("\n  ")
                 ));
             }
             None => return fail(format!("plan step {k} did not finish")),

@@ -235,9 +235,74 @@ impl Topology {
     }
 }
 
+/// What the guest kernel brought up (`/out/shape`: online CPUs, nodes,
+/// MemTotal KiB) against what QEMU was given: `None` when they agree (the
+/// same rule /init applies before it runs the plan), else both named,
+/// with the option a kernel that falls short usually lacks.
+pub fn mismatch(shape: &str, given: &GuestTopology) -> Option<String> {
+    let v: Vec<u64> = shape
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [cpus, nodes, mem_kib] = v[..] else {
+        return Some(format!(
+            "the guest reported its shape as '{}'",
+            shape.trim()
+        ));
+    };
+    let want_nodes = (given.nodes + given.memory_only_nodes) as u64;
+    let least_kib = (given.mem_mib * 9 / 10).saturating_sub(64) * 1024;
+    let mut wrong = Vec::new();
+    if cpus != given.cpus as u64 {
+        wrong.push(format!(
+            "{cpus} online CPUs of the {} QEMU was given (a kernel without CONFIG_SMP, \
+             or with a smaller CONFIG_NR_CPUS, brings up fewer)",
+            given.cpus
+        ));
+    }
+    if nodes != want_nodes {
+        wrong.push(format!(
+            "{nodes} NUMA nodes of the {want_nodes} QEMU was given (CONFIG_NUMA and \
+             CONFIG_ACPI_NUMA read QEMU's nodes)"
+        ));
+    }
+    if mem_kib < least_kib {
+        wrong.push(format!(
+            "{} MiB of memory (MemTotal) of the {} MiB QEMU was given",
+            mem_kib / 1024,
+            given.mem_mib
+        ));
+    }
+    (!wrong.is_empty()).then(|| format!("the guest kernel brought up {}", wrong.join("; ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_guest_brought_up_is_held_against_what_it_was_given() {
+        let given = GuestTopology {
+            cpus: 2,
+            nodes: 2,
+            memory_only_nodes: 1,
+            mem_mib: 1024,
+            ..GuestTopology::default()
+        };
+        assert_eq!(mismatch("2 3 900000\n", &given), None);
+        let m = mismatch("1 1 900000", &given).unwrap();
+        assert!(
+            m.contains("1 online CPUs of the 2") && m.contains("CONFIG_SMP"),
+            "{m}"
+        );
+        assert!(m.contains("1 NUMA nodes of the 3"), "{m}");
+        let m = mismatch("2 3 400000", &given).unwrap();
+        assert!(
+            m.contains("390 MiB of memory (MemTotal) of the 1024"),
+            "{m}"
+        );
+        assert!(mismatch("", &given).is_some());
+    }
 
     fn req(cpus: Option<usize>, nodes: usize, sockets: usize, threads: usize) -> Request {
         Request {

@@ -63,6 +63,15 @@ impl GuestTopology {
     }
 }
 
+/// Which kernel a guest booted: two builds of one release differ here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GuestKernel {
+    /// The name of the file given to `--kernel` (an image or a package).
+    pub file: String,
+    /// SHA-256 of the image QEMU loaded, in hex.
+    pub sha256: String,
+}
+
 /// The revision of a tree a kernel was built from (`vmscale guest --tree`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct GuestRevision {
@@ -97,6 +106,9 @@ pub struct GuestInfo {
     /// KVM: the host CPU each vCPU thread is pinned to, in vCPU order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<usize>,
+    /// The kernel image booted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<GuestKernel>,
     /// The tree's revision the kernel was built from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<GuestRevision>,
@@ -162,6 +174,10 @@ impl GuestInfo {
             let cpus: Vec<String> = self.pinned.iter().map(usize::to_string).collect();
             p.push(format!("{PREFIX}pinned={}", cpus.join(":")));
         }
+        if let Some(k) = &self.kernel {
+            p.push(format!("{PREFIX}kfile={}", encode(&k.file)));
+            p.push(format!("{PREFIX}ksha256={}", encode(&k.sha256)));
+        }
         if let Some(r) = &self.revision {
             p.push(format!("{PREFIX}commit={}", encode(&r.commit)));
             p.push(format!("{PREFIX}describe={}", encode(&r.describe)));
@@ -191,6 +207,8 @@ impl GuestInfo {
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
                 "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
+                "kfile" => g.kernel.get_or_insert_with(Default::default).file = decode(v),
+                "ksha256" => g.kernel.get_or_insert_with(Default::default).sha256 = decode(v),
                 "commit" => g.revision.get_or_insert_with(Default::default).commit = decode(v),
                 "describe" => {
                     g.revision.get_or_insert_with(Default::default).describe = decode(v);
@@ -228,6 +246,10 @@ mod tests {
             }),
             prealloc: true,
             pinned: vec![0, 1, 0, 1],
+            kernel: Some(GuestKernel {
+                file: "linux-image-6.1.0-56-cloud-amd64_6.1.192-2_amd64.deb".into(),
+                sha256: "ab".repeat(32),
+            }),
             revision: Some(GuestRevision {
                 commit: "0123456789abcdef0123456789abcdef01234567".into(),
                 subject: "mm: a \"quoted\" subject, 100% real".into(),

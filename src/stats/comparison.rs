@@ -116,11 +116,14 @@ pub fn variant_letter(i: usize) -> String {
 }
 
 /// Which variant divides which in the ratio table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 pub enum RatioOf {
-    /// B / A (the default: the second variant over the first).
+    // Plain comments: a documented value would give `--help` its long
+    // layout. B / A (the default: the second variant over the first).
+    #[value(name = "B", alias = "B/A")]
     B,
-    /// A / B.
+    // A / B.
+    #[value(name = "A", alias = "A/B")]
     A,
 }
 

@@ -15,6 +15,7 @@ pub mod colour;
 pub mod compare;
 pub mod comparison;
 pub mod decide;
+pub mod files;
 pub mod levels;
 pub mod mixture;
 pub mod paired;

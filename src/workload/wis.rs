@@ -7,6 +7,7 @@
 
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 
 use super::churn::{self, POINTS, Series};
 use super::fault_map::OwnedFile;
@@ -86,10 +87,16 @@ pub struct Stored {
 
 const V_OPS: usize = 0;
 const V_POINTS: usize = 1;
+const V_DIRTIED: usize = 2;
 
 pub struct Wis {
     cfg: Config,
     machine: Snapshot,
+    /// The file tests' files, one per task, made and written once by the
+    /// first sample that needs them and kept for the run, as will-it-scale
+    /// keeps each task's file: a sample times passes over a file whose
+    /// page cache is in place, never the first pass that allocates it.
+    files: Mutex<Vec<OwnedFile>>,
 }
 
 impl Wis {
@@ -131,7 +138,11 @@ impl Wis {
             })?;
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
-        Ok(Wis { cfg, machine })
+        Ok(Wis {
+            cfg,
+            machine,
+            files: Mutex::new(Vec::new()),
+        })
     }
 }
 
@@ -280,8 +291,13 @@ impl Workload for Wis {
         figures()
     }
     fn memory_need(&self) -> u64 {
+        // Anonymous memory a pass holds, plus the page cache of the task's
+        // file, which stays for the run.
         let per = match self.cfg.test.as_str() {
-            "page_fault1" | "page_fault2" | "tlb_flush2" => self.cfg.size,
+            "page_fault2" => 2 * self.cfg.size,
+            "page_fault1" | "page_fault3" | "tlb_flush1" | "tlb_flush2" | "tlb_flush3" => {
+                self.cfg.size
+            }
             _ => self.cfg.page_size * 16,
         };
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(per)
@@ -290,9 +306,12 @@ impl Workload for Wis {
         let mode: Mode = case.variant.parse()?;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
+        let files = self.files_for(case.tasks)?;
         let tlb0 = tlb_shootdowns();
         let t0 = clock::monotonic_ns();
-        let out = exec::run_tasks(mode, &cpus, |task| self.task(task, &series))?;
+        let out = exec::run_tasks(mode, &cpus, |task| {
+            self.task(task, &series, files.get(task.index))
+        })?;
         let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
         let tlb = match (tlb0, tlb_shootdowns()) {
             (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
@@ -303,21 +322,46 @@ impl Workload for Wis {
 }
 
 impl Wis {
-    fn task(&self, task: &Task, series: &Series) -> TaskReport {
-        let mut r = TaskReport::default();
+    /// The files of `tasks` tasks (none for the anonymous tests): those
+    /// missing are made and given one pass of the test before anything is
+    /// timed, as will-it-scale's first (warm-up) pass over its file.
+    fn files_for(&self, tasks: usize) -> Result<std::sync::MutexGuard<'_, Vec<OwnedFile>>> {
+        let mut files = self
+            .files
+            .lock()
+            .map_err(|_| Error::Failed("the wis files' lock was poisoned".into()))?;
+        while uses_file(&self.cfg.test) && files.len() < tasks {
+            let f = OwnedFile::tmpfile(&self.cfg.dir, self.cfg.size)?;
+            self.pass(Some(&f))?;
+            files.push(f);
+        }
+        Ok(files)
+    }
+
+    /// One pass of the test: its operations, counted.
+    fn pass(&self, file: Option<&OwnedFile>) -> Result<u64> {
         let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
-        let test = self.cfg.test.as_str();
-        let file = if uses_file(test) {
-            match OwnedFile::tmpfile(&self.cfg.dir, len as u64) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    r.fail(&e.to_string());
-                    return r;
-                }
-            }
-        } else {
-            None
-        };
+        match self.cfg.test.as_str() {
+            "page_fault1" => touch_pass(None, false, len, ps, false),
+            "page_fault2" => touch_pass(file, false, len, ps, false),
+            "page_fault3" => touch_pass(file, true, len, ps, false),
+            "tlb_flush1" => touch_pass(file, false, len, ps, true),
+            "tlb_flush2" => touch_pass(None, false, len, ps, true),
+            "tlb_flush3" => touch_pass(file, true, len, ps, true),
+            "mmap1" => map_unmap(None, len, 256),
+            "mmap2" => map_unmap(file, len, 256),
+            "brk1" => brk_pass(ps, 256),
+            "malloc1" => malloc_pass(len, 256),
+            _ => malloc_pass(1024, 4096),
+        }
+    }
+
+    fn task(&self, task: &Task, series: &Series, file: Option<&OwnedFile>) -> TaskReport {
+        let mut r = TaskReport::default();
+        if uses_file(&self.cfg.test) && file.is_none() {
+            r.fail("no file for this task");
+            return r;
+        }
         let every = (self.cfg.every * 1e9) as u64;
         task.wait_start();
         let before = task.usage();
@@ -329,20 +373,7 @@ impl Wis {
         let mut ops = 0u64;
         series.put(task.index, 0, 0.0, 0.0);
         loop {
-            let done = match test {
-                "page_fault1" => touch_pass(None, false, len, ps, false),
-                "page_fault2" => touch_pass(file.as_ref(), false, len, ps, false),
-                "page_fault3" => touch_pass(file.as_ref(), true, len, ps, false),
-                "tlb_flush1" => touch_pass(file.as_ref(), false, len, ps, true),
-                "tlb_flush2" => touch_pass(None, false, len, ps, true),
-                "tlb_flush3" => touch_pass(file.as_ref(), true, len, ps, true),
-                "mmap1" => map_unmap(None, len, 256),
-                "mmap2" => map_unmap(file.as_ref(), len, 256),
-                "brk1" => brk_pass(ps, 256),
-                "malloc1" => malloc_pass(len, 256),
-                _ => malloc_pass(1024, 4096),
-            };
-            match done {
+            match self.pass(file) {
                 Ok(k) => ops += k,
                 Err(e) => {
                     r.fail(&e.to_string());
@@ -360,7 +391,9 @@ impl Wis {
             }
         }
         r.end_ns = clock::monotonic_ns();
-        r.set_usage(&task.usage().since(&before));
+        let used = task.usage().since(&before);
+        r.set_usage(&used);
+        r.values[V_DIRTIED] = (used.oublock * 512 / self.cfg.page_size) as f64;
         r.values[V_OPS] = ops as f64;
         r.values[V_POINTS] = n as f64;
         r
@@ -498,6 +531,8 @@ fn summarise(
     f.insert("ops/s/task".into(), total / rates.len().max(1) as f64);
     f.insert("ops".into(), ops);
     f.insert("faults".into(), faults);
+    // Pages of the tasks' files dirtied anew (clean or new page cache).
+    f.insert("dirtied".into(), sum(&|r| r.values[V_DIRTIED]));
     f.insert(
         "faults/s".into(),
         reports

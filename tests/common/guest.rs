@@ -1,7 +1,8 @@
 //! What the guest tests share: whether QEMU and busybox are there (under
 //! CI=true their absence fails the test, never skips it), the Debian
 //! kernels fetched by the project's own script, and running `vmscale
-//! guest`.
+//! guest` (a command line put together by [`GuestRun`]) and reading what
+//! each boot left (its file names are vmscale's own, `guest::files`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -67,15 +68,88 @@ pub fn kernels() -> &'static [PathBuf] {
     })
 }
 
+/// `vmscale --db DB guest ARGS`, not yet started.
+pub fn command(db: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vmscale"));
+    c.arg("--db").arg(db).arg("guest").args(args);
+    c
+}
+
 /// `vmscale --db DB guest ARGS`.
 pub fn guest(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmscale"))
-        .arg("--db")
-        .arg(db)
-        .arg("guest")
-        .args(args)
-        .output()
-        .expect("run vmscale guest")
+    command(db, args).output().expect("run vmscale guest")
+}
+
+/// A `vmscale guest` command line: options in the order given, then the
+/// plan's steps after `--`, separated by `---`.
+#[derive(Debug, Clone, Default)]
+pub struct GuestRun {
+    options: Vec<String>,
+    steps: Vec<Vec<String>>,
+}
+
+impl GuestRun {
+    /// One kernel, emulated (TCG), with `mem` of memory.
+    pub fn tcg(kernel: &Path, mem: &str) -> GuestRun {
+        GuestRun::default()
+            .kernel(kernel)
+            .opt("--accel", "tcg")
+            .opt("--mem", mem)
+    }
+
+    pub fn kernel(self, kernel: &Path) -> GuestRun {
+        self.opt("--kernel", s(kernel))
+    }
+
+    /// `--NAME VALUE`.
+    pub fn opt(mut self, name: &str, value: &str) -> GuestRun {
+        self.options.extend([name.to_string(), value.to_string()]);
+        self
+    }
+
+    /// Keep the boots' files in `dir` (`--out`).
+    pub fn out(self, dir: &Path) -> GuestRun {
+        self.opt("--out", s(dir))
+    }
+
+    /// The next plan step: a vmscale command line.
+    pub fn step(mut self, words: &[&str]) -> GuestRun {
+        self.steps
+            .push(words.iter().map(|w| w.to_string()).collect());
+        self
+    }
+
+    pub fn args(&self) -> Vec<String> {
+        let mut a = self.options.clone();
+        for (i, step) in self.steps.iter().enumerate() {
+            a.push(if i == 0 { "--" } else { "---" }.to_string());
+            a.extend(step.iter().cloned());
+        }
+        a
+    }
+
+    /// The command against the store `db`, not yet started.
+    pub fn command(&self, db: &Path) -> Command {
+        let args = self.args();
+        command(db, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Runs it to the end against the store `db`.
+    pub fn run(&self, db: &Path) -> Output {
+        self.command(db).output().expect("run vmscale guest")
+    }
+}
+
+/// Where `--out DIR` keeps what the guest of `kernel` (1-based) brought
+/// back in `round`.
+pub fn results(out: &Path, round: u32, kernel: u32) -> PathBuf {
+    out.join(format!("round-{round}/kernel-{kernel}"))
+        .join(vmscale::guest::files::RESULTS)
+}
+
+/// Plan step `k`'s standard output in `results`.
+pub fn step_out(results: &Path, k: usize) -> String {
+    read(&results.join(vmscale::guest::files::step_out(k)))
 }
 
 /// A file the guest wrote, as text.

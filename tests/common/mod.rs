@@ -78,6 +78,31 @@ pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(o)).expect("stdout is JSON")
 }
 
+/// `vmscale show RUN --json` against the store `db`.
+pub fn show(db: &Path, run: &str) -> serde_json::Value {
+    json(&vmscale_with_db(db, &["show", run, "--json"]))
+}
+
+/// Polls `probe` every 50 ms until it gives a value; fails the test
+/// saying what it waited for when `limit` passes first.
+pub fn wait_until<T>(
+    what: &str,
+    limit: std::time::Duration,
+    mut probe: impl FnMut() -> Option<T>,
+) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "waited {limit:?} for {what} in vain"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A figure of a stored sample (JSON), failing the test when it is missing.
 pub fn fig(sample: &serde_json::Value, name: &str) -> f64 {
     sample["data"]["figures"][name]

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# What a `vmscale guest` boot costs against a bare QEMU boot of the same
+# kernel: `vmscale guest --kernel K -- sysinfo` (initramfs with vmscale,
+# modules, the plan, the results disk read back) against QEMU booting K
+# with the same machine, CPU and memory into an initramfs of a static
+# busybox whose /init powers off at once. Interleaved (bare, vmscale,
+# bare, ...), N of each; prints every time and the medians and their
+# ratio. A bisect boots many times: vmscale's boot should stay within
+# 1.2x the bare one.
+#
+# usage: bench/boot-cost.sh [-n N] [--vmscale BIN] [--accel tcg|kvm] KERNEL.deb|bzImage
+#
+# Needs qemu-system-x86, busybox-static, dpkg-deb (for a .deb), cpio.
+set -euo pipefail
+
+die() { echo "boot-cost: $*" >&2; exit 2; }
+n=5
+vmscale=${VMSCALE:-target/release/vmscale}
+accel=tcg
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) n=$2; shift 2 ;;
+    --vmscale) vmscale=$2; shift 2 ;;
+    --accel) accel=$2; shift 2 ;;
+    -*) die "unknown option $1" ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 1 ] || die "usage: bench/boot-cost.sh [-n N] [--vmscale BIN] KERNEL"
+kernel=$1
+[ -f "$kernel" ] || die "$kernel: no such file"
+[ -x "$vmscale" ] || die "$vmscale: not built (cargo build --release)"
+command -v qemu-system-x86_64 >/dev/null || die "apt-get install qemu-system-x86"
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
+  busybox=/bin/busybox
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || die "apt-get install busybox-static"
+
+work=$(mktemp -d /tmp/boot-cost.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+image=$kernel
+if [[ "$kernel" == *.deb ]]; then
+  dpkg-deb --fsys-tarfile "$kernel" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
+  image=$(ls "$work"/boot/vmlinuz-* | head -1)
+fi
+
+# The bare initramfs: busybox and an /init that powers off.
+mkdir -p "$work/root/bin" "$work/root/dev"
+cp "$busybox" "$work/root/bin/busybox"
+printf '#!/bin/busybox sh\necho bare-init-up\n/bin/busybox poweroff -f\n' > "$work/root/init"
+chmod +x "$work/root/init"
+(cd "$work/root" && find . | cpio -o -H newc --quiet > "$work/bare.cpio")
+
+case "$accel" in
+  tcg) qaccel="tcg,thread=multi"; cpu=max ;;
+  kvm) qaccel=kvm; cpu=host ;;
+  *) die "--accel tcg or kvm" ;;
+esac
+bare() {
+  qemu-system-x86_64 -machine q35 -accel "$qaccel" -cpu "$cpu" -smp 1 -m 1024 \
+    -kernel "$image" -initrd "$work/bare.cpio" \
+    -append "console=ttyS0 quiet panic=-1 no_timer_check" \
+    -nodefaults -no-user-config -display none -serial stdio -monitor none \
+    -no-reboot > "$work/bare.log" 2>&1
+  grep -q bare-init-up "$work/bare.log" || die "the bare guest did not reach init: $work/bare.log"
+}
+guest() {
+  "$vmscale" -q --db "$work/g.db" guest --accel "$accel" --kernel "$kernel" \
+    -- sysinfo > /dev/null
+}
+secs() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+
+# One untimed guest first: vmscale strips and caches its binary and unpacks
+# a package once; that is not a boot's cost.
+guest
+b=(); g=()
+for i in $(seq "$n"); do
+  b+=("$(secs bare)")
+  g+=("$(secs guest)")
+  echo "round $i: bare ${b[-1]} s, vmscale ${g[-1]} s"
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mb=$(median "${b[@]}"); mg=$(median "${g[@]}")
+echo "median of $n: bare $mb s, vmscale $mg s, ratio $(echo "scale=3; $mg / $mb" | bc)"

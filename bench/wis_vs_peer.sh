@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# vmscale's `run wis` against will-it-scale's own test binaries, paired and
+# interleaved: in every round one run of each program for one test, mode
+# and task count, their order turned every round, so a slow stretch of the
+# machine lands on all alike. will-it-scale runs `-t TASKS -s 5` (its five
+# 1-second warm-up totals, then the average of five); vmscale runs `--time
+# 1 --reps 5 --warmup 1` (median of five 1-second samples). Printed: each
+# round's ops/s, ops per CPU second (user + system: time spent off the CPU
+# under other load does not dilute it), faults per op and load, then the
+# median and range of the per-round ratios vmscale / will-it-scale.
+#
+# will-it-scale is not part of this repository: build it elsewhere
+# (github.com/antonblanchard/will-it-scale, `make` with libhwloc-dev) and
+# name its directory.
+#
+# A second vmscale binary (OTHER, e.g. main's before a change to the timed
+# path) joins every round as a third program: its ratio to the peer and
+# this binary's ratio to it are printed too.
+#
+# usage: bench/wis_vs_peer.sh WIS_DIR [ROUNDS] [TEST] [TASKS] [MODE] [OTHER]
+#   defaults: 5 rounds, page_fault3, 2 tasks, thread
+#   VMSCALE=path  the binary measured (default target/release/vmscale)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+wis=${1:?usage: bench/wis_vs_peer.sh WIS_DIR [ROUNDS] [TEST] [TASKS] [MODE] [OTHER]}
+rounds=${2:-5}
+test=${3:-page_fault3}
+tasks=${4:-2}
+mode=${5:-thread}
+other=${6:-}
+vmscale=${VMSCALE:-target/release/vmscale}
+peer="$wis/${test}_${mode}s"
+[ -x "$peer" ] || { echo "no $peer: build will-it-scale there first" >&2; exit 2; }
+[ -x "$vmscale" ] || { echo "no $vmscale: cargo build --release" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$work" "$rounds" "$test" "$tasks" "$mode" "$peer" "$vmscale" "$other" <<'PY'
+import json, os, resource, statistics as st, subprocess, sys
+work, rounds, test, tasks, mode, peer, vmscale, other = sys.argv[1:]
+rounds = int(rounds)
+progs = ["peer", "vmscale"] + (["other"] if other else [])
+bins = {"vmscale": vmscale, "other": other}
+
+def load():
+    return float(open("/proc/loadavg").read().split()[0])
+
+def cpu_s(pid):
+    """User + system seconds of process `pid` (all its threads) and of its
+    children (will-it-scale's processes)."""
+    def one(p):
+        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    kids = open(f"/proc/{pid}/task/{pid}/children").read().split()
+    return one(pid) + sum(one(k) for k in kids)
+
+def one(prog):
+    """ops/s, ops per CPU second and faults/op of one run of `prog`. The
+    peer's CPU time is read from /proc at each 1-second total it prints
+    after its warm-up (line-buffered through stdbuf), so its start-up and
+    first pass are left out as vmscale's are."""
+    if prog == "peer":
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"],
+                             stdout=subprocess.PIPE, text=True)
+        measuring, marks, ops, all_ops, avg = False, [], 0.0, 0.0, None
+        for line in p.stdout:
+            if "total:" in line:
+                n = float(line.rsplit("total:", 1)[1])
+                all_ops += n
+                if measuring:
+                    ops += n
+                    marks.append(cpu_s(p.pid))
+            if line.startswith("measurement"):
+                measuring = True
+                marks.append(cpu_s(p.pid))
+            if line.startswith("average:"):
+                avg = float(line.split(":")[1])
+        p.wait(timeout=120)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0 or avg is None or len(marks) < 2:
+            sys.exit(f"{peer} failed (exit {p.returncode})")
+        return avg, ops / (marks[-1] - marks[0]), (r1.ru_minflt - r0.ru_minflt) / all_ops
+    env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
+    out = subprocess.run([bins[prog], "run", "wis", "--test", test, "--mode", mode,
+                          "--tasks", tasks, "--time", "1", "--reps", "5",
+                          "--warmup", "1", "--json"], check=True,
+                         capture_output=True, text=True, env=env, timeout=300).stdout
+    samples = json.loads(out)["cases"][0]["samples"]
+    figs = [s["data"]["figures"] for s in samples]
+    return (st.median(f["ops/s"] for f in figs),
+            st.median(f["ops"] / (f["user"] + f["system"]) for f in figs),
+            st.median(f.get("faults/op", float("nan")) for f in figs))
+
+print(f"# {test} {mode} x{tasks}, {rounds} rounds, vmscale {vmscale}"
+      + (f", other {other}" if other else "") + f"; load {load():.1f}")
+res = {p: [] for p in progs}
+for r in range(rounds):
+    k = r % len(progs)
+    print(f"round {r + 1}:")
+    for prog in progs[k:] + progs[:k]:
+        before = load()
+        ops, per_cpu, fpo = one(prog)
+        res[prog].append((ops, per_cpu))
+        print(f"  {prog:<8} {ops:9.0f} ops/s {per_cpu:9.0f} ops/cpu-s"
+              f" {fpo:.3f} faults/op, load {before:.1f}")
+print(f"# load after {load():.1f}")
+for i, what in ((0, "ops/s"), (1, "ops/cpu-s")):
+    print(f"{what} medians: " + ", ".join(f"{p} {st.median(x[i] for x in res[p]):.0f}"
+                                          for p in progs))
+    pairs = [("vmscale", "peer")] + ([("other", "peer"), ("vmscale", "other")] if other else [])
+    for a, b in pairs:
+        v = [x[i] / y[i] for x, y in zip(res[a], res[b])]
+        print(f"  {a}/{b:<8} median {st.median(v):.3f}  range {min(v):.3f} .. {max(v):.3f}"
+              f"  (n={len(v)} rounds)")
+PY
