@@ -567,13 +567,15 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
         s(&out),
         "--",
     ];
-    // Under TCG a task reads ~30 MB/s: the page-cache case's cgroup
-    // (the modelled machine's mem) is 1/64 of the guest, ~30 MiB, so
-    // that 5 s read several times it.
-    for (i, (case, label, size)) in [
-        ("lru-file-readonce", "pc", "1/64"),
-        ("swap-w-seq", "swap", "1/16"),
-        ("migrate", "migrate", "1/16"),
+    // Small cgroups, so that a starved guest exceeds them too: under TCG a
+    // task read 50 MB/s on a quiet host and 3.4 MB/s on a loaded one. The
+    // page-cache case's cgroup (the modelled machine's mem) is 1/256 of the
+    // guest, ~7.5 MiB, read for 5 s; the swap case's (mem_avail) ~13 MiB,
+    // written at most 21 MB of for 10 s.
+    for (i, (case, label, size, runtime)) in [
+        ("lru-file-readonce", "pc", "1/256", "5"),
+        ("swap-w-seq", "swap", "1/128", "10"),
+        ("migrate", "migrate", "1/16", "3"),
     ]
     .iter()
     .enumerate()
@@ -582,7 +584,7 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
             args.push("---");
         }
         args.extend(["run", "vms", "--case", case, "--label", label]);
-        args.extend(["--tasks", "1", "--size", size, "--runtime", "5"]);
+        args.extend(["--tasks", "1", "--size", size, "--runtime", runtime]);
         args.extend(["--reps", "1", "--warmup", "0"]);
     }
     let o = guest(&sc.db(), &args);
