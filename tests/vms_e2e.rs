@@ -160,20 +160,23 @@ fn anon_cases_write_fault_and_copy_on_write() {
     for c in 0..3 {
         assert!(fig(&v, c, "throughput") > 0.0, "{c}: {v}");
     }
-    let pages = |c| per_task(&v, c) / page();
     let per_fault = if thp_always() { 512.0 } else { 1.0 };
-    // anon-w-seq: each of 2 tasks write-faults its own mapping, unless the
-    // runtime cut it short: faults follow the bytes each task counted.
-    let tasks = sample(&v, 0)["data"]["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 2);
-    let touched: f64 = tasks
-        .iter()
-        .map(|t| (t["bytes"].as_f64().unwrap() - per_task(&v, 0) / 8.0) / page())
-        .sum();
-    assert!(fig(&v, 0, "minflt") >= touched / per_fault * 0.95, "{v}");
+    // Pages the tasks of case `c` wrote: each task's bytes less usemem's
+    // credit of an eighth of its mapping (the runtime may cut a pass
+    // short on a loaded host).
+    let touched = |c| -> f64 {
+        let tasks = sample(&v, c)["data"]["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 2);
+        tasks
+            .iter()
+            .map(|t| (t["bytes"].as_f64().unwrap() - per_task(&v, c) / 8.0) / page())
+            .sum()
+    };
+    // anon-w-seq: each of 2 tasks write-faults its own mapping.
+    assert!(fig(&v, 0, "minflt") >= touched(0) / per_fault * 0.95, "{v}");
     // anon-cow-seq: the mapping is prefaulted before the fork, so each
     // child's writes are copy-on-write faults on pages it shares.
-    assert!(fig(&v, 1, "minflt") >= pages(1) / per_fault, "{v}");
+    assert!(fig(&v, 1, "minflt") >= touched(1) / per_fault * 0.95, "{v}");
     // anon-r-seq-mt: reads of /dev/zero map the zero page, a fault a page.
     let tasks = sample(&v, 2)["data"]["tasks"].as_array().unwrap();
     let read: f64 = tasks.iter().map(|t| t["bytes"].as_f64().unwrap()).sum();
