@@ -35,7 +35,7 @@ use vmscale::monitor::{memory_size, stat, vmstat};
 use vmscale::probes::{Probes, Request, preflight};
 use vmscale::stats::paired;
 use vmscale::stats::summary::median;
-use vmscale::workload::Workload;
+use vmscale::workload::Measure;
 use vmscale::workload::pft::{Config, HEADLINE, Pft};
 
 fn pft(tasks: usize, mib: u64, perf: bool) -> Pft {

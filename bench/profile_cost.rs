@@ -22,7 +22,7 @@ use perf_event::events::Software;
 use perf_event::{Builder, Counter};
 use vmscale::model::Case;
 use vmscale::probes::{Request, preflight};
-use vmscale::workload::Workload;
+use vmscale::workload::Measure;
 use vmscale::workload::pft::{Config, HEADLINE, Pft};
 
 fn median(v: &mut [f64]) -> f64 {

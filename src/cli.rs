@@ -464,7 +464,11 @@ vmscale run quick --json > quick.json",
 
 /// A registered workload's subcommand: its options, then the harness's.
 fn workload_command(spec: &Spec) -> clap::Command {
-    Harness::augment_args((spec.args)(clap::Command::new(spec.name)))
+    let mut cmd = (spec.args)(clap::Command::new(spec.name));
+    if let Some(mode) = spec.mode {
+        cmd = cmd.mut_arg("mode", |a| a.default_value(mode.as_str()));
+    }
+    Harness::augment_args(cmd)
         .about(spec.about)
         .after_help(spec.examples)
 }

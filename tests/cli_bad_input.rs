@@ -75,7 +75,7 @@ fn tasks_mode_and_pin() {
             (&["--tasks", "x"], "a range (1-8) or auto"),
             (&["--tasks", "3-1"], "write 1-3"),
             (&["--tasks", "100000"], "beyond 65536"),
-            (&["--mode", "fibre"], "use thread or process"),
+            (&["--mode", "fibre"], "possible values: thread, process"),
             (&["--pin", "bogus"], "use compact, spread, none"),
             (&["--pin", "4096"], "not online"),
             (&["--pin", "0-99999999999"], "largest CPU id"),

@@ -11,7 +11,7 @@ use vmscale::machine::Snapshot;
 use vmscale::model::{Better, Case, Figure, SampleData};
 use vmscale::runner::{KnobSetup, Options, Plan, Progress, Reps, Session, Setup};
 use vmscale::stats::stopping::Rule;
-use vmscale::workload::Workload;
+use vmscale::workload::{Measure, Workload};
 
 /// Two cases whose figure alternates widely, so adaptive stopping runs to
 /// its cap, and one that never varies, so it stops at the minimum.
@@ -19,18 +19,12 @@ struct Alternating {
     calls: Cell<u64>,
 }
 
-impl Workload for Alternating {
-    fn name(&self) -> &'static str {
-        "alternating"
-    }
+impl Measure for Alternating {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({})
     }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "wide"), Case::new(1, "flat")]
-    }
-    fn figures(&self) -> Vec<Figure> {
-        vec![Figure::new("x", "s", Better::Lower, false)]
     }
     fn memory_need(&self) -> u64 {
         0
@@ -46,6 +40,15 @@ impl Workload for Alternating {
             figures: [("x".to_string(), x)].into(),
             tasks: Vec::new(),
         })
+    }
+}
+
+impl Workload for Alternating {
+    fn name(&self) -> &'static str {
+        "alternating"
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![Figure::new("x", "s", Better::Lower, false)]
     }
 }
 

@@ -15,8 +15,10 @@ use crate::cli::{Cli, Command, GuestArgs, Rounds};
 use crate::guest::boot::Prepared;
 use crate::guest::decide::Deciding;
 use crate::guest::initramfs::Userland;
+use crate::guest::nested::{self, InnerStep};
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu::{self, Accel};
+use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
@@ -29,7 +31,7 @@ use crate::stats::decide::{self as rule, Rule};
 use crate::store::Store;
 
 /// Commands a plan may run inside a guest.
-const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp or fit";
+const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp, fit or guest";
 
 /// Splits the words after `--` at `---` and checks each step parses as a
 /// vmscale command line that makes sense inside a guest.
@@ -77,6 +79,7 @@ pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
                 | Command::Doctor(_)
                 | Command::Pcp(_)
                 | Command::Fit(_)
+                | Command::Guest(_)
         );
         if !fits {
             return Err(Error::Input(format!(
@@ -84,8 +87,56 @@ pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
                 step[0]
             )));
         }
+        if let Command::Guest(g) = &cli.command {
+            check_nested(k, g)?;
+        }
     }
     Ok(steps)
+}
+
+/// A `guest` step: its kernels are files (a tree would be built inside an
+/// emulated CPU) and its own plan boots no guest (a third level).
+fn check_nested(k: usize, g: &GuestArgs) -> Result<()> {
+    if g.tree.is_some() {
+        return Err(Error::Input(format!(
+            "plan step {k}: a guest step boots --kernel files; build --tree on the host \
+             (vmscale guest --tree caches the bzImage) and give it as --kernel"
+        )));
+    }
+    let inner = split_plan(&g.plan)?;
+    if inner.is_empty() {
+        return Err(Error::Input(format!(
+            "plan step {k}: the guest step needs its own plan after its `--`"
+        )));
+    }
+    if inner.iter().any(|s| s[0] == "guest") {
+        return Err(Error::Input(format!(
+            "plan step {k}: a guest inside a guest runs no guests of its own (two levels \
+             at most)"
+        )));
+    }
+    Ok(())
+}
+
+/// The plan's `guest` steps as the host must prepare them.
+fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
+    let mut out = Vec::new();
+    for (index, step) in steps.iter().enumerate() {
+        let argv = std::iter::once("vmscale".to_string()).chain(step.iter().cloned());
+        if let Ok(Cli {
+            command: Command::Guest(g),
+            ..
+        }) = Cli::try_parse_from(argv)
+        {
+            out.push(InnerStep {
+                index,
+                kernels: g.kernels.clone(),
+                modules: g.modules.clone(),
+                mem_mib: mem_mib(&g.mem)?,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn mem_mib(text: &str) -> Result<u64> {
@@ -163,17 +214,30 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     for (l, given) in labels.iter_mut().zip(&a.labels) {
         l.clone_from(given);
     }
+    let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
     let user = Userland::prepare(work.path())?;
     let prepared = rounds::prepare(
         kernels,
         &labels,
         &appends,
-        &steps,
-        &a.setup,
+        &Plan {
+            steps: &steps,
+            setup: &a.setup,
+            nested: nested.as_ref(),
+        },
         &user,
         work.path(),
     )?;
+    if let Some(n) = &nested {
+        let root = prepared
+            .iter()
+            .filter_map(|p| std::fs::metadata(&p.initrd).ok())
+            .map(|m| m.len())
+            .max()
+            .unwrap_or(0);
+        nested::check_memory(t.shape.mem_mib, n.inner_mem_mib, root)?;
+    }
 
     let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())

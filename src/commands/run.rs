@@ -107,6 +107,7 @@ pub(crate) fn build(args: &RunArgs, m: &Snapshot) -> Result<Box<dyn Workload>> {
     let spec = crate::workload::find(&args.name)
         .ok_or_else(|| Error::Failed(format!("{} is not a registered workload", args.name)))?;
     let env = Env {
+        spec,
         machine: m,
         knobs: &args.harness.knob,
     };

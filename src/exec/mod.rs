@@ -21,10 +21,12 @@ pub use reports::{first_error, first_error_as, first_start_ns, wall_ns};
 use serde::{Deserialize, Serialize};
 
 /// How tasks are made: threads of one process, or separate processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    #[value(alias = "threads")]
     Thread,
+    #[value(alias = "processes")]
     Process,
 }
 

@@ -253,11 +253,10 @@ mod tests {
         assert_eq!(seconds(36_000.0), "10.0 h");
     }
 
+    use crate::workload::Measure;
+
     struct Two;
-    impl Workload for Two {
-        fn name(&self) -> &'static str {
-            "two"
-        }
+    impl Measure for Two {
         fn config(&self) -> serde_json::Value {
             serde_json::Value::Null
         }
@@ -267,9 +266,6 @@ mod tests {
                 crate::model::Case::new(2, "a"),
             ]
         }
-        fn figures(&self) -> Vec<crate::model::Figure> {
-            Vec::new()
-        }
         fn memory_need(&self) -> u64 {
             0
         }
@@ -278,6 +274,15 @@ mod tests {
         }
         fn sample(&self, _: &crate::model::Case) -> crate::error::Result<crate::model::SampleData> {
             unreachable!()
+        }
+    }
+
+    impl Workload for Two {
+        fn name(&self) -> &'static str {
+            "two"
+        }
+        fn figures(&self) -> Vec<crate::model::Figure> {
+            Vec::new()
         }
     }
 

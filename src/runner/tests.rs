@@ -11,7 +11,7 @@ use crate::machine::Snapshot;
 use crate::model::{Better, Case, Figure, Run, SampleData, Status};
 use crate::stats::stopping::Rule;
 use crate::store::Store;
-use crate::workload::Workload;
+use crate::workload::{Measure, Workload};
 
 /// Two cases; sample k (counted over the run) reports x = `xs[k % len]`
 /// and y = k, or fails when k is `fail_at`.
@@ -31,21 +31,12 @@ impl Fake {
     }
 }
 
-impl Workload for Fake {
-    fn name(&self) -> &'static str {
-        "fake"
-    }
+impl Measure for Fake {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({"xs": self.xs})
     }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "fake"), Case::new(2, "fake")]
-    }
-    fn figures(&self) -> Vec<Figure> {
-        vec![
-            Figure::new("x", "s", Better::Lower, true),
-            Figure::new("y", "n", Better::Higher, false),
-        ]
     }
     fn memory_need(&self) -> u64 {
         0
@@ -61,6 +52,18 @@ impl Workload for Fake {
             figures: [("x".to_string(), x), ("y".to_string(), k as f64)].into(),
             tasks: Vec::new(),
         })
+    }
+}
+
+impl Workload for Fake {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn figures(&self) -> Vec<Figure> {
+        vec![
+            Figure::new("x", "s", Better::Lower, true),
+            Figure::new("y", "n", Better::Higher, false),
+        ]
     }
 }
 

@@ -13,14 +13,14 @@ use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Case, Figure, SampleData, Workload};
+use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::list;
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
-use clap::ArgMatches;
 
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
 
@@ -116,12 +116,8 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run atomic`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// Counters: shared, folded, packed, locked, plain (comma-separated)
     #[arg(long, default_value = "shared,folded,packed,locked,plain")]
     pub variant: String,
@@ -131,47 +127,40 @@ pub struct Args {
     /// Folded counters: increments between folds into the global
     #[arg(long, default_value_t = 64, value_name = "K")]
     pub fold: u64,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Atomic> {
-    let cfg = Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        pin: a.pin.parse::<Pin>()?,
-        variants: list(&a.variant),
-        ops: a.ops,
-        fold: a.fold,
-    };
-    Atomic::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+impl Options for Args {
+    type Workload = Atomic;
+    fn build(&self, env: &Env) -> Result<Atomic> {
+        let (a, m) = (self, env.machine);
+        let cfg = Config {
+            tasks: a.place.tasks(m)?,
+            mode: a.place.mode,
+            pin: a.place.pin.clone(),
+            variants: list(&a.variant),
+            ops: a.ops,
+            fold: a.fold,
+        };
+        Atomic::new(cfg, m.clone())
+    }
 }
 
 /// atomic in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "atomic",
     about: "The cost of counting: shared, folded, packed, locked and plain counters",
     examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
 vmscale run atomic --tasks 1,2 --mode process",
-    args: <Args as clap::Args>::augment_args,
-    build,
+    mode: Some(Mode::Thread),
     figures: super::ops::figures,
     report: super::Report::Atomic,
-    plots: super::Plots::Scaling,
     size_flags: "fewer --tasks or CPUs",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Atomic {
+impl Measure for Atomic {
     fn sample_s(&self, case: &Case) -> f64 {
         use super::cost::{CONTENDED_OP_S, OWN_OP_S, SAMPLE_S, tasks_s};
         // Tasks on one line take turns; on their own lines they overlap.
@@ -181,10 +170,6 @@ impl Workload for Atomic {
             _ => OWN_OP_S * 4.0,
         };
         SAMPLE_S + tasks_s(case.tasks) + ops * op
-    }
-
-    fn name(&self) -> &'static str {
-        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -199,10 +184,6 @@ impl Workload for Atomic {
             }
         }
         out
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        super::ops::figures()
     }
 
     fn memory_need(&self) -> u64 {

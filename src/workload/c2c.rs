@@ -14,14 +14,13 @@ use super::stored::{Text, lenient};
 use serde::{Deserialize, Serialize};
 
 use super::region::{self, Region};
-use super::{Better, Case, Figure, SampleData, Workload, cost};
+use super::{Better, Case, Figure, Measure, SampleData, cost};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
 use super::c2c_pairs::{self, Chosen, Class};
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
-use clap::ArgMatches;
 
 /// How the two CPUs hand the line over: a case's variant (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -259,55 +258,48 @@ pub struct Args {
     pub pairs: Option<String>,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<C2c> {
-    let cpus = a
-        .cpus
-        .as_deref()
-        .map(|t| {
-            cpulist::parse(t)
-                .map_err(|e| Error::Input(format!("--cpus '{t}': {e}; use a CPU list like 0-3,8")))
-        })
-        .transpose()?;
-    C2c::new(
-        cpus,
-        a.variant.clone(),
-        a.fresh_line,
-        a.rounds,
-        a.batches,
-        a.pairs.as_deref(),
-        m,
-    )
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+impl Options for Args {
+    type Workload = C2c;
+    fn build(&self, env: &Env) -> Result<C2c> {
+        let (a, m) = (self, env.machine);
+        let cpus = a
+            .cpus
+            .as_deref()
+            .map(|t| {
+                cpulist::parse(t).map_err(|e| {
+                    Error::Input(format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
+                })
+            })
+            .transpose()?;
+        C2c::new(
+            cpus,
+            a.variant.clone(),
+            a.fresh_line,
+            a.rounds,
+            a.batches,
+            a.pairs.as_deref(),
+            m,
+        )
+    }
 }
 
 /// c2c in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "c2c",
     about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
     examples: "Examples:\n  vmscale run c2c\n  \
 vmscale run c2c --cpus 0-3 --variant cas\n  \
 vmscale run c2c --pairs 16 --dry-run\n  \
 vmscale run c2c --fresh-line --rounds 2000 --batches 100",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::C2c,
     plots: super::Plots::Heatmap,
     size_flags: "fewer --cpus",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for C2c {
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
-
+impl Measure for C2c {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -320,9 +312,9 @@ impl Workload for C2c {
             .collect()
     }
 
-    fn figures(&self) -> Vec<Figure> {
+    fn run_figures(&self, declared: Vec<Figure>) -> Vec<Figure> {
         // The headline, one figure per CPU pair, then the clock's quality.
-        let mut f = figures();
+        let mut f = declared;
         let clock = f.split_off(1);
         f.extend(
             self.cfg

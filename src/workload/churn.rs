@@ -6,16 +6,16 @@
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options, Spec};
 use crate::error::Result;
 use crate::parse;
-use clap::ArgMatches;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -87,12 +87,8 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run churn`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "process")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// Bytes mapped, touched and unmapped per loop
     #[arg(long, default_value = "1M")]
     pub chunk: String,
@@ -102,53 +98,42 @@ pub struct Args {
     /// Seconds between each task's fault-count readings
     #[arg(long, default_value_t = 0.25)]
     pub every: f64,
-    /// Placement: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Churn> {
-    let cfg = Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        chunk: parse::size_arg("--chunk", &a.chunk)?,
-        secs: a.time,
-        every: a.every,
-        pin: a.pin.parse::<Pin>()?,
-        page_size: page_size(m),
-    };
-    Churn::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+impl Options for Args {
+    type Workload = Churn;
+    fn build(&self, env: &Env) -> Result<Churn> {
+        let m = env.machine;
+        let cfg = Config {
+            tasks: self.place.tasks(m)?,
+            mode: self.place.mode,
+            chunk: parse::size_arg("--chunk", &self.chunk)?,
+            secs: self.time,
+            every: self.every,
+            pin: self.place.pin.clone(),
+            page_size: page_size(m),
+        };
+        Churn::new(cfg, m.clone())
+    }
 }
 
 /// churn in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "churn",
     about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
     examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
 vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
-    args: <Args as clap::Args>::augment_args,
-    build,
+    mode: Some(Mode::Process),
     figures,
     report: super::Report::Churn,
-    plots: super::Plots::Scaling,
     size_flags: "a smaller --chunk or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Churn {
+impl Measure for Churn {
     fn sample_s(&self, case: &Case) -> f64 {
         super::cost::timed_s(self.cfg.secs, case.tasks)
-    }
-
-    fn name(&self) -> &'static str {
-        SPEC.name
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -159,9 +144,6 @@ impl Workload for Churn {
             .iter()
             .map(|&t| Case::new(t, "zfod"))
             .collect()
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)

@@ -12,14 +12,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::clock;
 use crate::machine::Snapshot;
 use crate::monitor::diskstats;
 
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
-use clap::ArgMatches;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -226,23 +225,21 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args) -> Result<Cmd> {
-    Cmd::new(Config {
-        argv: a.command.clone(),
-        setup: a.setup.clone(),
-        cleanup: a.cleanup.clone(),
-        device: a.device.clone(),
-        interval: a.interval,
-    })
-}
-
-fn build(m: &ArgMatches, _: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?)?))
+impl Options for Args {
+    type Workload = Cmd;
+    fn build(&self, _: &Env) -> Result<Cmd> {
+        Cmd::new(Config {
+            argv: self.command.clone(),
+            setup: self.setup.clone(),
+            cleanup: self.cleanup.clone(),
+            device: self.device.clone(),
+            interval: self.interval,
+        })
+    }
 }
 
 /// cmd in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "cmd",
     about: "Any external command under the harness: times, faults, vmstat and disk deltas",
     examples: "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
@@ -250,26 +247,19 @@ vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/t
 vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
 Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
 failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126.",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Cmd,
-    plots: super::Plots::Scaling,
     // memory_need is 0: a command is never refused for memory.
     size_flags: "a command that needs less memory",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Cmd {
+impl Measure for Cmd {
     fn sample_s(&self, _case: &Case) -> f64 {
         super::cost::UNKNOWN_S
     }
 
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
     /// After a failed run: the exit code to propagate (see docs/cmd.md).
     fn exit_code(&self) -> Option<i32> {
         self.exit.lock().ok().and_then(|g| *g)
@@ -279,9 +269,6 @@ impl Workload for Cmd {
     }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "cmd")]
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         0

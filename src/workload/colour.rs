@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
+use super::spec::Spec;
 use super::stored::{Text, lenient};
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -415,26 +416,21 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// colour in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "colour",
     about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
     examples: super::colour_args::EXAMPLES,
-    args: <super::colour_args::Args as clap::Args>::augment_args,
-    build: super::colour_args::build,
+    mode: Some(Mode::Thread),
     figures,
     report: super::Report::Colour,
     plots: super::Plots::Colour,
     size_flags: "a smaller --size-per-task or fewer --tasks",
-    measures_knobs: &[],
     quick,
     quick_may_skip: true,
+    ..Spec::of::<super::colour_args::Args>()
 };
 
-impl Workload for Colour {
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
-
+impl Measure for Colour {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -445,10 +441,6 @@ impl Workload for Colour {
             .iter()
             .map(|&t| Case::new(t, self.variant()))
             .collect()
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -2,26 +2,19 @@
 //! `Colour`: the colours from `--colours` or the LLC's geometry, the
 //! memory per task from `--size-per-task` or `--size`.
 
-use clap::ArgMatches;
-
-use super::Workload;
 use super::colour::{self, Colour};
 use super::options::{online, page_size};
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options};
 use crate::error::{Error, Result};
-use crate::exec::{Mode, pin::Pin};
-use crate::machine::Snapshot;
 use crate::parse;
 
 // `vmscale run colour`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
+#[command(mut_arg("tasks", |a| a.default_value("2")))]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
-    #[arg(long, default_value = "2")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// Memory each task allocates and touches (e.g. 10M, 1G) [default: 64M]
     #[arg(long, value_name = "SIZE", conflicts_with = "size")]
     pub size_per_task: Option<String>,
@@ -34,9 +27,6 @@ pub struct Args {
     /// Colours to analyse instead of the LLC's size / (ways x page size)
     #[arg(long, value_name = "N")]
     pub colours: Option<u64>,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
     /// Transparent huge pages for the mapping (madvise)
     #[arg(long, value_enum, default_value = "never")]
     pub thp: crate::workload::pft::Thp,
@@ -48,50 +38,48 @@ vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
 vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap.";
 
-/// colour's `Spec::build`.
-pub fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
-}
-
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Colour> {
-    let (colours, colours_from) = match a.colours {
-        Some(n) => (n, "--colours".to_string()),
-        None => {
-            let n = m.llc_colours().ok_or_else(|| {
-                Error::Input(
-                    "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
-                     page colours are unknown: give --colours N"
-                        .into(),
-                )
-            })?;
-            let from = m
-                .llc()
-                .map(|c| {
-                    format!(
-                        "L{} {} {}-way",
-                        c.level,
-                        c.size_bytes.map(parse::format_size).unwrap_or_default(),
-                        c.ways.unwrap_or(0)
+impl Options for Args {
+    type Workload = Colour;
+    fn build(&self, env: &Env) -> Result<Colour> {
+        let (a, m) = (self, env.machine);
+        let (colours, colours_from) = match a.colours {
+            Some(n) => (n, "--colours".to_string()),
+            None => {
+                let n = m.llc_colours().ok_or_else(|| {
+                    Error::Input(
+                        "the LLC geometry (size and ways) is not in sysfs on this machine, so its \
+                         page colours are unknown: give --colours N"
+                            .into(),
                     )
-                })
-                .unwrap_or_default();
-            (n, from)
-        }
-    };
-    let cfg = colour::Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        size_per_task: size_per_task(a, online(m))?,
-        pin: a.pin.parse::<Pin>()?,
-        interleave: a.interleave,
-        colours,
-        colours_from,
-        l2_colours: m.l2_colours().filter(|&c| c >= 2),
-        thp: a.thp,
-        page_size: page_size(m),
-    };
-    Colour::new(cfg, m.clone())
+                })?;
+                let from = m
+                    .llc()
+                    .map(|c| {
+                        format!(
+                            "L{} {} {}-way",
+                            c.level,
+                            c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                            c.ways.unwrap_or(0)
+                        )
+                    })
+                    .unwrap_or_default();
+                (n, from)
+            }
+        };
+        let cfg = colour::Config {
+            tasks: a.place.tasks(m)?,
+            mode: a.place.mode,
+            size_per_task: size_per_task(a, online(m))?,
+            pin: a.place.pin.clone(),
+            interleave: a.interleave,
+            colours,
+            colours_from,
+            l2_colours: m.l2_colours().filter(|&c| c >= 2),
+            thp: a.thp,
+            page_size: page_size(m),
+        };
+        Colour::new(cfg, m.clone())
+    }
 }
 
 /// Memory per task: `--size-per-task`, or `--size` split evenly among the
@@ -101,7 +89,7 @@ fn size_per_task(a: &Args, online: usize) -> Result<u64> {
     match (&a.size, &a.size_per_task) {
         (Some(total), _) => {
             let total = parse::size_arg("--size", total)?;
-            let tasks = parse::tasks(&a.tasks, online)?;
+            let tasks = parse::tasks(&a.place.tasks, online)?;
             let most = tasks.iter().copied().max().unwrap_or(1).max(1) as u64;
             Ok(total / most)
         }

@@ -9,16 +9,16 @@ use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 /// What the parent's mapping is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,12 +140,8 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run fork`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// process or thread (forking tasks)
-    #[arg(long, default_value = "process")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// The mapping each task populates before forking
     #[arg(long, default_value = "64M")]
     pub size: String,
@@ -161,56 +157,49 @@ pub struct Args {
     /// Directory for the shared file (default: the temp directory)
     #[arg(long, value_name = "DIR")]
     pub file_dir: Option<PathBuf>,
-    /// Placement: compact, spread, none, or a CPU list
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Fork> {
-    let cfg = Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        size: parse::size_arg("--size", &a.size)?,
-        backing: if a.shared_file {
-            Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
-        } else if a.file_dir.is_some() {
-            return Err(Error::Input(
-                "--file-dir only applies with --shared-file".into(),
-            ));
-        } else {
-            Backing::Anon
-        },
-        forks: a.forks,
-        touch: a.touch,
-        pin: a.pin.parse::<Pin>()?,
-        page_size: page_size(m),
-    };
-    Fork::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+impl Options for Args {
+    type Workload = Fork;
+    fn build(&self, env: &Env) -> Result<Fork> {
+        let (a, m) = (self, env.machine);
+        let cfg = Config {
+            tasks: a.place.tasks(m)?,
+            mode: a.place.mode,
+            size: parse::size_arg("--size", &a.size)?,
+            backing: if a.shared_file {
+                Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
+            } else if a.file_dir.is_some() {
+                return Err(Error::Input(
+                    "--file-dir only applies with --shared-file".into(),
+                ));
+            } else {
+                Backing::Anon
+            },
+            forks: a.forks,
+            touch: a.touch,
+            pin: a.place.pin.clone(),
+            page_size: page_size(m),
+        };
+        Fork::new(cfg, m.clone())
+    }
 }
 
 /// fork in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "fork",
     about: "fork over a populated mapping: forks/s, system time per fork and per page",
     examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
 vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
-    args: <Args as clap::Args>::augment_args,
-    build,
+    mode: Some(Mode::Process),
     figures,
     report: super::Report::Fork,
-    plots: super::Plots::Scaling,
     size_flags: "a smaller --size or --touch, or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Fork {
+impl Measure for Fork {
     fn sample_s(&self, case: &Case) -> f64 {
         use super::cost::{SAMPLE_S, TASK_S, tasks_s, touch_s};
         // Each fork copies the page tables of the mapping (about 1/512 of
@@ -219,10 +208,6 @@ impl Workload for Fork {
             + touch_s(self.cfg.size) / 512.0
             + touch_s(self.cfg.touch * self.cfg.page_size);
         SAMPLE_S + tasks_s(case.tasks) + touch_s(self.cfg.size) + self.cfg.forks as f64 * per_fork
-    }
-
-    fn name(&self) -> &'static str {
-        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -235,10 +220,6 @@ impl Workload for Fork {
             Backing::File(_) => "file",
         };
         self.cfg.tasks.iter().map(|&t| Case::new(t, v)).collect()
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -8,15 +8,14 @@ use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::{Pages, Region};
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::{line_size, list};
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -153,72 +152,64 @@ pub struct Args {
     pub loads: u64,
     /// Placement of the one task: compact, spread, none, or a CPU
     #[arg(long, default_value = "compact")]
-    pub pin: String,
+    pub pin: Pin,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Latency> {
-    let min = parse::size_arg("--min", &a.min)?;
-    let max = match &a.max {
-        Some(t) => parse::size_arg("--max", t)?,
-        None => {
-            // Twice the LLC brackets its step and keeps a default run
-            // within a minute (the largest sizes cost most per sample).
-            let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
-            (2 * llc).next_power_of_two()
+impl Options for Args {
+    type Workload = Latency;
+    fn build(&self, env: &Env) -> Result<Latency> {
+        let (a, m) = (self, env.machine);
+        let min = parse::size_arg("--min", &a.min)?;
+        let max = match &a.max {
+            Some(t) => parse::size_arg("--max", t)?,
+            None => {
+                // Twice the LLC brackets its step and keeps a default run
+                // within a minute (the largest sizes cost most per sample).
+                let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
+                (2 * llc).next_power_of_two()
+            }
+        };
+        if max < min {
+            return Err(Error::Input(format!(
+                "--max {} is below --min {}: raise --max",
+                parse::format_size(max),
+                parse::format_size(min)
+            )));
         }
-    };
-    if max < min {
-        return Err(Error::Input(format!(
-            "--max {} is below --min {}: raise --max",
-            parse::format_size(max),
-            parse::format_size(min)
-        )));
+        let cfg = Config {
+            sizes: doubling_sizes(min, max),
+            pages: list(&a.pages),
+            loads: a.loads,
+            pin: a.pin.clone(),
+            line_size: line_size(m),
+            thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
+        };
+        Latency::new(cfg, m.clone())
     }
-    let cfg = Config {
-        sizes: doubling_sizes(min, max),
-        pages: list(&a.pages),
-        loads: a.loads,
-        pin: a.pin.parse::<Pin>()?,
-        line_size: line_size(m),
-        thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
-    };
-    Latency::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
 /// latency in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "latency",
     about: "Dependent-load latency by working-set size, base pages and THP",
     examples: "Examples:\n  vmscale run latency\n  \
 vmscale run latency --max 256M --pages base,thp\n  \
 vmscale run latency --min 16K --max 4M --pages base --pin 1",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Latency,
     plots: super::Plots::Latency,
     size_flags: "a smaller --max",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Latency {
+impl Measure for Latency {
     fn sample_s(&self, case: &Case) -> f64 {
         use super::cost::{LOAD_S, SAMPLE_S, touch_s};
         let size = parse_variant(&case.variant).map_or(0, |(_, s)| s);
         // At least two laps of the chain are timed.
         let loads = (self.cfg.loads as f64).max(2.0 * (size / self.cfg.line_size.max(1)) as f64);
         SAMPLE_S + touch_s(size) + loads * LOAD_S
-    }
-
-    fn name(&self) -> &'static str {
-        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -233,10 +224,6 @@ impl Workload for Latency {
             }
         }
         out
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
 
     fn memory_need(&self) -> u64 {

@@ -11,15 +11,15 @@ use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Case, Figure, SampleData, Workload};
+use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::list;
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 pub const KINDS: &[&str] = &["spin", "mutex"];
 
@@ -117,12 +117,8 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run lockfan`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// Lock counts K: a list, a range, or auto (1, 2, 4, ... 256)
     #[arg(long, default_value = "auto")]
     pub locks: String,
@@ -135,65 +131,54 @@ pub struct Args {
     /// Cache lines of data each lock protects, all written per operation
     #[arg(long, default_value_t = 2)]
     pub lines: usize,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Lockfan> {
-    let locks = parse::tasks(&a.locks, 256).map_err(|e| {
-        Error::Input(
-            e.to_string()
-                .replace("--tasks", "--locks")
-                .replace("tasks", "locks"),
-        )
-    });
-    let cfg = Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        pin: a.pin.parse::<Pin>()?,
-        locks: locks?,
-        kinds: list(&a.kind),
-        ops: a.ops,
-        lines: a.lines,
-    };
-    Lockfan::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+impl Options for Args {
+    type Workload = Lockfan;
+    fn build(&self, env: &Env) -> Result<Lockfan> {
+        let (a, m) = (self, env.machine);
+        let locks = parse::tasks(&a.locks, 256).map_err(|e| {
+            Error::Input(
+                e.to_string()
+                    .replace("--tasks", "--locks")
+                    .replace("tasks", "locks"),
+            )
+        });
+        let cfg = Config {
+            tasks: a.place.tasks(m)?,
+            mode: a.place.mode,
+            pin: a.place.pin.clone(),
+            locks: locks?,
+            kinds: list(&a.kind),
+            ops: a.ops,
+            lines: a.lines,
+        };
+        Lockfan::new(cfg, m.clone())
+    }
 }
 
 /// lockfan in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "lockfan",
     about: "One lock against the same work hashed over K locks",
     examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
 vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
-    args: <Args as clap::Args>::augment_args,
-    build,
+    mode: Some(Mode::Thread),
     figures: super::ops::figures,
     report: super::Report::Lockfan,
-    plots: super::Plots::Scaling,
     size_flags: "fewer --locks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Lockfan {
+impl Measure for Lockfan {
     fn sample_s(&self, case: &Case) -> f64 {
         use super::cost::{CONTENDED_OP_S, SAMPLE_S, tasks_s};
         // Tasks sharing a lock take turns: tasks / K of them at once.
         let k = parse_variant(&case.variant).map_or(1, |(_, k)| k).max(1);
         let queue = case.tasks.div_ceil(k).max(1) as f64;
         SAMPLE_S + tasks_s(case.tasks) + self.cfg.ops as f64 * CONTENDED_OP_S * queue
-    }
-
-    fn name(&self) -> &'static str {
-        SPEC.name
     }
 
     fn config(&self) -> serde_json::Value {
@@ -210,10 +195,6 @@ impl Workload for Lockfan {
             }
         }
         out
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        super::ops::figures()
     }
 
     fn memory_need(&self) -> u64 {

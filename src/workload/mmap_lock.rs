@@ -11,16 +11,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -114,66 +113,57 @@ pub struct Args {
     pub time: f64,
     /// Placement of the faulting threads: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
-    pub pin: String,
+    pub pin: Pin,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<MmapLock> {
-    let changers = a
-        .changers
-        .split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(|c| {
-            c.parse::<usize>().map_err(|_| {
-                Error::Input(format!(
-                    "--changers '{}': '{c}' is not a count; use e.g. 0,1,2",
-                    a.changers
-                ))
+impl Options for Args {
+    type Workload = MmapLock;
+    fn build(&self, env: &Env) -> Result<MmapLock> {
+        let (a, m) = (self, env.machine);
+        let changers = a
+            .changers
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                c.parse::<usize>().map_err(|_| {
+                    Error::Input(format!(
+                        "--changers '{}': '{c}' is not a count; use e.g. 0,1,2",
+                        a.changers
+                    ))
+                })
             })
-        })
-        .collect::<Result<Vec<usize>>>()?;
-    let cfg = Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        changers,
-        size: parse::size_arg("--size", &a.size)?,
-        rate: a.rate,
-        secs: a.time,
-        pin: a.pin.parse::<Pin>()?,
-        page_size: page_size(m),
-    };
-    MmapLock::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
+            .collect::<Result<Vec<usize>>>()?;
+        let cfg = Config {
+            tasks: super::options::tasks(&a.tasks, m)?,
+            changers,
+            size: parse::size_arg("--size", &a.size)?,
+            rate: a.rate,
+            secs: a.time,
+            pin: a.pin.clone(),
+            page_size: page_size(m),
+        };
+        MmapLock::new(cfg, m.clone())
+    }
 }
 
 /// mmap-lock in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "mmap-lock",
     about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
     examples: "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
 vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::MmapLock,
-    plots: super::Plots::Scaling,
-    size_flags: "smaller sizes or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for MmapLock {
+impl Measure for MmapLock {
     fn sample_s(&self, case: &Case) -> f64 {
         super::cost::timed_s(self.cfg.secs, case.tasks) + super::cost::touch_s(self.cfg.size)
     }
 
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -188,9 +178,6 @@ impl Workload for MmapLock {
                     .map(move |&n| Case::new(n, &format!("m{m}")))
             })
             .collect()
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         let n = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;

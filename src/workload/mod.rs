@@ -21,6 +21,7 @@ mod ops;
 pub mod options;
 pub mod pft;
 pub mod pft_args;
+pub mod placement;
 pub mod region;
 pub mod spec;
 pub mod stored;
@@ -34,15 +35,19 @@ pub use crate::model::{Better, Case, Figure, SampleData};
 use crate::error::{Error, Result};
 pub use spec::{Env, Plots, Report, Spec};
 
-/// A workload ready to run: validated configuration, cases, and the sampler.
-pub trait Workload {
-    fn name(&self) -> &'static str;
+/// What a workload's file implements: its validated configuration, its
+/// cases and how one is measured. The runner sees it as a [`Workload`],
+/// which adds what its `Spec` declares (`spec::Declared`).
+pub trait Measure {
     /// The validated configuration, stored with the run.
     fn config(&self) -> serde_json::Value;
     /// Cases in the order they are run and printed.
     fn cases(&self) -> Vec<Case>;
-    /// Figures reported; the first is the headline used for stopping rules.
-    fn figures(&self) -> Vec<Figure>;
+    /// The figures a run reports, given those its `Spec` declares: a run
+    /// may add more (c2c adds one per CPU pair).
+    fn run_figures(&self, declared: Vec<Figure>) -> Vec<Figure> {
+        declared
+    }
     /// Peak memory one sample needs, in bytes, for the safety check.
     fn memory_need(&self) -> u64;
     /// Runs one sample of `case`; a failure is `Error::Failed`.
@@ -72,6 +77,13 @@ pub trait Workload {
     fn exit_code(&self) -> Option<i32> {
         None
     }
+}
+
+/// A workload ready to run: what it measures, and its name and figures.
+pub trait Workload: Measure {
+    fn name(&self) -> &'static str;
+    /// Figures reported; the first is the headline used for stopping rules.
+    fn figures(&self) -> Vec<Figure>;
 }
 
 /// The registry: every workload, in the order `run --help` and the quick

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::stored::lenient;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
@@ -47,6 +47,19 @@ pub enum Pattern {
 impl Pattern {
     pub fn name(&self) -> &'static str {
         self.spec().name
+    }
+
+    /// The pattern whose entry in the registry is `spec`.
+    pub fn of(spec: &super::Spec) -> Result<Pattern> {
+        [
+            Pattern::Numa01,
+            Pattern::Numa01Threadlocal,
+            Pattern::Numa02,
+            Pattern::Numa02Smt,
+        ]
+        .into_iter()
+        .find(|p| p.name() == spec.name)
+        .ok_or_else(|| Error::Failed(format!("{} is not a NUMA pattern", spec.name)))
     }
 
     /// The pattern's entry in the registry.
@@ -338,7 +351,7 @@ pub fn figures() -> Vec<Figure> {
 
 pub use super::numa_args::{SPEC_NUMA01, SPEC_NUMA01_THREADLOCAL, SPEC_NUMA02, SPEC_NUMA02_SMT};
 
-impl Workload for Numa {
+impl Measure for Numa {
     fn sample_s(&self, case: &Case) -> f64 {
         use super::cost::{MEMSET_BPS, SAMPLE_S, tasks_s, touch_s};
         // Every thread passes over the whole region (numa01) or its slice,
@@ -355,10 +368,6 @@ impl Workload for Numa {
             + self.cfg.loops as f64 * pass as f64 / MEMSET_BPS
     }
 
-    fn name(&self) -> &'static str {
-        self.cfg.pattern.name()
-    }
-
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -368,10 +377,6 @@ impl Workload for Numa {
             self.cfg.processes * self.cfg.threads,
             self.cfg.pattern.name(),
         )]
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
 
     fn memory_need(&self) -> u64 {

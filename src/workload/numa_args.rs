@@ -1,13 +1,9 @@
 //! `vmscale run numa01` .. `numa02-smt`: the four patterns' registry
 //! entries, their shared options and how those become a validated `Numa`.
 
-use clap::ArgMatches;
-
-use super::Workload;
 use super::numa::{self, Numa, Pattern};
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
-use crate::machine::Snapshot;
 use crate::parse;
 
 // The NUMA patterns' options; the harness options are added beside them.
@@ -44,89 +40,59 @@ fn interval_ms(text: &str) -> Result<u64> {
     }
 }
 
-/// The validated workload of pattern `p` that `args` describe.
-pub fn from_args(p: Pattern, a: &Args, m: &Snapshot) -> Result<Numa> {
-    let size = a
-        .size
-        .as_deref()
-        .map(|t| parse::size_arg("--size", t))
-        .transpose()?;
-    let cfg = numa::plan(p, size, a.loops, interval_ms(&a.interval)?, a.threshold, m)?;
-    Ok(Numa::new(cfg, m))
-}
-
-fn build(p: Pattern, m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(p, &options(m)?, env.machine)?))
-}
-
-/// numa01's `Spec::build`.
-pub fn build_numa01(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    build(Pattern::Numa01, m, env)
-}
-
-/// numa01-threadlocal's `Spec::build`.
-pub fn build_numa01_threadlocal(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    build(Pattern::Numa01Threadlocal, m, env)
-}
-
-/// numa02's `Spec::build`.
-pub fn build_numa02(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    build(Pattern::Numa02, m, env)
-}
-
-/// numa02-smt's `Spec::build`.
-pub fn build_numa02_smt(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    build(Pattern::Numa02Smt, m, env)
+impl Options for Args {
+    type Workload = Numa;
+    /// The pattern is the one of the subcommand (`env.spec`).
+    fn build(&self, env: &Env) -> Result<Numa> {
+        let m = env.machine;
+        let p = Pattern::of(env.spec)?;
+        let size = self
+            .size
+            .as_deref()
+            .map(|t| parse::size_arg("--size", t))
+            .transpose()?;
+        let ms = interval_ms(&self.interval)?;
+        let cfg = numa::plan(p, size, self.loops, ms, self.threshold, m)?;
+        Ok(Numa::new(cfg, m))
+    }
 }
 
 /// The four patterns in the registry (`workload::REGISTRY`).
 const fn spec(
     name: &'static str,
     about: &'static str,
-    quick: fn(&Snapshot) -> Vec<Vec<String>>,
-    build: super::spec::Build,
-) -> super::Spec {
-    super::Spec {
+    quick: fn(&crate::machine::Snapshot) -> Vec<Vec<String>>,
+) -> Spec {
+    Spec {
         name,
         about,
         examples: EXAMPLES,
-        args: <Args as clap::Args>::augment_args,
-        build,
         quick,
-        quick_may_skip: false,
         figures: numa::figures,
         report: super::Report::Numa,
-        plots: super::Plots::Scaling,
         size_flags: "a smaller --size",
         // NUMA balancing may be what is measured: --tune leaves it alone.
         measures_knobs: &["numa_balancing"],
+        ..Spec::of::<Args>()
     }
 }
 
-pub const SPEC_NUMA01: super::Spec = spec(
+pub const SPEC_NUMA01: Spec = spec(
     "numa01",
     "autonumabench numa01: 2 processes zero their own regions first touched on a node",
     |_| quick(10),
-    build_numa01,
 );
-pub const SPEC_NUMA01_THREADLOCAL: super::Spec = spec(
+pub const SPEC_NUMA01_THREADLOCAL: Spec = spec(
     "numa01-threadlocal",
     "numa01 with each thread zeroing only its own slice",
     |_| quick(20),
-    build_numa01_threadlocal,
 );
-pub const SPEC_NUMA02: super::Spec = spec(
+pub const SPEC_NUMA02: Spec = spec(
     "numa02",
     "autonumabench numa02: one thread per CPU, each zeroing its slice",
     |_| quick(20),
-    build_numa02,
 );
-pub const SPEC_NUMA02_SMT: super::Spec = spec(
-    "numa02-smt",
-    "numa02 with half the threads",
-    |_| quick(20),
-    build_numa02_smt,
-);
+pub const SPEC_NUMA02_SMT: Spec = spec("numa02-smt", "numa02 with half the threads", |_| quick(20));
 
 /// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
 fn quick(loops: u64) -> Vec<Vec<String>> {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
 use super::stored::{Text, lenient, view};
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Pages;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -265,22 +265,15 @@ pub const SPEC: super::Spec = super::Spec {
     name: "pft",
     about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
     examples: super::pft_args::EXAMPLES,
-    args: <super::pft_args::Args as clap::Args>::augment_args,
-    build: super::pft_args::build,
+    mode: Some(Mode::Thread),
     figures,
     report: super::Report::Pft,
-    plots: super::Plots::Scaling,
     size_flags: "a smaller --size or --size-per-task",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..super::Spec::of::<super::pft_args::Args>()
 };
 
-impl Workload for Pft {
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
-
+impl Measure for Pft {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -301,10 +294,6 @@ impl Workload for Pft {
             );
         }
         cases
-    }
-
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
 
     /// Hugetlb pages come from the reserved pool, checked apart.

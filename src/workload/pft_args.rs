@@ -5,27 +5,20 @@
 
 use std::path::PathBuf;
 
-use clap::ArgMatches;
-
-use super::Workload;
 use super::fault_map::{self, PageKind};
 use super::options::{line_size, page_size};
 use super::pft::{self, Pft};
-use super::spec::{Env, options};
+use super::placement::Placement;
+use super::spec::{Env, Options};
 use crate::error::{Error, Result};
-use crate::exec::{Mode, pin::Pin};
 use crate::machine::Snapshot;
 use crate::parse;
 
 // `vmscale run pft`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
-    #[arg(long, default_value = "auto")]
-    pub tasks: String,
-    /// thread or process
-    #[arg(long, default_value = "thread")]
-    pub mode: String,
+    #[command(flatten)]
+    pub place: Placement,
     /// Total memory, split evenly among the tasks (e.g. 256M, 4G)
     #[arg(long)]
     pub size: Option<String>,
@@ -35,9 +28,6 @@ pub struct Args {
     /// Cache lines written per page, 1 .. page size / line size
     #[arg(long, default_value_t = 1)]
     pub cline: u64,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: String,
     /// Transparent huge pages for the mapping (madvise)
     #[arg(long, value_enum, default_value = "never")]
     pub thp: pft::Thp,
@@ -72,32 +62,29 @@ pub const EXAMPLES: &str = "Examples:\n  vmscale run pft --tasks auto --size 512
 vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate";
 
-/// pft's `Spec::build`.
-pub fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env)?))
-}
-
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, env: &Env) -> Result<Pft> {
-    let m = env.machine;
-    let size =
-        |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
-    let cfg = pft::Config {
-        tasks: super::options::tasks(&a.tasks, m)?,
-        mode: a.mode.parse::<Mode>()?,
-        size_total: size("--size", &a.size)?,
-        size_per_task: size("--size-per-task", &a.size_per_task)?,
-        cline: a.cline,
-        pin: a.pin.parse::<Pin>()?,
-        thp: a.thp,
-        populate: a.populate,
-        page_size: page_size(m),
-        line_size: line_size(m),
-        map: Default::default(),
-        huge_size: 0,
-        perf_faults: a.perf_faults,
-    };
-    with_mapping(cfg, a, env)
+impl Options for Args {
+    type Workload = Pft;
+    fn build(&self, env: &Env) -> Result<Pft> {
+        let (a, m) = (self, env.machine);
+        let size =
+            |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
+        let cfg = pft::Config {
+            tasks: a.place.tasks(m)?,
+            mode: a.place.mode,
+            size_total: size("--size", &a.size)?,
+            size_per_task: size("--size-per-task", &a.size_per_task)?,
+            cline: a.cline,
+            pin: a.place.pin.clone(),
+            thp: a.thp,
+            populate: a.populate,
+            page_size: page_size(m),
+            line_size: line_size(m),
+            map: Default::default(),
+            huge_size: 0,
+            perf_faults: a.perf_faults,
+        };
+        with_mapping(cfg, a, env)
+    }
 }
 
 /// Completes pft's configuration with the mapping options and checks it.

@@ -8,10 +8,11 @@
 
 use clap::{ArgMatches, FromArgMatches};
 
-use super::Workload;
+use super::{Measure, Workload};
 use crate::error::{Error, Result};
+use crate::exec::Mode;
 use crate::machine::Snapshot;
-use crate::model::Figure;
+use crate::model::{Case, Figure, SampleData};
 
 /// Which text report (`report/<module>.rs`) renders a workload's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +74,8 @@ pub struct Spec {
     /// The workload the parsed options describe, validated: bad input is
     /// `Error::Input` (exit 2), before anything is stored.
     pub build: Build,
+    /// The default of `--mode` (`Placement`), for a workload that takes it.
+    pub mode: Option<Mode>,
     /// The figures every run reports; the first is the headline (adaptive
     /// stopping, plots and `compare` default to it). A run may add more
     /// (c2c adds one per CPU pair).
@@ -97,6 +100,28 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// The declaration of a workload whose options are `A`, built by
+    /// [`build`], with what most workloads declare: scaling plots, the
+    /// generic report, no `--mode`, no measured knobs, no quick entry. A
+    /// workload's `SPEC` names what it changes and ends `..Spec::of::<Args>()`.
+    pub const fn of<A: Options>() -> Spec {
+        Spec {
+            name: "",
+            about: "",
+            examples: "",
+            args: <A as clap::Args>::augment_args,
+            build: build::<A>,
+            mode: None,
+            figures: Vec::new,
+            report: Report::Generic,
+            plots: Plots::Scaling,
+            size_flags: DEFAULT_SIZE_FLAGS,
+            measures_knobs: &[],
+            quick: no_quick,
+            quick_may_skip: false,
+        }
+    }
+
     /// The headline figure's name.
     pub fn headline(&self) -> String {
         (self.figures)()
@@ -106,16 +131,90 @@ impl Spec {
     }
 }
 
+/// No entry in `run quick`.
+fn no_quick(_: &Snapshot) -> Vec<Vec<String>> {
+    Vec::new()
+}
+
 /// `Spec::build`: the parsed options to a validated workload.
 pub type Build = fn(&ArgMatches, &Env) -> Result<Box<dyn Workload>>;
 
 /// What building a workload may read besides its own options.
 pub struct Env<'a> {
+    /// The workload's declaration (numa's four patterns share options).
+    pub spec: &'static Spec,
     /// The machine the run is for.
     pub machine: &'a Snapshot,
     /// The run's `--knob` options as given: a knob the run sets counts
     /// instead of the machine's value now (pft's THP and hugetlb checks).
     pub knobs: &'a [String],
+}
+
+/// A workload's clap options and how they become the workload: every
+/// `Spec::build` is [`build`] of them.
+pub trait Options: clap::Args + FromArgMatches {
+    /// The workload the options describe.
+    type Workload: Measure + 'static;
+    /// The validated workload: bad input is `Error::Input` (exit 2).
+    fn build(&self, env: &Env) -> Result<Self::Workload>;
+}
+
+/// `Spec::build` of a workload whose options are `A`.
+pub fn build<A: Options>(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
+    let work = options::<A>(m)?.build(env)?;
+    Ok(Box::new(Declared {
+        spec: env.spec,
+        work,
+    }))
+}
+
+/// A built workload with its declaration: the `Workload` the runner sees,
+/// named and with the figures its `Spec` declares.
+pub struct Declared<W> {
+    pub spec: &'static Spec,
+    pub work: W,
+}
+
+impl<W: Measure> Workload for Declared<W> {
+    fn name(&self) -> &'static str {
+        self.spec.name
+    }
+    fn figures(&self) -> Vec<Figure> {
+        self.work.run_figures((self.spec.figures)())
+    }
+}
+
+impl<W: Measure> Measure for Declared<W> {
+    fn config(&self) -> serde_json::Value {
+        self.work.config()
+    }
+    fn cases(&self) -> Vec<Case> {
+        self.work.cases()
+    }
+    fn run_figures(&self, declared: Vec<Figure>) -> Vec<Figure> {
+        self.work.run_figures(declared)
+    }
+    fn memory_need(&self) -> u64 {
+        self.work.memory_need()
+    }
+    fn sample(&self, case: &Case) -> Result<SampleData> {
+        self.work.sample(case)
+    }
+    fn sample_s(&self, case: &Case) -> f64 {
+        self.work.sample_s(case)
+    }
+    fn plan_detail(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.work.plan_detail()
+    }
+    fn plan_notes(&self) -> Vec<String> {
+        self.work.plan_notes()
+    }
+    fn bounded_by_max_time(&self) -> bool {
+        self.work.bounded_by_max_time()
+    }
+    fn exit_code(&self) -> Option<i32> {
+        self.work.exit_code()
+    }
 }
 
 /// A workload's options out of its subcommand's matches. clap has checked
@@ -220,6 +319,22 @@ mod tests {
                     "{} has no --{flag}",
                     s.name
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn every_mode_option_defaults_to_its_spec_mode() {
+        let run = run_command();
+        for s in REGISTRY {
+            let sub = run.find_subcommand(s.name).expect("registered");
+            let mode = sub.get_arguments().find(|a| a.get_long() == Some("mode"));
+            let default = mode.map(|a| a.get_default_values().to_vec());
+            match (s.mode, default) {
+                (Some(m), Some(d)) => assert_eq!(d, [m.as_str()], "{}", s.name),
+                (Some(_), None) => panic!("{}: a Spec mode but no --mode", s.name),
+                (None, Some(d)) => assert!(!d.is_empty(), "{}: --mode without a default", s.name),
+                (None, None) => {}
             }
         }
     }

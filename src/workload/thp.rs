@@ -7,13 +7,12 @@
 
 use std::sync::Mutex;
 
-use clap::ArgMatches;
 use serde::{Deserialize, Serialize};
 
 use super::options::{page_size, tasks};
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use super::thp_fragment::{self, FileSet, FileSpec, Method};
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -48,7 +47,7 @@ pub struct Args {
     pub file_size: String,
     /// Placement: compact, spread, none, or a CPU list like 0-3,8
     #[arg(long, default_value = "compact")]
-    pub pin: String,
+    pub pin: Pin,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,60 +126,58 @@ fn setting(env: &Env, knob: &str, now: Option<&String>) -> Result<Vec<String>> {
         .unwrap_or_else(|| vec![now.cloned().unwrap_or_else(|| "unknown".into())]))
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, env: &Env) -> Result<Thp> {
-    let m = env.machine;
-    let fragment = a
-        .fragment
-        .split(',')
-        .map(|s| s.trim().parse::<Method>())
-        .collect::<Result<Vec<_>>>()?;
-    let size = size_or_share("--size", &a.size, m)?;
-    let fault_size = match &a.fault_size {
-        Some(t) => size_or_share("--fault-size", t, m)?,
-        None => size / 2,
-    };
-    let files = if fragment.contains(&Method::Files) {
-        let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
-        thp_fragment::check_dir(&dir)?;
-        Some(FileSpec {
-            dir,
-            file_size: parse::size_arg("--file-size", &a.file_size)?,
-        })
-    } else {
-        None
-    };
-    for enabled in setting(env, "thp", m.thp_enabled.as_ref())? {
-        if enabled != "always" && enabled != "madvise" {
-            return Err(Error::Refused(format!(
-                "thp faults need /sys/kernel/mm/transparent_hugepage/enabled set to always \
-                 or madvise (it is {enabled}): set it, or run with --knob thp=madvise"
-            )));
+impl Options for Args {
+    type Workload = Thp;
+    fn build(&self, env: &Env) -> Result<Thp> {
+        let (a, m) = (self, env.machine);
+        let fragment = a
+            .fragment
+            .split(',')
+            .map(|s| s.trim().parse::<Method>())
+            .collect::<Result<Vec<_>>>()?;
+        let size = size_or_share("--size", &a.size, m)?;
+        let fault_size = match &a.fault_size {
+            Some(t) => size_or_share("--fault-size", t, m)?,
+            None => size / 2,
+        };
+        let files = if fragment.contains(&Method::Files) {
+            let dir = a.dir.clone().unwrap_or_else(std::env::temp_dir);
+            thp_fragment::check_dir(&dir)?;
+            Some(FileSpec {
+                dir,
+                file_size: parse::size_arg("--file-size", &a.file_size)?,
+            })
+        } else {
+            None
+        };
+        for enabled in setting(env, "thp", m.thp_enabled.as_ref())? {
+            if enabled != "always" && enabled != "madvise" {
+                return Err(Error::Refused(format!(
+                    "thp faults need /sys/kernel/mm/transparent_hugepage/enabled set to always \
+                     or madvise (it is {enabled}): set it, or run with --knob thp=madvise"
+                )));
+            }
         }
+        let cfg = Config {
+            fragment,
+            tasks: tasks(&a.tasks, m)?,
+            size,
+            fault_size,
+            step: m.thp_pmd_size.ok_or_else(|| {
+                Error::Refused(
+                    "this kernel has no transparent huge pages \
+                     (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size is missing)"
+                        .into(),
+                )
+            })?,
+            page_size: page_size(m),
+            files,
+            pin: a.pin.clone(),
+            thp_enabled: m.thp_enabled.clone().unwrap_or_else(|| "unknown".into()),
+            thp_defrag: m.thp_defrag.clone().unwrap_or_else(|| "unknown".into()),
+        };
+        Thp::new(cfg, m.clone())
     }
-    let cfg = Config {
-        fragment,
-        tasks: tasks(&a.tasks, m)?,
-        size,
-        fault_size,
-        step: m.thp_pmd_size.ok_or_else(|| {
-            Error::Refused(
-                "this kernel has no transparent huge pages \
-                 (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size is missing)"
-                    .into(),
-            )
-        })?,
-        page_size: page_size(m),
-        files,
-        pin: a.pin.parse::<Pin>()?,
-        thp_enabled: m.thp_enabled.clone().unwrap_or_else(|| "unknown".into()),
-        thp_defrag: m.thp_defrag.clone().unwrap_or_else(|| "unknown".into()),
-    };
-    Thp::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env)?))
 }
 
 impl Thp {
@@ -331,17 +328,14 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// thp in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "thp",
     about: "THP faults after fragmentation: latency, huge-page share, compaction",
     examples: "Examples:\n  vmscale run thp --size 1G\n  \
                vmscale run thp --size 60% --fragment anon,files,none\n  \
                vmscale run thp --size 1G --knob thp_defrag=madvise,never",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Thp,
-    plots: super::Plots::Scaling,
     size_flags: "a smaller --size or --fault-size",
     measures_knobs: &[
         "thp",
@@ -352,12 +346,10 @@ pub const SPEC: super::Spec = super::Spec {
     quick,
     // A machine with THP off (or without it) refuses the run.
     quick_may_skip: true,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Thp {
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
+impl Measure for Thp {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -367,9 +359,6 @@ impl Workload for Thp {
             .iter()
             .flat_map(|f| self.cfg.tasks.iter().map(|&n| Case::new(n, f.as_str())))
             .collect()
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         // Phase 1 touches all of --size and keeps half; phase 2 adds the

@@ -11,16 +11,15 @@ use std::sync::Mutex;
 
 use super::churn::{self, POINTS, Series};
 use super::fault_map::OwnedFile;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
-use clap::ArgMatches;
 
 /// The tests, by will-it-scale's names.
 pub const TESTS: &[(&str, &str)] = &[
@@ -189,8 +188,13 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     pub tasks: String,
     /// thread, process, or both as will-it-scale runs them: thread,process
-    #[arg(long, default_value = "process,thread")]
-    pub mode: String,
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "process,thread"
+    )]
+    pub mode: Vec<Mode>,
     /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
     #[arg(long)]
     pub size: Option<String>,
@@ -205,47 +209,39 @@ pub struct Args {
     pub dir: Option<std::path::PathBuf>,
     /// Placement: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
-    pub pin: String,
+    pub pin: Pin,
 }
 
-/// `--mode thread,process` (either order, or one of them).
-fn modes(text: &str) -> Result<Vec<Mode>> {
-    let mut out = Vec::new();
-    for m in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
-        let m: Mode = m.parse()?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
+impl Options for Args {
+    type Workload = Wis;
+    fn build(&self, env: &Env) -> Result<Wis> {
+        let (a, m) = (self, env.machine);
+        let default = match a.test.as_str() {
+            "tlb_flush2" => "1M",
+            _ => "128M",
+        };
+        let cfg = Config {
+            test: a.test.clone(),
+            tasks: super::options::tasks(&a.tasks, m)?,
+            modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+                out
+            }),
+            size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
+            secs: a.time,
+            every: a.every,
+            dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
+            pin: a.pin.clone(),
+            page_size: page_size(m),
+        };
+        Wis::new(cfg, m.clone())
     }
-    Ok(out)
-}
-
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot) -> Result<Wis> {
-    let default = match a.test.as_str() {
-        "tlb_flush2" => "1M",
-        _ => "128M",
-    };
-    let cfg = Config {
-        test: a.test.clone(),
-        tasks: super::options::tasks(&a.tasks, m)?,
-        modes: modes(&a.mode)?,
-        size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
-        secs: a.time,
-        every: a.every,
-        dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
-        pin: a.pin.parse::<Pin>()?,
-        page_size: page_size(m),
-    };
-    Wis::new(cfg, m.clone())
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine)?))
 }
 
 /// wis in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "wis",
     about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
     examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
@@ -253,25 +249,17 @@ vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
 vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
 Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
 tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Wis,
-    plots: super::Plots::Scaling,
-    size_flags: "smaller sizes or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
-impl Workload for Wis {
+impl Measure for Wis {
     fn sample_s(&self, case: &Case) -> f64 {
         super::cost::timed_s(self.cfg.secs, case.tasks)
     }
 
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -286,9 +274,6 @@ impl Workload for Wis {
                     .map(move |&t| Case::new(t, m.as_str()))
             })
             .collect()
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's

@@ -16,12 +16,11 @@ mod swapin;
 mod truncate;
 mod usemem;
 
-use clap::ArgMatches;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{Env, options};
+use super::spec::{Env, Options, Spec};
 use super::stored::lenient;
-use super::{Better, Case, Figure, SampleData, Workload};
+use super::{Better, Case, Figure, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::{self, Mode};
 use crate::machine::Snapshot;
@@ -80,57 +79,56 @@ pub struct Vms {
     room: room::Room,
 }
 
-/// The validated workload `args` describe.
-pub fn from_args(a: &Args, m: &Snapshot, knobs: &[String]) -> Result<Vms> {
-    if a.cases.iter().any(|c| c == "list") {
-        return Err(Error::Input(format!(
-            "the vm-scalability cases vmscale runs: {}",
-            cases::names().join(", ")
-        )));
-    }
-    let rows = cases::select(&a.cases).map_err(Error::Input)?;
-    let cpus = super::options::online(m);
-    let tasks = match &a.tasks {
-        Some(t) => super::options::tasks(t, m)?,
-        None => vec![cpus],
-    };
-    super::check_tasks(&tasks)?;
-    if !(a.runtime.is_finite() && (0.05..=3600.0).contains(&a.runtime)) {
-        return Err(Error::Input(format!(
-            "--runtime {} is out of range: use 0.05 to 3600 seconds",
-            a.runtime
-        )));
-    }
-    let mem_total = m.mem_total_kib.unwrap_or(0) * 1024;
-    let scale = sizes::parse_scale(&a.size, mem_total)?;
-    let sizes = Sizes::read(m, &crate::machine::root(), scale);
-    let mut plans = Vec::new();
-    for row in &rows {
-        for &n in &tasks {
-            plans.push(plan::plan(row, &sizes, n));
+impl Options for Args {
+    type Workload = Vms;
+    fn build(&self, env: &Env) -> Result<Vms> {
+        let (a, m, knobs) = (self, env.machine, env.knobs);
+        if a.cases.iter().any(|c| c == "list") {
+            return Err(Error::Input(format!(
+                "the vm-scalability cases vmscale runs: {}",
+                cases::names().join(", ")
+            )));
         }
+        let rows = cases::select(&a.cases).map_err(Error::Input)?;
+        let cpus = super::options::online(m);
+        let tasks = match &a.tasks {
+            Some(t) => super::options::tasks(t, m)?,
+            None => vec![cpus],
+        };
+        super::check_tasks(&tasks)?;
+        if !(a.runtime.is_finite() && (0.05..=3600.0).contains(&a.runtime)) {
+            return Err(Error::Input(format!(
+                "--runtime {} is out of range: use 0.05 to 3600 seconds",
+                a.runtime
+            )));
+        }
+        let mem_total = m.mem_total_kib.unwrap_or(0) * 1024;
+        let scale = sizes::parse_scale(&a.size, mem_total)?;
+        let sizes = Sizes::read(m, &crate::machine::root(), scale);
+        let mut plans = Vec::new();
+        for row in &rows {
+            for &n in &tasks {
+                plans.push(plan::plan(row, &sizes, n));
+            }
+        }
+        // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
+        let ksm_set = knobs
+            .iter()
+            .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
+        for p in &plans {
+            plan::check(p, m, &sizes, ksm_set)?;
+        }
+        Ok(Vms {
+            cfg: Config {
+                cases: rows.iter().map(|r| r.name.to_string()).collect(),
+                tasks,
+                runtime_s: a.runtime,
+                sizes,
+                plans,
+            },
+            room: room::Room::default(),
+        })
     }
-    // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
-    let ksm_set = knobs
-        .iter()
-        .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
-    for p in &plans {
-        plan::check(p, m, &sizes, ksm_set)?;
-    }
-    Ok(Vms {
-        cfg: Config {
-            cases: rows.iter().map(|r| r.name.to_string()).collect(),
-            tasks,
-            runtime_s: a.runtime,
-            sizes,
-            plans,
-        },
-        room: room::Room::default(),
-    })
-}
-
-fn build(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(from_args(&options(m)?, env.machine, env.knobs)?))
 }
 
 /// The figures every vms run reports; `throughput` first, as the 0-day
@@ -153,7 +151,7 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 /// vms in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
+pub const SPEC: Spec = Spec {
     name: "vms",
     about: "vm-scalability's cases by name: anon, page cache, shm, memcg, swap, msync, ...",
     examples: "Examples:\n  vmscale run vms --case lru-file-readtwice\n  \
@@ -162,15 +160,11 @@ vmscale run vms --case swap-w-seq --case swap-w-rand-mt --runtime 5\n  \
 vmscale run vms --case list\n\n\
 Sizes follow the suite's scripts on a machine of --size times this one's\n\
 memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
-    args: <Args as clap::Args>::augment_args,
-    build,
     figures,
     report: super::Report::Vms,
-    plots: super::Plots::Scaling,
     size_flags: "a smaller --size or fewer --tasks",
-    measures_knobs: &[],
     quick,
-    quick_may_skip: false,
+    ..Spec::of::<Args>()
 };
 
 impl Vms {
@@ -219,10 +213,7 @@ fn figures_of(reports: &[exec::TaskReport]) -> SampleData {
     data
 }
 
-impl Workload for Vms {
-    fn name(&self) -> &'static str {
-        SPEC.name
-    }
+impl Measure for Vms {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
@@ -232,9 +223,6 @@ impl Workload for Vms {
             .iter()
             .map(|p| Case::new(p.tasks, &p.case))
             .collect()
-    }
-    fn figures(&self) -> Vec<Figure> {
-        figures()
     }
     fn memory_need(&self) -> u64 {
         self.cfg.plans.iter().map(|p| p.need).max().unwrap_or(0)

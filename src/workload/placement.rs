@@ -1,0 +1,28 @@
+//! `--tasks`, `--mode` and `--pin`: how many tasks a workload runs, as
+//! threads or processes, on which CPUs. One set of options, flattened into
+//! each workload that places its tasks; the default `--mode` is the
+//! workload's `Spec::mode`.
+
+use crate::error::Result;
+use crate::exec::{Mode, pin::Pin};
+use crate::machine::Snapshot;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Placement {
+    /// Task counts: a list (1,2,4), a range (1-8) or auto (1, 2, 4, ... online CPUs)
+    #[arg(long, default_value = "auto")]
+    pub tasks: String,
+    /// Tasks as threads of one process or as processes
+    #[arg(long, value_enum, required = false)]
+    pub mode: Mode,
+    /// Placement: compact, spread, none, or a CPU list like 0-3,8
+    #[arg(long, default_value = "compact")]
+    pub pin: Pin,
+}
+
+impl Placement {
+    /// The task counts `--tasks` names on this machine.
+    pub fn tasks(&self, m: &Snapshot) -> Result<Vec<usize>> {
+        super::options::tasks(&self.tasks, m)
+    }
+}
