@@ -8,22 +8,24 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::guest_plan::{Budget, appends_to, mem_mib, split_plan};
+use super::guest_plan::{Budget, appends_to, inner_steps, mem_mib, split_plan};
 use super::progress::Bar;
 use super::{Error, Result};
 use crate::cli::GuestArgs;
 use crate::guest::boot::Prepared;
 use crate::guest::decide::Deciding;
 use crate::guest::initramfs::Userland;
+use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu::{self, Accel};
+use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
 use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
-use crate::report::verdict::{self as shown, Verdict};
+use crate::report::verdict as shown;
 use crate::runner::Progress as _;
 use crate::store::Store;
 
@@ -92,17 +94,30 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     for (l, given) in labels.iter_mut().zip(&a.labels) {
         l.clone_from(given);
     }
+    let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
     let user = Userland::prepare(work.path())?;
     let prepared = rounds::prepare(
         kernels,
         &labels,
         &appends,
-        &steps,
-        &a.setup,
+        &Plan {
+            steps: &steps,
+            setup: &a.setup,
+            nested: nested.as_ref(),
+        },
         &user,
         work.path(),
     )?;
+    if let Some(n) = &nested {
+        let root = prepared
+            .iter()
+            .filter_map(|p| std::fs::metadata(&p.initrd).ok())
+            .map(|m| m.len())
+            .max()
+            .unwrap_or(0);
+        nested::check_memory(t.shape.mem_mib, n.inner_mem_mib, root)?;
+    }
 
     let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
@@ -167,7 +182,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     bar.finish();
 
     let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
-    let verdict = verdict_of(&prepared, &deciding, ended_by);
+    let verdict = shown::of(&prepared, &deciding, ended_by);
     if a.json.json {
         super::output::data(&format!(
             "{}\n",
@@ -264,25 +279,4 @@ fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The verdict as the report renders it.
-fn verdict_of(prepared: &[Prepared], d: &Deciding, ended_by: Option<String>) -> Verdict {
-    let kernel = |p: &Prepared| shown::Kernel {
-        label: p.label.clone(),
-        given: p.kernel.given.display().to_string(),
-        release: p.kernel.release.clone(),
-        sha256: p.kernel.sha256.clone(),
-    };
-    Verdict {
-        figure: d.figure.clone(),
-        rule: d.rule,
-        base: kernel(&prepared[0]),
-        others: prepared[1..]
-            .iter()
-            .map(kernel)
-            .zip(d.decisions())
-            .collect(),
-        ended_by: ended_by.filter(|_| !d.decided()),
-    }
 }

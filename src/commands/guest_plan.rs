@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use super::{Error, Result};
 use crate::cli::{Cli, Command, GuestArgs, Rounds};
+use crate::guest::nested::InnerStep;
 use crate::guest::qemu::Accel;
 use crate::stats::decide::{self as rule, Rule};
 
 /// Commands a plan may run inside a guest.
-const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp or fit";
+const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp, fit or guest";
 
 /// Splits the words after `--` at `---` and checks each step parses as a
 /// vmscale command line that makes sense inside a guest.
@@ -61,6 +62,7 @@ pub(super) fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
                 | Command::Doctor(_)
                 | Command::Pcp(_)
                 | Command::Fit(_)
+                | Command::Guest(_)
         );
         if !fits {
             return Err(Error::Input(format!(
@@ -68,8 +70,56 @@ pub(super) fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
                 step[0]
             )));
         }
+        if let Command::Guest(g) = &cli.command {
+            check_nested(k, g)?;
+        }
     }
     Ok(steps)
+}
+
+/// A `guest` step: its kernels are files (a tree would be built inside an
+/// emulated CPU) and its own plan boots no guest (a third level).
+fn check_nested(k: usize, g: &GuestArgs) -> Result<()> {
+    if g.tree.is_some() {
+        return Err(Error::Input(format!(
+            "plan step {k}: a guest step boots --kernel files; build --tree on the host \
+             (vmscale guest --tree caches the bzImage) and give it as --kernel"
+        )));
+    }
+    let inner = split_plan(&g.plan)?;
+    if inner.is_empty() {
+        return Err(Error::Input(format!(
+            "plan step {k}: the guest step needs its own plan after its `--`"
+        )));
+    }
+    if inner.iter().any(|s| s[0] == "guest") {
+        return Err(Error::Input(format!(
+            "plan step {k}: a guest inside a guest runs no guests of its own (two levels \
+             at most)"
+        )));
+    }
+    Ok(())
+}
+
+/// The plan's `guest` steps as the host must prepare them.
+pub(super) fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
+    let mut out = Vec::new();
+    for (index, step) in steps.iter().enumerate() {
+        let argv = std::iter::once("vmscale".to_string()).chain(step.iter().cloned());
+        if let Ok(Cli {
+            command: Command::Guest(g),
+            ..
+        }) = Cli::try_parse_from(argv)
+        {
+            out.push(InnerStep {
+                index,
+                kernels: g.kernels.clone(),
+                modules: g.modules.clone(),
+                mem_mib: mem_mib(&g.mem)?,
+            });
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn mem_mib(text: &str) -> Result<u64> {

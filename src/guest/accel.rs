@@ -46,7 +46,13 @@ pub fn kvm_unusable(sys: &Path, dev: &Path) -> Option<String> {
         );
     }
     if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open(dev) {
-        return Some(format!("{} cannot be opened: {e}", dev.display()));
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            " (no KVM module loaded, or a CPU without svm/vmx: a guest that boots \
+             guests needs a CPU model with them, e.g. --cpu max under TCG)"
+        } else {
+            ""
+        };
+        return Some(format!("{} cannot be opened: {e}{hint}", dev.display()));
     }
     None
 }
@@ -116,6 +122,7 @@ pub fn probe_boot(kernel: &Path, user: &Userland, work: &Path) -> Result<Option<
         init: &probe_s,
         plan: "",
         setup: "",
+        nested: None,
     };
     let initrd = work.join("initrd-probe");
     initramfs::write(&initrd, user, &[], &scripts)?;

@@ -40,8 +40,9 @@ pub struct Prepared {
     pub append: String,
 }
 
-/// Resolves the modules `kernel` needs and writes its initramfs into
-/// `work` as `initrd-INDEX`.
+/// Resolves the modules `kernel` needs (and, for a plan that boots
+/// guests, its KVM modules) and writes its initramfs into `work` as
+/// `initrd-INDEX`.
 pub fn prepare(
     kernel: Kernel,
     label: String,
@@ -50,12 +51,19 @@ pub fn prepare(
     scripts: &Scripts,
     work: &Path,
 ) -> Result<Prepared> {
-    let mods = modules::resolve_with(
+    let mut mods = modules::resolve_with(
         kernel.modules.as_deref(),
         &kernel.release,
         modules::NEEDED,
         modules::ROOM,
     )?;
+    if scripts.nested.is_some() {
+        for m in modules::kvm(kernel.modules.as_deref(), &kernel.release)? {
+            if !mods.iter().any(|x| x.name == m.name) {
+                mods.push(m);
+            }
+        }
+    }
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, scripts)?;
     Ok(Prepared {
@@ -107,8 +115,16 @@ pub fn boot(
     let append = cmdline(&info, &format!("{} {}", s.append, p.append));
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
-    let qmp = dir.join(files::QMP);
     let kvm = s.accel == Accel::Kvm;
+    // The QMP socket in a short private directory: a unix socket's path
+    // must be under 108 bytes, and QEMU exits at once on a longer one
+    // (an --out a little deep).
+    let sock_dir = if kvm {
+        Some(super::workdir::WorkDir::new("vmscale-qmp")?)
+    } else {
+        None
+    };
+    let qmp = sock_dir.as_ref().map_or(dir, |d| d.path()).join(files::QMP);
     let m = Machine {
         accel: s.accel,
         cpu: s.cpu,
@@ -132,7 +148,7 @@ pub fn boot(
         },
         || {
             if kvm {
-                qemu::pin_and_start(&qmp, &pinned)
+                qemu::pin_and_start(&qmp, &pinned, s.topology.shape.mem_mib)
             } else {
                 Ok(())
             }

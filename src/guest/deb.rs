@@ -1,8 +1,8 @@
 //! Debian kernel packages (.deb): an `ar` archive whose `data.tar.xz` holds
 //! the kernel image and its modules. vmscale unpacks only what a guest
 //! needs (the image, its config, the block and virtio drivers, the set-up
-//! room's modules, modules.builtin) into its cache, once per package file,
-//! and reuses it after.
+//! room's modules, the KVM modules, modules.builtin) into its cache, once
+//! per package file, and reuses it after.
 
 use std::fs::File;
 use std::io::Read;
@@ -43,10 +43,18 @@ fn wanted(path: &Path) -> bool {
     let Some((_, inside)) = rest.split_once('/') else {
         return false;
     };
+    // KVM and what kvm_amd and kvm_intel need (irqbypass; the generic
+    // kernel's kvm_amd needs ccp for SEV), for a guest that boots guests.
     inside == "modules.builtin"
-        || ["kernel/drivers/virtio/", "kernel/drivers/block/"]
-            .iter()
-            .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
+        || [
+            "kernel/drivers/virtio/",
+            "kernel/drivers/block/",
+            "kernel/arch/x86/kvm/",
+            "kernel/virt/lib/",
+            "kernel/drivers/crypto/ccp/",
+        ]
+        .iter()
+        .any(|d| inside.strip_prefix(d).is_some_and(|f| !f.contains('/')))
         || ROOM_DIRS.iter().any(|d| inside.starts_with(d))
 }
 
@@ -84,9 +92,9 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kernel".into());
     let root = cache_dir().join("unpacked");
-    // "-3": unpacks since the set-up room's modules (and the config) are
-    // kept.
-    let dir = root.join(format!("{stem}-{stamp}-3"));
+    // "-5": unpacks that keep the config, the set-up room's and the KVM
+    // modules ("-4" was once made without the config).
+    let dir = root.join(format!("{stem}-{stamp}-5"));
     if dir.join("complete").is_file() {
         return Ok(dir);
     }
@@ -165,6 +173,8 @@ mod tests {
             "./lib/modules/6.1.0-48-amd64/modules.builtin",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/virtio/virtio_pci.ko",
             "./usr/lib/modules/6.12.1-amd64/kernel/drivers/block/virtio_blk.ko.xz",
+            "./lib/modules/6.1.0-48-amd64/kernel/arch/x86/kvm/kvm-amd.ko",
+            "./lib/modules/6.1.0-48-amd64/kernel/virt/lib/irqbypass.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/drivers/block/zram/zram.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/fs/ext4/ext4.ko",
             "./lib/modules/6.1.0-48-amd64/kernel/crypto/lzo-rle.ko",

@@ -40,7 +40,8 @@ pub const QEMU_STDERR: &str = "qemu.stderr";
 pub const RESULTS_DISK: &str = "results.img";
 /// The directory the results disk is unpacked into.
 pub const RESULTS: &str = "results";
-/// QEMU's monitor socket (KVM only, to pin the vCPUs).
+/// QEMU's monitor socket (KVM only, to pin the vCPUs), in a short
+/// private directory of its own.
 pub const QMP: &str = "qmp.sock";
 /// In the work (or --out) directory: each kernel's rounds pooled.
 pub const POOLED: &str = "pooled.db";

@@ -29,9 +29,12 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # cgroup v2, as systemd mounts it: the memory cgroups of run vms.
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 echo "{m} up $(uname -r)"
-for mod in $(cat /modules.order); do
+# A module with a CPU flag after its name (kvm_amd svm) loads only on a
+# CPU that has it.
+while read mod flag; do
+  [ -z "$flag" ] || grep -qw "$flag" /proc/cpuinfo || continue
   insmod /mods/$mod.ko || echo "{m} cannot load module $mod"
-done
+done < /modules.order
 uname -r > /out/{release}
 cat /proc/cmdline > /out/{cmdline}
 # The topology as the guest kernel sees it (copied with cat: sysfs files

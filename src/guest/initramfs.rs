@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::modules::{self, Module};
+use super::nested::{Nested, Source};
 use crate::error::{Error, Result};
 
 /// Where Debian's busybox-static puts its binary.
@@ -144,16 +145,30 @@ fn forget_old(dir: &Path) {
     }
 }
 
-/// The libraries `ldd` names for `exe` (absolute paths; none for a static
-/// binary).
-fn shared_libraries(exe: &Path) -> Vec<PathBuf> {
-    let Ok(out) = Command::new("ldd").arg(exe).output() else {
+/// The shared libraries `exe` links (absolute paths; none for a static
+/// binary), as its dynamic loader lists them (`ld.so --list`, what `ldd`
+/// runs): a guest has no `ldd`, but its loader is in its root.
+pub fn shared_libraries(exe: &Path) -> Vec<PathBuf> {
+    use object::{Object, ObjectSection};
+    let interp = std::fs::read(exe).ok().and_then(|b| {
+        let f = object::File::parse(&*b).ok()?;
+        let data = f.section_by_name(".interp")?.data().ok()?;
+        let end = data.iter().position(|c| *c == 0).unwrap_or(data.len());
+        Some(PathBuf::from(
+            String::from_utf8_lossy(&data[..end]).into_owned(),
+        ))
+    });
+    let Some(interp) = interp else {
+        return Vec::new();
+    };
+    let Ok(out) = Command::new(&interp).arg("--list").arg(exe).output() else {
         return Vec::new();
     };
     let mut libs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .filter(|w| w.starts_with('/'))
         .map(PathBuf::from)
+        .chain(std::iter::once(interp))
         .filter(|p| p.is_file())
         .collect();
     libs.sort();
@@ -205,11 +220,13 @@ impl<W: Write> Archive<W> {
     }
 }
 
-/// The text files of one guest's root.
+/// The text files of one guest's root, and what a guest whose plan boots
+/// guests is given besides.
 pub struct Scripts<'a> {
     pub init: &'a str,
     pub plan: &'a str,
     pub setup: &'a str,
+    pub nested: Option<&'a Nested>,
 }
 
 /// Writes the archive for a kernel whose results disk needs `mods`.
@@ -261,10 +278,25 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     }
     a.entry("/bin/vmscale", FILE, &read(&user.vmscale)?)
         .map_err(io)?;
+    let mut written: Vec<String> = Vec::new();
     for lib in &user.libs {
         let name = lib.to_string_lossy().into_owned();
         a.parents(&name, &mut made).map_err(io)?;
         a.entry(&name, FILE, &read(lib)?).map_err(io)?;
+        written.push(name);
+    }
+    for f in scripts.nested.map_or(&[][..], |n| &n.files[..]) {
+        if written.contains(&f.at) {
+            continue;
+        }
+        a.parents(&f.at, &mut made).map_err(io)?;
+        match &f.from {
+            Source::File(p) => a.entry(&f.at, FILE, &read(p)?),
+            Source::Bytes(b) => a.entry(&f.at, FILE, b),
+            Source::Link(to) => a.entry(&f.at, LINK, to.as_bytes()),
+        }
+        .map_err(io)?;
+        written.push(f.at.clone());
     }
     let mut order = String::new();
     for m in mods {
@@ -275,6 +307,10 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
         )
         .map_err(io)?;
         order.push_str(&m.name);
+        if let Some(flag) = m.cpu_flag {
+            order.push(' ');
+            order.push_str(flag);
+        }
         order.push('\n');
     }
     a.entry("/modules.order", 0o100644, order.as_bytes())
@@ -315,6 +351,7 @@ mod tests {
             init: "#!/bin/sh\n",
             plan: "x",
             setup: "",
+            nested: None,
         };
         write(&path, &user, &[], &scripts).unwrap();
         let mut names = Vec::new();

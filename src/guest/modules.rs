@@ -27,6 +27,9 @@ pub const ROOM: &[&str] = &["loop", "zram", "lzo_rle", "ext4"];
 pub struct Module {
     pub name: String,
     pub path: PathBuf,
+    /// A /proc/cpuinfo flag the CPU must show for the module to be loaded
+    /// (`svm` for kvm_amd, `vmx` for kvm_intel).
+    pub cpu_flag: Option<&'static str>,
 }
 
 /// A module's name as the kernel spells it: the file's stem with `-` as `_`.
@@ -122,6 +125,51 @@ pub fn resolve(dir: Option<&Path>, release: &str, needed: &[&str]) -> Result<Vec
     Ok(order)
 }
 
+/// The KVM modules of a guest whose plan boots guests: kvm_amd and
+/// kvm_intel with their dependencies, each vendor's own marked with the CPU
+/// flag it needs, the shared ones (kvm, irqbypass) first. Built in, they
+/// need nothing; with neither vendor's module there, a refusal.
+pub fn kvm(dir: Option<&Path>, release: &str) -> Result<Vec<Module>> {
+    let Some(d) = dir else {
+        return Ok(Vec::new());
+    };
+    let (builtin, files) = (builtin(d), index(d));
+    let mut lists: Vec<(Vec<Module>, &'static str)> = Vec::new();
+    for (m, flag) in [("kvm_amd", "svm"), ("kvm_intel", "vmx")] {
+        if builtin.contains(m) || files.contains_key(m) {
+            lists.push((resolve(dir, release, &[m])?, flag));
+        }
+    }
+    if lists.is_empty() {
+        return Err(Error::Input(format!(
+            "kernel {release} has neither kvm_amd nor kvm_intel, built in or as a module \
+             under {}: a guest whose plan boots guests needs KVM (CONFIG_KVM_AMD or \
+             CONFIG_KVM_INTEL)",
+            d.display()
+        )));
+    }
+    let in_all = |m: &Module| {
+        lists
+            .iter()
+            .all(|(l, _)| l.iter().any(|x| x.name == m.name))
+    };
+    let mut out: Vec<Module> = Vec::new();
+    if lists.len() > 1 {
+        out.extend(lists[0].0.iter().filter(|m| in_all(m)).cloned());
+    }
+    for (l, flag) in &lists {
+        for m in l {
+            if !out.iter().any(|x| x.name == m.name) {
+                out.push(Module {
+                    cpu_flag: Some(flag),
+                    ..m.clone()
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// [`resolve`] for `needed`, then the modules of `optional` the kernel
 /// has (with all their dependencies), leaving out those it has not.
 pub fn resolve_with(
@@ -174,6 +222,7 @@ fn visit(
     order.push(Module {
         name,
         path: path.clone(),
+        cpu_flag: None,
     });
     Ok(())
 }
@@ -203,6 +252,29 @@ mod tests {
         assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
         assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
+    }
+
+    #[test]
+    fn kvm_modules_missing_broken_or_built_in() {
+        let dir = std::env::temp_dir().join(format!("vmscale-kvm-test-{}", std::process::id()));
+        let kvm_dir = dir.join("kernel/arch/x86/kvm");
+        std::fs::create_dir_all(&kvm_dir).unwrap();
+        std::fs::write(dir.join("modules.builtin"), "kernel/arch/x86/kvm/kvm.ko\n").unwrap();
+        let e = kvm(Some(&dir), "x").unwrap_err();
+        assert!(e.is_input() && e.to_string().contains("kvm_amd"), "{e}");
+        // A module file that is not ELF is bad input naming it.
+        std::fs::write(kvm_dir.join("kvm-amd.ko"), b"not elf").unwrap();
+        let e = kvm(Some(&dir), "x").unwrap_err();
+        assert!(e.to_string().contains("not an ELF module"), "{e}");
+        std::fs::write(
+            dir.join("modules.builtin"),
+            "kernel/arch/x86/kvm/kvm.ko\nkernel/arch/x86/kvm/kvm-amd.ko\n\
+             kernel/arch/x86/kvm/kvm-intel.ko\n",
+        )
+        .unwrap();
+        assert!(kvm(Some(&dir), "x").unwrap().is_empty());
+        assert!(kvm(None, "x").unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

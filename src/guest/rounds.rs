@@ -13,6 +13,7 @@ use super::files;
 use super::init::{self, Marker};
 use super::initramfs::{Scripts, Userland};
 use super::kernel::Kernel;
+use super::nested::Nested;
 use super::pool::Round;
 use super::qemu::{self, Accel};
 use super::topology::Topology;
@@ -87,25 +88,34 @@ fn session_info(choice: &Choice, t: &Topology) -> GuestInfo {
     }
 }
 
+/// What every guest runs: the plan's steps and the `setup` lines; a plan
+/// that boots guests has them `nested` (its steps are then `nested`'s).
+pub struct Plan<'a> {
+    pub steps: &'a [Vec<String>],
+    pub setup: &'a [String],
+    pub nested: Option<&'a Nested>,
+}
+
 /// Each kernel labelled (its `labels` entry, else its release, with its
 /// image's short hash where two kernels share a release) with its own
 /// command-line additions (`appends`, by kernel) and its initramfs holding
-/// the plan's `steps` and the `setup` lines, in `work`.
+/// the plan, in `work`.
 pub fn prepare(
     kernels: Vec<Kernel>,
     labels: &[String],
     appends: &[String],
-    steps: &[Vec<String>],
-    setup: &[String],
+    plan: &Plan,
     user: &Userland,
     work: &Path,
 ) -> Result<Vec<Prepared>> {
+    let steps = plan.nested.map_or(plan.steps, |n| &n.steps[..]);
     let (init_s, plan_s) = (init::init_script(), init::plan_script(steps));
-    let setup_s = init::setup_script(setup);
+    let setup_s = init::setup_script(plan.setup);
     let scripts = Scripts {
         init: &init_s,
         plan: &plan_s,
         setup: &setup_s,
+        nested: plan.nested,
     };
     let defaults = super::kernel::default_labels(&kernels);
     kernels

@@ -1,9 +1,12 @@
 //! The page-cache readers of lru-file-readonce, lru-file-readtwice and
 //! lru-memcg: `dd bs=4k if=FILE of=/dev/null` on a sparse file bigger than
 //! the memory, stopped at the runtime as the suite's `timeout` stops dd.
-//! Each task reads its file with read(2) in 4 KiB blocks.
+//! Each task reads its file with read(2) in 4 KiB blocks and writes each
+//! block to /dev/null, as dd does (two system calls a block).
 
+use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
@@ -20,7 +23,14 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
         r.fail("no file for this reader");
         return r;
     };
-    let fd = f.file.as_raw_fd();
+    let null = match dev_null() {
+        Ok(n) => n,
+        Err(e) => {
+            r.fail(&e);
+            return r;
+        }
+    };
+    let (fd, out) = (f.file.as_raw_fd(), null.as_raw_fd());
     let mut buf = vec![0u8; BLOCK];
     t.wait_start();
     let before = t.usage();
@@ -38,6 +48,14 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
         if n == 0 {
             break;
         }
+        // SAFETY: buf holds n bytes just read; out is open for writing.
+        if unsafe { libc::write(out, buf.as_ptr().cast(), n as usize) } != n {
+            r.fail(&format!(
+                "write to /dev/null failed: {}",
+                crate::exec::errno_text()
+            ));
+            break;
+        }
         off += n as i64;
         calls += 1;
         if calls & 0xff == 0 && clock::monotonic_ns() > deadline {
@@ -48,4 +66,20 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
     r.set_usage(&t.usage().since(&before));
     r.values[V_BYTES] = off as f64;
     r
+}
+
+/// dd's `of=/dev/null`: opened without following a link, and refused
+/// unless it is the character device it should be.
+fn dev_null() -> std::result::Result<File, String> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open("/dev/null")
+        .map_err(|e| format!("cannot open /dev/null for writing: {e}"))?;
+    match f.metadata() {
+        Ok(m) if m.file_type().is_char_device() => Ok(f),
+        _ => Err(
+            "/dev/null is not a character device: restore it (mknod -m 666 /dev/null c 1 3)".into(),
+        ),
+    }
 }

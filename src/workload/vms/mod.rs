@@ -116,7 +116,7 @@ impl Options for Args {
             .iter()
             .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
         for p in &plans {
-            plan::check(p, m, &sizes, ksm_set)?;
+            plan::check(p, m, ksm_set)?;
         }
         Ok(Vms {
             cfg: Config {
@@ -259,7 +259,7 @@ impl Measure for Vms {
             let dir = plan::dir(row.family);
             return run_case(row, p, dir.as_deref(), s, runtime);
         }
-        let (dir, cg) = self.room.enter(&room::needs(row, s))?;
+        let (dir, cg) = self.room.enter(&p.room)?;
         match cg {
             Some(cg) => room::in_cgroup(&cg, || run_case(row, p, dir.as_deref(), s, runtime)),
             None => run_case(row, p, dir.as_deref(), s, runtime),

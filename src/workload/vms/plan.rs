@@ -28,6 +28,8 @@ pub struct CasePlan {
     pub touched: u64,
     /// The script's sizing in its own words.
     pub sizing: &'static str,
+    /// What the case runs in: page-cache file system, cgroup limit, swap.
+    pub room: super::room::CaseNeeds,
 }
 
 /// The part of a stored plan the report prints.
@@ -98,6 +100,7 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         need,
         touched,
         sizing: row.sizing,
+        room: super::room::needs(row, s),
     }
 }
 
@@ -116,7 +119,7 @@ fn is_root() -> bool {
 
 /// Refuses, before anything starts, a case this machine or user cannot
 /// run, with the reason and the fix.
-pub fn check(p: &CasePlan, m: &Snapshot, s: &Sizes, ksm_set: bool) -> Result<()> {
+pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
     let row = super::cases::find(&p.case)
         .ok_or_else(|| Error::Input(format!("unknown case {}", p.case)))?;
     if row.family == Family::Migrate && m.nodes.len() < 2 {
@@ -135,8 +138,7 @@ pub fn check(p: &CasePlan, m: &Snapshot, s: &Sizes, ksm_set: bool) -> Result<()>
                 p.case
             )));
         }
-        crate::setup::check(&super::room::needs(row, s).as_setup())
-            .map_err(|e| e.context(&p.case))?;
+        crate::setup::check(&p.room.as_setup()).map_err(|e| e.context(&p.case))?;
     }
     if row.engine == Engine::Ksm && !ksm_set {
         super::ksm::check()?;

@@ -17,7 +17,7 @@ use crate::model::SampleData;
 use crate::setup::{Memcg, Needs, Setup};
 
 /// What one case needs of the room.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct CaseNeeds {
     pub page_cache_fs: Option<u64>,
     pub memcg: Option<u64>,

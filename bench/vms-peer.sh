@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# vmscale's vms cases side by side with Intel vm-scalability's own case
+# scripts and usemem (docs/vms.md, "Side by side with vm-scalability").
+#
+# vm-scalability is not in this repository and not fetched by this script
+# (only package registries are reachable from the CI machine): give a
+# local copy of the suite's repository in VMSCALE_VMS_PEER; its usemem is
+# built there with the suite's own Makefile if it is missing.
+#
+# One round runs every case once with each tool, the tool that goes first
+# turned every round. vmscale: `run vms --case C --tasks N --size S
+# --runtime R --reps 1 --warmup 0` (one sample, cold, as the suite runs a
+# case once). The suite: its `case-C` script, unchanged, as lkp-tests runs
+# it (hw_vars, mount_tmpfs, create_sparse_root with fs=ext4, the case,
+# remove_sparse_root, remove_tmpfs), with nr_task=N and runtime=R, in a
+# private mount namespace whose /proc/meminfo and /proc/vmstat show the
+# machine vmscale models (MemTotal, MemAvailable, free + file pages and
+# swap of vmscale's plan), so the script derives the same sizes; its tmpfs
+# is remounted to that MemTotal (shm_size). The cases vmscale runs in a
+# memory cgroup (page cache, swap) run in one of the same limit, and the
+# swap cases get a zram swap device of the same size for the suite's run
+# only. The suite's throughput is summed from its output as lkp-tests'
+# stats/vm-scalability sums it (usemem's KB/s lines; dd's bytes >> 10
+# over its seconds).
+#
+# Time: dd is stopped by `timeout R`; usemem stops at its first check
+# after more than R whole seconds (tv_sec differences) have passed, so it
+# is started on a second's boundary (by the $CMD prefix the scripts put
+# before usemem, as lkp-tests puts its logger there) and runs R + 1
+# seconds; vmscale is given --runtime R for the dd cases and R + 1 for
+# the usemem ones.
+#
+# Printed per case: the medians of each side, the median and range of the
+# per-round ratios vmscale / vm-scalability, per task the bytes counted
+# and the seconds they took (medians), the pages swapped out and stolen
+# around each run (system-wide), and what the suite's script ran (sizes).
+#
+#   VMSCALE_VMS_PEER=DIR bench/vms-peer.sh [ROUNDS] [CASE[@SIZE]...]
+#   SIZE=1/16 RUNTIME=2 TASKS=<online CPUs>  as vmscale's options (CASE@SIZE:
+#                  that case at that --size)
+#   VMSCALE=path   the binary measured (default target/release/vmscale)
+#   OTHER=path     a second vmscale binary (e.g. main's before a change),
+#                  run in every round too: its ratios are printed as well
+#
+# Needs root (mounts, loop devices, cgroups, swap). Everything made is
+# undone on exit, also on Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+peer=${VMSCALE_VMS_PEER:?"set VMSCALE_VMS_PEER to a local copy of vm-scalability's repository (github.com/intel/vm-scalability)"}
+[ -f "$peer/case-anon-w-seq" ] && [ -f "$peer/hw_vars" ] || {
+  echo "VMSCALE_VMS_PEER=$peer holds no vm-scalability (no case-anon-w-seq, hw_vars)" >&2
+  exit 2
+}
+[ "$(id -u)" = 0 ] || { echo "bench/vms-peer.sh needs root" >&2; exit 2; }
+[ -x "$peer/usemem" ] || make -C "$peer" usemem >/dev/null
+rounds=${1:-5}
+shift || true
+cases=${*:-anon-w-seq anon-w-rand anon-r-seq anon-cow-seq lru-file-readonce@1/64 lru-file-readtwice@1/64 lru-file-mmap-read@1/64 lru-shm swap-w-seq@1/64 swap-w-rand@1/64}
+vmscale=${VMSCALE:-target/release/vmscale}
+[ -x "$vmscale" ] || cargo build --release --quiet
+work=$(mktemp -d /tmp/vmscale-vms-peer.XXXXXX)
+cleanup() {
+  # A swap device or cgroup the suite's run left (also after Ctrl-C).
+  if [ -f "$work/zram" ]; then
+    id=$(cat "$work/zram")
+    swapoff "/dev/zram$id" 2>/dev/null || true
+    echo "$id" > /sys/class/zram-control/hot_remove 2>/dev/null || true
+  fi
+  [ -f "$work/memcg" ] && rmdir "$(cat "$work/memcg")" 2>/dev/null || true
+  rmdir /tmp/vm-scalability-tmp 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
+  "${TASKS:-$(nproc)}" $cases <<'PY'
+import json, os, re, statistics as st, subprocess, sys, time
+
+work, rounds, peer, vmscale, other, size, runtime, tasks = sys.argv[1:9]
+cases = sys.argv[9:]
+rounds, tasks = int(rounds), int(tasks)
+rt = str(int(float(runtime)))  # usemem takes whole seconds
+env = dict(os.environ, VMSCALE_DB=f"{work}/vmscale.db")
+
+# The suite's run, in a private mount namespace: the machine vmscale
+# models shown in /proc/meminfo and /proc/vmstat, lkp-tests' set-up and
+# tear-down around the unchanged case script. CMD logs each command the
+# script runs (it prefixes them with $CMD, as lkp-tests' log_test does).
+INNER = r'''
+mount --bind "$W/meminfo" /proc/meminfo || exit 1
+mount --bind "$W/vmstat" /proc/vmstat || exit 1
+cd "$PEER" || exit 1
+export fs=ext4 CMD="$W/logcmd"
+. ./hw_vars
+mount_tmpfs
+mount -o remount,size=$mem "$TMPFS_MNT" || exit 1
+export shm_size=$(($(stat -f -c "%b*%S" "$TMPFS_MNT")))
+create_sparse_root
+trap 'remove_sparse_root >/dev/null 2>&1; remove_tmpfs' EXIT
+[ -z "$JOIN" ] || echo $$ > "$JOIN" || exit 1
+./case-$CASE
+'''
+with open(f"{work}/inner.sh", "w") as f:
+    f.write(INNER)
+# usemem stops once more than --runtime whole seconds of the wall clock
+# have passed since it started (tv_sec differences): started at a second's
+# boundary it runs runtime + 1 seconds, and vmscale is given as much.
+with open(f"{work}/logcmd", "w") as f:
+    f.write('#!/bin/sh\necho "$*" >> "$W/cmds"\n'
+            'case "$1" in ./usemem) python3 -c "import time; '
+            'time.sleep(1 - time.time() % 1)";; esac\nexec "$@"\n')
+os.chmod(f"{work}/logcmd", 0o755)
+
+def load():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+def split(entry):
+    """CASE or CASE@SIZE: the case and vmscale's --size for it."""
+    case, _, s = entry.partition("@")
+    return case, s or size
+
+def plan(entry):
+    """vmscale's plan of a case: its sizes and the modelled machine."""
+    case, s = split(entry)
+    out = subprocess.run([vmscale, "run", "vms", "--case", case, "--tasks", str(tasks),
+                          "--size", s, "--runtime", runtime, "--dry-run", "--json"],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+def find(obj, key):
+    """The first value of `key` anywhere in a JSON document."""
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj[key]
+        obj = list(obj.values())
+    if isinstance(obj, list):
+        for v in obj:
+            r = find(v, key)
+            if r is not None:
+                return r
+    return None
+
+def fake_proc(s):
+    """meminfo and vmstat of the machine `s` (vmscale's Sizes) models."""
+    mi = []
+    for line in open("/proc/meminfo"):
+        k = line.split(":")[0]
+        v = {"MemTotal": s["mem"], "MemAvailable": s["mem_avail"],
+             "SwapTotal": s["swap"], "SwapFree": s["swap"]}.get(k)
+        mi.append(f"{k}:{v // 1024:>16} kB\n" if v is not None else line)
+    vm = []
+    for line in open("/proc/vmstat"):
+        k = line.split()[0]
+        v = {"nr_free_pages": s["reclaimable"] // s["page"], "nr_file_pages": 0}.get(k)
+        vm.append(f"{k} {v}\n" if v is not None else line)
+    open(f"{work}/meminfo", "w").write("".join(mi))
+    open(f"{work}/vmstat", "w").write("".join(vm))
+
+def memcg_root():
+    """Our own cgroup in the v1 memory hierarchy (as vmscale's set-up
+    uses), else the v2 root."""
+    for line in open("/proc/self/cgroup"):
+        _, ctl, path = line.rstrip("\n").split(":", 2)
+        if "memory" in ctl.split(","):
+            return f"/sys/fs/cgroup/memory{path}", 1
+    return "/sys/fs/cgroup", 2
+
+def zram(bytes_):
+    i = open("/sys/class/zram-control/hot_add").read().strip()
+    open(f"{work}/zram", "w").write(i)
+    open(f"/sys/block/zram{i}/disksize", "w").write(str(bytes_))
+    subprocess.run(["mkswap", f"/dev/zram{i}"], check=True, capture_output=True)
+    subprocess.run(["swapon", f"/dev/zram{i}"], check=True)
+    return i
+
+def zram_off(i):
+    subprocess.run(["swapoff", f"/dev/zram{i}"], check=True)
+    open("/sys/class/zram-control/hot_remove", "w").write(i)
+    os.unlink(f"{work}/zram")
+
+KB_LINE = re.compile(r"^\.*(\d+) bytes / (\d+) usecs = (\d+) KB.s")
+DD_LINE = re.compile(r"(\d+) bytes \([0-9.]+ .B(?:, [0-9.]+ .iB)?\) copied, ([0-9.]+) s, ")
+
+def peer_run(entry, p):
+    """One run of the suite's case: per task (KB/s, bytes, seconds)."""
+    case, _ = split(entry)
+    s = find(p, "sizes")
+    room = find(p, "case_sizes")[0]["room"]
+    fake_proc(s)
+    join, cg, swap = "", None, None
+    limit = room["memcg"] if case != "lru-memcg" else None  # its script makes its own
+    if limit:
+        root, v = memcg_root()
+        cg = f"{root}/vmsbench-peer-{os.getpid()}"
+        os.mkdir(cg)
+        open(f"{work}/memcg", "w").write(cg)
+        open(f"{cg}/memory.limit_in_bytes" if v == 1 else f"{cg}/memory.max", "w") \
+            .write(str(limit))
+        join = f"{cg}/cgroup.procs"
+    if room["swap"]:
+        swap = zram(room["swap"])
+    try:
+        e = dict(os.environ, W=work, PEER=peer, CASE=case, JOIN=join,
+                 nr_task=str(tasks), runtime=rt)
+        r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh",
+                            f"{work}/inner.sh"], capture_output=True, text=True, env=e)
+    finally:
+        if swap is not None:
+            zram_off(swap)
+        if cg:
+            os.rmdir(cg)
+            os.unlink(f"{work}/memcg")
+    out = []
+    for line in r.stdout.splitlines():
+        if m := KB_LINE.match(line):
+            b, us, kbps = map(int, m.groups())
+            out.append((kbps, b, us / 1e6))
+        elif m := DD_LINE.search(line):
+            b, secs = int(m.group(1)), float(m.group(2))
+            out.append(((b >> 10) / secs, b, secs))
+    if not out:
+        sys.exit(f"vm-scalability's case-{case} printed no throughput (exit "
+                 f"{r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    if entry not in commands:
+        # What the script ran (its sizes), once per case.
+        commands[entry] = [c for c in open(f"{work}/cmds").read().splitlines()
+                           if c.startswith(("./usemem", "truncate "))
+                           and ".img" not in c]
+    os.unlink(f"{work}/cmds")
+    return out
+
+# The cases whose script bounds dd with `timeout RUNTIME` (exact).
+DD = {"lru-file-readonce", "lru-file-readtwice", "lru-memcg"}
+
+def vmscale_run(entry, binary):
+    case, s = split(entry)
+    secs = float(rt) if case in DD else float(rt) + 1
+    out = subprocess.run([binary, "run", "vms", "--case", case, "--tasks", str(tasks),
+                          "--size", s, "--runtime", str(secs), "--reps", "1",
+                          "--warmup", "0", "--json"],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    sample = json.loads(out)["cases"][0]["samples"][-1]["data"]
+    res = []
+    for t in sample["tasks"]:
+        kbps, b = t["throughput"], t["bytes"]
+        res.append((kbps, b, b / 1024 / kbps if kbps else 0.0))
+    return res
+
+print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
+      f"vmscale {vmscale}" + (f", other {other}" if other else "")
+      + f", vm-scalability {peer}; load {load()}")
+# System-wide counters read around every run: the pressure each side met.
+COUNTERS = ("pswpout", "pgsteal_kswapd", "pgsteal_direct")
+
+def vmstat():
+    v = dict(line.split() for line in open("/proc/vmstat"))
+    return {k: int(v.get(k, 0)) for k in COUNTERS}
+
+tools = ["peer", "vmscale"] + (["other"] if other else [])
+binary = {"vmscale": vmscale, "other": other}
+res = {(c, t): [] for c in cases for t in tools}
+pressure = {(c, t): [] for c in cases for t in tools}
+commands, planned = {}, {}
+for r in range(rounds):
+    for c in cases:
+        p = plan(c)
+        planned.setdefault(c, find(p, "case_sizes")[0]["amount"])
+        k = r % len(tools)
+        for tool in tools[k:] + tools[:k]:
+            before = vmstat()
+            res[(c, tool)].append(peer_run(c, p) if tool == "peer"
+                                  else vmscale_run(c, binary[tool]))
+            after = vmstat()
+            pressure[(c, tool)].append({k: after[k] - before[k] for k in COUNTERS})
+    print(f"# round {r + 1} done, load {load()}", flush=True)
+
+def med(tool, c, i):
+    return st.median(x[i] for run in res[(c, tool)] for x in run)
+
+print(f"{'case':<20} {'suite KB/s':>11} {'vmscale':>11} {'ratio':>6} "
+      f"{'range':>11} {'n':>2}  {'MB/task':>13} {'s/task':>11}")
+for c in cases:
+    sums = {t: [sum(x[0] for x in run) for run in res[(c, t)]] for t in tools}
+    ratio = [v / p for v, p in zip(sums["vmscale"], sums["peer"])]
+    print(f"{c:<20} {st.median(sums['peer']):>11.0f} {st.median(sums['vmscale']):>11.0f} "
+          f"{st.median(ratio):>6.3f} {min(ratio):>5.2f}-{max(ratio):<5.2f} {len(ratio):>2}  "
+          f"{med('peer', c, 1) / 1e6:>6.0f} {med('vmscale', c, 1) / 1e6:>6.0f} "
+          f"{med('peer', c, 2):>5.2f} {med('vmscale', c, 2):>5.2f}")
+print(f"# load after {load()}; MB/task and s/task: suite, then vmscale (medians)")
+if other:
+    print(f"# other vmscale {other}: ratios to the suite and vmscale / other:")
+    for c in cases:
+        sums = {t: [sum(x[0] for x in run) for run in res[(c, t)]] for t in tools}
+        o = [a / b for a, b in zip(sums["other"], sums["peer"])]
+        vo = [a / b for a, b in zip(sums["vmscale"], sums["other"])]
+        print(f"#   {c:<24} other/suite {st.median(o):.3f} ({min(o):.2f}-{max(o):.2f})"
+              f"   vmscale/other {st.median(vo):.3f} ({min(vo):.2f}-{max(vo):.2f})")
+print("# pages swapped out, stolen (pgsteal kswapd + direct), system-wide, medians:")
+for c in cases:
+    line = []
+    for tool in ("peer", "vmscale"):
+        pr = pressure[(c, tool)]
+        line.append(f"{st.median(x['pswpout'] for x in pr):>8.0f} "
+                    f"{st.median(x['pgsteal_kswapd'] + x['pgsteal_direct'] for x in pr):>8.0f}")
+    print(f"#   {c:<24} suite {line[0]}   vmscale {line[1]}")
+print("# sizes: vmscale's per task and file bytes; what the suite's script ran:")
+for c in cases:
+    a = planned[c]
+    print(f"#   {c}: vmscale {a['per_task']} {a['file']}; suite: "
+          + "; ".join(commands.get(c, [])[:2]))
+PY
