@@ -8,7 +8,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::guest_plan::{Budget, appends_to, inner_steps, mem_mib, split_plan};
+use super::guest_plan::{Budget, appends_to, inner_steps};
+pub use super::guest_plan::{check_figure, mem_mib, parse_threshold, split_plan};
 use super::progress::Bar;
 use super::{Error, Result};
 use crate::cli::GuestArgs;

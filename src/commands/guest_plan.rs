@@ -18,7 +18,7 @@ const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp, fit
 
 /// Splits the words after `--` at `---` and checks each step parses as a
 /// vmscale command line that makes sense inside a guest.
-pub(super) fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
+pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
     let mut steps: Vec<Vec<String>> = vec![Vec::new()];
     for w in words {
         if w == "---" {
@@ -122,7 +122,7 @@ pub(super) fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
     Ok(out)
 }
 
-pub(super) fn mem_mib(text: &str) -> Result<u64> {
+pub fn mem_mib(text: &str) -> Result<u64> {
     let bytes = crate::parse::size_arg("--mem", text)?;
     if bytes % (1 << 20) != 0 {
         return Err(Error::Input(format!(
@@ -213,7 +213,7 @@ impl Budget {
 }
 
 /// "10%", "10 %" or "0.1" as a fraction in (0, 1).
-pub(super) fn parse_threshold(s: &str) -> Result<f64> {
+pub fn parse_threshold(s: &str) -> Result<f64> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
@@ -229,7 +229,7 @@ pub(super) fn parse_threshold(s: &str) -> Result<f64> {
 }
 
 /// Refuses a `--figure` the plan's first run cannot report.
-pub(super) fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
+pub fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
     let Some(spec) = steps
         .iter()
         .find(|s| s.first().is_some_and(|w| w == "run"))
