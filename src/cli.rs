@@ -147,6 +147,9 @@ A run is copied once, by its identity: merging the same files again adds nothing
     /// Boot each kernel in a QEMU guest, run the same plan in each, and compare them
     #[command(after_help = GUEST_EXAMPLES)]
     Guest(GuestArgs),
+    /// Which kernel of a list, or which commit of a tree, moved the plan's figure
+    #[command(after_help = crate::bisect::args::EXAMPLES)]
+    Bisect(crate::bisect::args::BisectArgs),
     /// One figure across like runs (by time or kernel) and the steps where it moved
     #[command(after_help = HISTORY_EXAMPLES)]
     History(HistoryArgs),

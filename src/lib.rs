@@ -5,6 +5,7 @@
 //! (the shared data types), `parse`, `text` and `timefmt` are leaves anyone may
 //! use.
 
+pub mod bisect;
 pub mod cache;
 pub mod cli;
 pub mod commands;

@@ -88,6 +88,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Merge(a) => commands::merge::merge(&db, &a.files, a.json.json),
         Command::Guest(a) => commands::guest::guest(&db, &a),
         Command::History(a) => commands::history::history(&db, &a),
+        Command::Bisect(a) => commands::bisect::bisect(&db, &a),
     }
 }
 

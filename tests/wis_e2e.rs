@@ -74,8 +74,13 @@ fn page_faults_and_mmap_take_the_faults_their_paths_take() {
     assert_eq!(cases(&run).len(), 4, "process and thread, 1 and 2 tasks");
     for c in cases(&run) {
         for sample in measured(&c) {
-            assert!(fig(&sample, "ops") >= 256.0);
-            assert!(fig(&sample, "faults/op") < 0.01, "mmap1 touches nothing");
+            // mmap1 touches nothing: a touch would be a fault per op. The
+            // task's own few faults (its stack, the shared report block
+            // after a fork) are a fixed count, spread over fewer ops when
+            // the machine is loaded.
+            let (ops, faults) = (fig(&sample, "ops"), fig(&sample, "faults"));
+            assert!(ops >= 256.0);
+            assert!(faults < 0.1 * ops, "mmap1: {faults} faults in {ops} ops");
         }
     }
     let out = ok(&s.vmscale(&["show", "last"]));

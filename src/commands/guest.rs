@@ -139,7 +139,7 @@ fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
     Ok(out)
 }
 
-fn mem_mib(text: &str) -> Result<u64> {
+pub fn mem_mib(text: &str) -> Result<u64> {
     let bytes = crate::parse::size_arg("--mem", text)?;
     if bytes % (1 << 20) != 0 {
         return Err(Error::Input(format!(
@@ -504,7 +504,7 @@ impl Budget {
 }
 
 /// "10%", "10 %" or "0.1" as a fraction in (0, 1).
-fn parse_threshold(s: &str) -> Result<f64> {
+pub fn parse_threshold(s: &str) -> Result<f64> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
@@ -520,7 +520,7 @@ fn parse_threshold(s: &str) -> Result<f64> {
 }
 
 /// Refuses a `--figure` the plan's first run cannot report.
-fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
+pub fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
     let Some(spec) = steps
         .iter()
         .find(|s| s.first().is_some_and(|w| w == "run"))

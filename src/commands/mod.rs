@@ -2,6 +2,7 @@
 //! clap definitions; they turn them into validated inputs for the runner,
 //! store and report layers.
 
+pub mod bisect;
 pub mod compare;
 pub mod completions;
 pub mod conflicts;

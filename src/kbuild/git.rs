@@ -126,7 +126,7 @@ impl Tree {
         })
     }
 
-    fn text(&self, args: &[&str], what: &str) -> std::result::Result<String, String> {
+    pub fn text(&self, args: &[&str], what: &str) -> std::result::Result<String, String> {
         let mut c = git(&self.dir);
         c.args(args);
         run(c, what)

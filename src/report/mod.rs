@@ -3,6 +3,7 @@
 //! (`export::Block`) that every output format renders.
 
 pub mod atomic;
+pub mod bisect;
 pub mod c2c;
 pub mod cells;
 pub mod centre;

@@ -1,0 +1,135 @@
+//! The options of `vmscale bisect` and `vmscale bisect judge` (the room
+//! owns them, as a workload owns its own; `cli` registers the command).
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+pub const EXAMPLES: &str = "\
+Examples:
+  vmscale bisect --kernel 6.1.0-47.deb --kernel 6.1.0-50.deb --kernel 6.1.0-56.deb -- run pft
+  vmscale bisect --tree ~/linux --good v6.1 --bad mm-next -- run pft --tasks 1 --size 16M
+  vmscale bisect --tree linux --good HEAD~8 --bad HEAD --decide 20% --json -- run pft
+
+The ends are measured first; each step is booted in turn with the good end
+until its ratio is told like good or like bad (else skipped); the first bad
+is measured again against its parent. Runs are stored labelled
+bisect-KEY/REVISION; the same command run again continues from them.
+See docs/bisect.md.";
+
+const JUDGE_EXAMPLES: &str = "\
+Examples:
+  vmscale bisect judge --good g.bzImage --bad b.bzImage --kernel bzImage -- run pft
+  git bisect run sh -c 'make bzImage || exit 125; vmscale bisect judge --good g.bzImage \\
+      --bad b.bzImage --kernel arch/x86/boot/bzImage -- run pft --tasks 1'
+
+Exit 0 like good, 1 like bad, 125 skip; 128 on any error (stops git bisect
+run). The ends' rounds are stored under their key, so later steps reuse
+them. See docs/bisect.md.";
+
+/// `vmscale bisect`: a list of kernels or a range of a tree.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BisectArgs {
+    #[command(subcommand)]
+    pub judge: Option<JudgeCommand>,
+    /// A kernel (bzImage, vmlinuz or .deb), in order: the first good, the last
+    /// bad; repeat for each
+    #[arg(long = "kernel", value_name = "FILE", conflicts_with = "tree")]
+    pub kernels: Vec<PathBuf>,
+    /// A kernel source tree under git: bisect the commits from --good to --bad
+    #[arg(long, value_name = "DIR", requires_all = ["good", "bad"])]
+    pub tree: Option<PathBuf>,
+    /// The good commit of --tree (older)
+    #[arg(long, value_name = "REV", requires = "tree")]
+    pub good: Option<String>,
+    /// The bad commit of --tree (newer, a descendant of --good)
+    #[arg(long, value_name = "REV", requires = "tree")]
+    pub bad: Option<String>,
+    /// The base config of tree builds: a file, `tinyconfig` or `defconfig`
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "tinyconfig",
+        requires = "tree"
+    )]
+    pub config: String,
+    /// A config option of tree builds, CONFIG_NAME=VALUE; repeatable
+    #[arg(long = "configitem", value_name = "CONFIG_X=V", requires = "tree")]
+    pub config_items: Vec<String>,
+    #[command(flatten)]
+    pub run: BisectRun,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum JudgeCommand {
+    /// One step for `git bisect run`: exit 0 like good, 1 like bad, 125 skip
+    /// (128 on an error, which stops `git bisect run`)
+    #[command(after_help = JUDGE_EXAMPLES)]
+    Judge(JudgeArgs),
+}
+
+/// `vmscale bisect judge`.
+#[derive(Args, Debug)]
+pub struct JudgeArgs {
+    /// The good kernel
+    #[arg(long, value_name = "FILE")]
+    pub good: PathBuf,
+    /// The bad kernel
+    #[arg(long, value_name = "FILE")]
+    pub bad: PathBuf,
+    /// The kernel to judge (the one your build script made of this commit)
+    #[arg(long = "kernel", value_name = "FILE")]
+    pub kernel: PathBuf,
+    #[command(flatten)]
+    pub run: BisectRun,
+}
+
+/// How each kernel boots and what decides.
+#[derive(Args, Debug)]
+pub struct BisectRun {
+    /// vCPUs
+    #[arg(long, default_value_t = 1)]
+    pub cpus: usize,
+    /// NUMA nodes (the vCPUs split over them)
+    #[arg(long, default_value_t = 1)]
+    pub nodes: usize,
+    /// Guest memory
+    #[arg(long, default_value = "1G")]
+    pub mem: String,
+    /// auto: KVM where a probe boot shows it works, else TCG
+    #[arg(long, value_enum, default_value = "auto")]
+    pub accel: crate::guest::accel::Asked,
+    /// QEMU's -cpu model [default: host under KVM, max under TCG]
+    #[arg(long, value_name = "MODEL")]
+    pub cpu: Option<String>,
+    /// Modules of bzImage kernels (a lib/modules/RELEASE directory)
+    #[arg(long, value_name = "DIR")]
+    pub modules: Option<PathBuf>,
+    /// Added to every guest kernel's command line
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub append: Vec<String>,
+    /// The figure that decides [default: the headline of the plan's first run]
+    #[arg(long, value_name = "FIGURE")]
+    pub figure: Option<String>,
+    /// The band 1 ± THRESHOLD the ends must differ beyond ("10%") [default: 10%
+    /// under TCG, 3% under KVM]
+    #[arg(long, value_name = "THRESHOLD")]
+    pub decide: Option<String>,
+    /// The most rounds of one pair [default: 30]
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub max_rounds: u32,
+    /// Stop a guest after this long [default: derived from the plan]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// A shell line run in the guest before the plan; repeatable
+    #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
+    pub setup: Vec<String>,
+    /// JSON: first_bad and every step (revision or kernel, verdict, rounds,
+    /// ratio, ci)
+    #[arg(long)]
+    pub json: bool,
+    /// The plan: a vmscale command line, several separated by `---`; the
+    /// first stores the deciding run
+    #[arg(last = true, value_name = "PLAN")]
+    pub plan: Vec<String>,
+}

@@ -1,0 +1,179 @@
+//! What `bisect` and `bisect judge` check before anything boots, and the
+//! bench (`bisect::boots::Guests`) they run on: the stored rounds read,
+//! the good end built or found, the accelerator chosen, the rule set.
+
+use std::path::Path;
+
+use crate::bisect::args::BisectRun;
+use crate::bisect::boots::{Build, Guests};
+use crate::bisect::entries::Entry;
+use crate::bisect::stored::Stored;
+use crate::commands::progress::Bar;
+use crate::commands::{Error, Result, output};
+use crate::guest::topology::{Request, Topology};
+use crate::guest::workdir::WorkDir;
+use crate::guest::{accel, kernel_config, qemu, rounds};
+use crate::kbuild::Note;
+use crate::kconfig;
+use crate::runner::Progress as _;
+use crate::stats::decide::Rule;
+use crate::store::Store;
+
+/// What both commands check before anything boots, and the bench they
+/// run the bisection on.
+pub struct Setup {
+    steps: Vec<Vec<String>>,
+    topology: Topology,
+    threshold: Option<f64>,
+    timeout: Option<std::time::Duration>,
+    /// What of the options makes two bisections the same.
+    pub key: Vec<String>,
+}
+
+impl Setup {
+    pub fn of(r: &BisectRun) -> Result<Setup> {
+        let steps = crate::commands::guest::split_plan(&r.plan)?;
+        if steps.first().is_none_or(|s| s[0] != "run") {
+            return Err(Error::Input(
+                "give a plan after `--` whose first step runs a workload, e.g. \
+                 `vmscale bisect --kernel A --kernel B -- run pft --tasks 1`"
+                    .into(),
+            ));
+        }
+        if steps.iter().any(|s| s[0] == "guest") {
+            return Err(Error::Input(
+                "a bisection's plan boots no guests of its own: give `run` steps".into(),
+            ));
+        }
+        if let Some(f) = &r.figure {
+            crate::commands::guest::check_figure(f, &steps)?;
+        }
+        if !(crate::stats::decide::MIN_ROUNDS as u32..=100).contains(&r.max_rounds) {
+            return Err(Error::Input(format!(
+                "--max-rounds {}: give {} to 100",
+                r.max_rounds,
+                crate::stats::decide::MIN_ROUNDS
+            )));
+        }
+        let threshold = r
+            .decide
+            .as_deref()
+            .map(crate::commands::guest::parse_threshold)
+            .transpose()?;
+        let timeout = r
+            .timeout
+            .as_deref()
+            .map(crate::parse::duration)
+            .transpose()?;
+        let topology = Request {
+            cpus: Some(r.cpus),
+            nodes: r.nodes,
+            sockets: 1,
+            dies: 1,
+            threads: 1,
+            mem_mib: crate::commands::guest::mem_mib(&r.mem)?,
+            ..Request::default()
+        }
+        .check()?;
+        let key = vec![
+            r.plan.join(" "),
+            r.setup.join("\n"),
+            format!("{:?} {:?}", r.figure, threshold),
+            format!("{} {} {} {:?} {:?}", r.cpus, r.nodes, r.mem, r.accel, r.cpu),
+            r.append.join(" "),
+        ];
+        Ok(Setup {
+            steps,
+            topology,
+            threshold,
+            timeout,
+            key,
+        })
+    }
+
+    /// Checks the given kernels' configs, reads the stored rounds of
+    /// `key`, builds or finds the good end, chooses the accelerator and
+    /// runs `f` on the bench; gives its result and the deciding figure.
+    pub fn run<T>(
+        self,
+        db: &Path,
+        key: &str,
+        entries: Vec<Entry>,
+        build: Option<Build>,
+        r: &BisectRun,
+        f: impl FnOnce(&mut Guests, &Rule) -> Result<T>,
+    ) -> Result<(T, Option<String>)> {
+        let shape = kconfig::Shape {
+            cpus: self.topology.shape.cpus,
+            nodes: self.topology.shape.nodes,
+        };
+        for k in entries.iter().filter_map(|e| e.kernel.as_ref()) {
+            let checked = kernel_config::check(k, shape)?;
+            if let Some(w) = kernel_config::warning(k, &checked) {
+                output::warn(&w);
+            }
+        }
+        rounds::check_host_memory(self.topology.shape.mem_mib)?;
+        qemu::check_installed()?;
+        let stored = match Store::open_existing(db) {
+            Ok(s) => Stored::load(&s, key, r.figure.as_deref())?,
+            Err(_) if !db.exists() => Stored::default(),
+            Err(e) => return Err(e.into()),
+        };
+        let work = WorkDir::new("vmscale-bisect")?;
+        let bar = Bar::new("stages").ticking();
+        let quiet = output::quiet();
+        let mut on_build = |note: Note| match note {
+            Note::Plan(line) if !quiet => bar.say_raw(&format!("kernel build: {line}\n")),
+            Note::Config(text) if !quiet => bar.say_raw(text),
+            Note::Warn(text) => output::warn(&text),
+            Note::Stage(s) => bar.note(&format!("building: {s}")),
+            _ => {}
+        };
+        let suites = self
+            .steps
+            .iter()
+            .filter(|s| s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK)
+            .count();
+        let plan = (self.steps, r.setup.clone());
+        let mut bench = Guests::new(
+            key.to_string(),
+            db,
+            entries,
+            build,
+            plan,
+            self.topology,
+            work.path(),
+            &bar,
+            &mut on_build,
+        )?;
+        let good = bench.kernel(0)?;
+        let choice = accel::choose(r.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+            accel::probe_boot(&good.image, &bench.user, work.path())
+        })?;
+        if choice.accel == qemu::Accel::Tcg && !quiet {
+            eprint!(
+                "{}",
+                output::wrap(&accel::tcg_banner(&choice.why), output::WIDTH)
+            );
+        }
+        let t = self.threshold.unwrap_or(match choice.accel {
+            qemu::Accel::Tcg => 0.10,
+            qemu::Accel::Kvm => 0.03,
+        });
+        let rule = Rule::sequential(t, 0.05, r.max_rounds as usize);
+        bench.choice = Some(choice);
+        bench.suites = suites;
+        bench.cpu = r.cpu.clone();
+        bench.append = r.append.join(" ");
+        bench.timeout = self.timeout;
+        bench.max_rounds = r.max_rounds as usize;
+        bench.figure = stored.figure.clone();
+        bench.stored = stored;
+        let out = f(&mut bench, &rule);
+        let figure = bench.figure.clone();
+        drop(bench);
+        bar.finish();
+        Ok((out?, figure))
+    }
+}
