@@ -149,7 +149,7 @@ fn bad_input_exits_2_and_stores_nothing() {
         ),
         (
             &["run", "pft", "--mode", "fibre", "--size", "8M"],
-            "thread or process",
+            "possible values: thread, process",
         ),
         (&["run", "pft", "--cline", "0", "--size", "8M"], "use 1 to"),
         (
