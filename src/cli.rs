@@ -295,6 +295,9 @@ impl std::str::FromStr for Rounds {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("json", |a| {
+    a.help("Print the verdict as JSON (verdict, ratio, ci, rounds) instead of the tables")
+}))]
 pub struct GuestArgs {
     /// A kernel: a bzImage/vmlinuz file or a Debian kernel package (.deb); repeat
     /// for each kernel, the first is the baseline
@@ -382,9 +385,8 @@ pub struct GuestArgs {
     /// Added to kernel N's command line only (N=ARGS, N counts --kernel from 1)
     #[arg(long = "append-to", value_name = "N=ARGS", allow_hyphen_values = true)]
     pub append_to: Vec<String>,
-    /// Print the verdict as JSON (verdict, ratio, ci, rounds) instead of the tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: Json,
     /// Stop a guest after this long [default: derived from the plan]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

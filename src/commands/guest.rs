@@ -5,17 +5,18 @@
 //! before the first boot; a guest that fails stops the rounds, and what
 //! completed is still merged.
 
-use clap::Parser;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::guest_plan::{Budget, appends_to, inner_steps};
+pub use super::guest_plan::{check_figure, mem_mib, parse_threshold, split_plan};
 use super::progress::Bar;
 use super::{Error, Result};
-use crate::cli::{Cli, Command, GuestArgs, Rounds};
+use crate::cli::GuestArgs;
 use crate::guest::boot::Prepared;
 use crate::guest::decide::Deciding;
 use crate::guest::initramfs::Userland;
-use crate::guest::nested::{self, InnerStep};
+use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu::{self, Accel};
 use crate::guest::rounds::Plan;
@@ -25,129 +26,9 @@ use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
-use crate::report::verdict::{self as shown, Verdict};
+use crate::report::verdict as shown;
 use crate::runner::Progress as _;
-use crate::stats::decide::{self as rule, Rule};
 use crate::store::Store;
-
-/// Commands a plan may run inside a guest.
-const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp, fit or guest";
-
-/// Splits the words after `--` at `---` and checks each step parses as a
-/// vmscale command line that makes sense inside a guest.
-pub fn split_plan(words: &[String]) -> Result<Vec<Vec<String>>> {
-    let mut steps: Vec<Vec<String>> = vec![Vec::new()];
-    for w in words {
-        if w == "---" {
-            steps.push(Vec::new());
-        } else if let Some(last) = steps.last_mut() {
-            last.push(w.clone());
-        }
-    }
-    if steps.len() == 1 && steps[0].is_empty() {
-        return Ok(Vec::new());
-    }
-    for (i, step) in steps.iter().enumerate() {
-        let k = i + 1;
-        if step.is_empty() {
-            return Err(Error::Input(format!(
-                "plan step {k} is empty: put a vmscale command line between `---`s"
-            )));
-        }
-        let argv = std::iter::once("vmscale".to_string()).chain(step.iter().cloned());
-        let cli = Cli::try_parse_from(argv).map_err(|e| {
-            let e = e.to_string();
-            Error::Input(format!(
-                "plan step {k} (`{}`): {}",
-                step.join(" "),
-                e.lines().next().unwrap_or("").trim_start_matches("error: ")
-            ))
-        })?;
-        if cli.db.is_some() || cli.output.is_some() {
-            return Err(Error::Input(format!(
-                "plan step {k}: --db and -o have no place in a plan: the guest's store \
-                 comes back by itself"
-            )));
-        }
-        let fits = matches!(
-            cli.command,
-            Command::Run(_)
-                | Command::Sysinfo(_)
-                | Command::Show(_)
-                | Command::List(_)
-                | Command::Compare(_)
-                | Command::Doctor(_)
-                | Command::Pcp(_)
-                | Command::Fit(_)
-                | Command::Guest(_)
-        );
-        if !fits {
-            return Err(Error::Input(format!(
-                "plan step {k} (`{}`): a guest's plan runs {PLAN_COMMANDS}",
-                step[0]
-            )));
-        }
-        if let Command::Guest(g) = &cli.command {
-            check_nested(k, g)?;
-        }
-    }
-    Ok(steps)
-}
-
-/// A `guest` step: its kernels are files (a tree would be built inside an
-/// emulated CPU) and its own plan boots no guest (a third level).
-fn check_nested(k: usize, g: &GuestArgs) -> Result<()> {
-    if g.tree.is_some() {
-        return Err(Error::Input(format!(
-            "plan step {k}: a guest step boots --kernel files; build --tree on the host \
-             (vmscale guest --tree caches the bzImage) and give it as --kernel"
-        )));
-    }
-    let inner = split_plan(&g.plan)?;
-    if inner.is_empty() {
-        return Err(Error::Input(format!(
-            "plan step {k}: the guest step needs its own plan after its `--`"
-        )));
-    }
-    if inner.iter().any(|s| s[0] == "guest") {
-        return Err(Error::Input(format!(
-            "plan step {k}: a guest inside a guest runs no guests of its own (two levels \
-             at most)"
-        )));
-    }
-    Ok(())
-}
-
-/// The plan's `guest` steps as the host must prepare them.
-fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
-    let mut out = Vec::new();
-    for (index, step) in steps.iter().enumerate() {
-        let argv = std::iter::once("vmscale".to_string()).chain(step.iter().cloned());
-        if let Ok(Cli {
-            command: Command::Guest(g),
-            ..
-        }) = Cli::try_parse_from(argv)
-        {
-            out.push(InnerStep {
-                index,
-                kernels: g.kernels.clone(),
-                modules: g.modules.clone(),
-                mem_mib: mem_mib(&g.mem)?,
-            });
-        }
-    }
-    Ok(out)
-}
-
-pub fn mem_mib(text: &str) -> Result<u64> {
-    let bytes = crate::parse::size_arg("--mem", text)?;
-    if bytes % (1 << 20) != 0 {
-        return Err(Error::Input(format!(
-            "--mem {text}: give whole MiB, e.g. 1G or 768M"
-        )));
-    }
-    Ok(bytes >> 20)
-}
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::exec::signals::install();
@@ -302,8 +183,8 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     bar.finish();
 
     let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
-    let verdict = verdict_of(&prepared, &deciding, ended_by);
-    if a.json {
+    let verdict = shown::of(&prepared, &deciding, ended_by);
+    if a.json.json {
         super::output::data(&format!(
             "{}\n",
             serde_json::to_string_pretty(&crate::report::verdict::json(&verdict))
@@ -388,7 +269,10 @@ fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
         }
         if rounds > 1 {
             for run in &loaded {
-                between_boots(run)?;
+                let text = crate::report::centre::between_boots(run)?;
+                if !text.is_empty() {
+                    super::output::text(&text)?;
+                }
             }
         }
         if loaded.len() >= 2 && !loaded[0].meta.figures.is_empty() {
@@ -396,187 +280,4 @@ fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A pooled run's centre and between-boot tables (samples carry their
-/// round as their invocation).
-fn between_boots(run: &crate::model::Run) -> Result<()> {
-    let blocks = crate::report::centre::blocks(run);
-    if blocks.is_empty() {
-        return Ok(());
-    }
-    let mut text = format!(
-        "\n{} (run {}, {}):",
-        run.meta.machine["kernel_release"].as_str().unwrap_or("?"),
-        run.meta.id,
-        run.meta.label.as_deref().unwrap_or("")
-    );
-    let report = crate::report::export::Report {
-        text: None,
-        blocks,
-        records: Default::default(),
-        data: serde_json::Value::Null,
-    };
-    text.push_str(
-        &crate::report::export::exporter(crate::report::export::Format::Text).export(&report)?,
-    );
-    super::output::text(&text)
-}
-
-/// How many rounds, and what ends them: `--rounds N` fixed, or `--rounds
-/// auto` until the verdict, `--max-rounds` or `--max-time`.
-struct Budget {
-    auto: bool,
-    /// The most rounds.
-    rounds: u32,
-    /// `--decide` as a fraction; None: the accelerator's default.
-    threshold: Option<f64>,
-    max_time: Option<Duration>,
-    max_time_text: String,
-}
-
-/// `--rounds auto`'s budget when `--max-rounds` is not given.
-const DEFAULT_MAX_ROUNDS: u32 = 30;
-/// The error of the whole sequence of intervals.
-const ALPHA: f64 = 0.05;
-
-impl Budget {
-    fn of(a: &GuestArgs, steps: &[Vec<String>]) -> Result<Budget> {
-        let kernels = a.kernels.len() + a.revs.len();
-        let auto = a.rounds == Rounds::Auto;
-        if !auto && (a.max_rounds.is_some() || a.max_time.is_some()) {
-            return Err(Error::Input(
-                "--max-rounds and --max-time bound --rounds auto: give --rounds auto, or \
-                 leave them out"
-                    .into(),
-            ));
-        }
-        if auto && kernels < 2 {
-            return Err(Error::Input(
-                "--rounds auto decides between kernels: give two --kernel (the same \
-                 file twice for an A/A check)"
-                    .into(),
-            ));
-        }
-        let rounds = match a.rounds {
-            Rounds::Fixed(n) => n,
-            Rounds::Auto => a.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
-        };
-        let what = if auto { "--max-rounds" } else { "--rounds" };
-        if !(1..=100).contains(&rounds) || (auto && (rounds as usize) < rule::MIN_ROUNDS) {
-            return Err(Error::Input(format!(
-                "{what} {rounds}: give {} to 100",
-                if auto { rule::MIN_ROUNDS } else { 1 }
-            )));
-        }
-        let threshold = a.decide.as_deref().map(parse_threshold).transpose()?;
-        let max_time = a
-            .max_time
-            .as_deref()
-            .map(crate::parse::duration)
-            .transpose()?;
-        if let Some(f) = &a.figure {
-            check_figure(f, steps)?;
-        }
-        Ok(Budget {
-            auto,
-            rounds,
-            threshold,
-            max_time,
-            max_time_text: a.max_time.clone().unwrap_or_default(),
-        })
-    }
-
-    /// The rule: under TCG a round's ratio scatters by some 13 % (two
-    /// boots of 9 %), so a band of 10 % is what 20 rounds can decide;
-    /// under KVM 3 %.
-    fn rule(&self, accel: Accel) -> Rule {
-        let t = self.threshold.unwrap_or(match accel {
-            Accel::Tcg => 0.10,
-            Accel::Kvm => 0.03,
-        });
-        if self.auto {
-            Rule::sequential(t, ALPHA, self.rounds as usize)
-        } else {
-            Rule::fixed(t, ALPHA, self.rounds as usize)
-        }
-    }
-}
-
-/// "10%", "10 %" or "0.1" as a fraction in (0, 1).
-pub fn parse_threshold(s: &str) -> Result<f64> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match v {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(Error::Input(format!(
-            "--decide {s}: give the band around a ratio of 1 as a percentage between 0 and \
-             100, e.g. 10%"
-        ))),
-    }
-}
-
-/// Refuses a `--figure` the plan's first run cannot report.
-pub fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
-    let Some(spec) = steps
-        .iter()
-        .find(|s| s.first().is_some_and(|w| w == "run"))
-        .and_then(|s| s.get(1))
-        .and_then(|w| crate::workload::find(w))
-    else {
-        return Ok(());
-    };
-    let names: Vec<String> = (spec.figures)().into_iter().map(|f| f.name).collect();
-    // c2c adds a figure per CPU pair to those it declares.
-    if names.iter().any(|n| n == figure) || spec.name == "c2c" {
-        return Ok(());
-    }
-    Err(Error::Input(format!(
-        "--figure {figure}: {} reports {}",
-        spec.name,
-        names.join(", ")
-    )))
-}
-
-/// `--append-to N=ARGS` as each kernel's own additions.
-fn appends_to(given: &[String], kernels: usize) -> Result<Vec<String>> {
-    let mut out = vec![String::new(); kernels];
-    for g in given {
-        let bad = || {
-            Error::Input(format!(
-                "--append-to {g}: give N=ARGS with N from 1 to {kernels} (the kernel's place \
-                 among the --kernel options)"
-            ))
-        };
-        let (k, args) = g.split_once('=').ok_or_else(bad)?;
-        let k: usize = k.trim().parse().map_err(|_| bad())?;
-        let slot = out.get_mut(k.wrapping_sub(1)).ok_or_else(bad)?;
-        slot.push(' ');
-        slot.push_str(args.trim());
-    }
-    Ok(out.into_iter().map(|s| s.trim().to_string()).collect())
-}
-
-/// The verdict as the report renders it.
-fn verdict_of(prepared: &[Prepared], d: &Deciding, ended_by: Option<String>) -> Verdict {
-    let kernel = |p: &Prepared| shown::Kernel {
-        label: p.label.clone(),
-        given: p.kernel.given.display().to_string(),
-        release: p.kernel.release.clone(),
-        sha256: p.kernel.sha256.clone(),
-    };
-    Verdict {
-        figure: d.figure.clone(),
-        rule: d.rule,
-        base: kernel(&prepared[0]),
-        others: prepared[1..]
-            .iter()
-            .map(kernel)
-            .zip(d.decisions())
-            .collect(),
-        ended_by: ended_by.filter(|_| !d.decided()),
-    }
 }

@@ -2,7 +2,7 @@
 //! median with its interval, ordered by time or kernel version), its
 //! change points by E-divisive means (`stats::changepoint`), and each step
 //! confirmed by the runs either side with the comparison statistics
-//! (Welch's test and the log-t ratio interval of `stats::compare`).
+//! (Welch's test and the log-t ratio interval of `stats::significance`).
 //!
 //! The run is the unit of the confirmation, not the sample: runs on other
 //! days differ by more than the samples within one run do, so samples
@@ -16,8 +16,8 @@ pub mod trend;
 
 use crate::model::Figure;
 use crate::stats::changepoint::{self, Options, Split};
-use crate::stats::compare::{Moments, figure_p, log_t_ratio_ci_of, welch_p_of};
 use crate::stats::robust::median_ci;
+use crate::stats::significance::{Moments, figure_p, log_t_ratio_ci_of, welch_p_of};
 use crate::stats::summary::median;
 use serde::Serialize;
 

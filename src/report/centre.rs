@@ -163,6 +163,30 @@ pub fn mixture_lines(what: &str, m: &CaseMixture) -> String {
     out
 }
 
+/// A pooled guest run's centre and between-boot tables under a line naming
+/// its kernel (`vmscale guest --rounds`: samples carry their round as their
+/// invocation); empty when it has none.
+pub fn between_boots(run: &Run) -> crate::error::Result<String> {
+    let blocks = blocks(run);
+    if blocks.is_empty() {
+        return Ok(String::new());
+    }
+    let mut text = format!(
+        "\n{} (run {}, {}):",
+        run.meta.machine["kernel_release"].as_str().unwrap_or("?"),
+        run.meta.id,
+        run.meta.label.as_deref().unwrap_or("")
+    );
+    let report = super::export::Report {
+        text: None,
+        blocks,
+        records: Default::default(),
+        data: serde_json::Value::Null,
+    };
+    text.push_str(&super::export::exporter(super::export::Format::Text).export(&report)?);
+    Ok(text)
+}
+
 /// The section printed under a run's table: the centre table, the
 /// invocation table and the mixtures; nothing for a run without measured
 /// samples.

@@ -5,6 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::guest::boot::Prepared;
+use crate::guest::decide::Deciding;
 use crate::stats::decide::{Decision, Rule};
 
 /// One kernel of the comparison.
@@ -113,6 +115,27 @@ pub fn json(v: &Verdict) -> Value {
         }
     }
     top
+}
+
+/// The verdict of `vmscale guest`'s deciding rounds, as it is rendered.
+pub fn of(prepared: &[Prepared], d: &Deciding, ended_by: Option<String>) -> Verdict {
+    let kernel = |p: &Prepared| Kernel {
+        label: p.label.clone(),
+        given: p.kernel.given.display().to_string(),
+        release: p.kernel.release.clone(),
+        sha256: p.kernel.sha256.clone(),
+    };
+    Verdict {
+        figure: d.figure.clone(),
+        rule: d.rule,
+        base: kernel(&prepared[0]),
+        others: prepared[1..]
+            .iter()
+            .map(kernel)
+            .zip(d.decisions())
+            .collect(),
+        ended_by: ended_by.filter(|_| !d.decided()),
+    }
 }
 
 #[cfg(test)]

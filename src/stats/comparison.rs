@@ -11,12 +11,12 @@ use std::borrow::Cow;
 
 use super::case_data::CaseData;
 use super::case_groups::CaseMixture;
-use super::compare::{
+use super::mixture;
+use super::paired::{self, PairedRatio, Pairing};
+use super::significance::{
     BOOTSTRAP_MAX_VALUES, Moments, benjamini_hochberg, bootstrap_ratio_ci, bootstrap_rounds,
     figure_mean, log_t_ratio_ci_of, normal_ratio_ci, pct_better, row_seed, welch_p_of,
 };
-use super::mixture;
-use super::paired::{self, PairedRatio, Pairing};
 use super::summary::{Summary, summarise, summarise_sorted};
 use super::vmstat_spread::vmstat_case;
 pub use super::vmstat_spread::{Spread, VmstatCase, interesting_counter};

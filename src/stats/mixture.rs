@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::compare::welch_p;
+use super::significance::welch_p;
 use super::summary::median;
 use super::work;
 

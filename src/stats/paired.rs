@@ -109,8 +109,8 @@ pub(crate) fn round_log_ratios(base: &[(i64, f64)], new: &[(i64, f64)]) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::compare::log_t_ratio_ci;
     use crate::stats::rng::SplitMix64;
+    use crate::stats::significance::log_t_ratio_ci;
 
     type Rounds = Vec<(i64, f64)>;
 

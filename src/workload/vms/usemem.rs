@@ -13,7 +13,6 @@ use super::cases::{Amount, Store, Use};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
-use crate::stats::rng::SplitMix64;
 use crate::workload::fault_map::OwnedFile;
 
 /// TaskReport values: bytes counted, nanoseconds the task's time began
@@ -43,6 +42,9 @@ pub fn prepare(u: &Use, a: Amount, files: Vec<OwnedFile>) -> Result<Prepared> {
         prealloc: None,
         prealloc_ns: 0,
     };
+    // glibc sets up nrand48's multiplier on its first call: here, before
+    // any task thread can race to do it.
+    Rand48::new(0).below(1);
     if u.prealloc {
         let t0 = clock::monotonic_ns();
         p.prealloc = Some(map(u, &p, 0, a.per_task as usize)?);
@@ -69,6 +71,25 @@ fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
         .map_err(|e| Error::Failed(format!("mmap of {len} bytes failed: {e}")))
 }
 
+/// usemem's `--random` index: the drand48 family it draws from
+/// (glibc's nrand48 on our own state), scaled into [0, max) through a
+/// double as usemem scales it, so a word costs what it costs the suite
+/// (docs/vms.md, "Side by side").
+pub struct Rand48([u16; 3]);
+
+impl Rand48 {
+    /// srand48's state for `seed`.
+    pub fn new(seed: u32) -> Rand48 {
+        Rand48([0x330e, seed as u16, (seed >> 16) as u16])
+    }
+
+    pub fn below(&mut self, max: usize) -> usize {
+        // SAFETY: the three words are this generator's own state.
+        let v = unsafe { libc::nrand48(self.0.as_mut_ptr()) };
+        (max as f64 * v as f64 / 2_147_483_648.0) as usize
+    }
+}
+
 /// One pass over `len` bytes at `ptr`, word by word; returns the bytes
 /// touched, stopping at `deadline`. In order (a fault per 512 words at
 /// most) the clock is read every 64 Ki words, as usemem; at random each
@@ -76,7 +97,7 @@ fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
 /// where a fault under the case's cgroup reads ahead and reclaims a large
 /// folio (tens of ms on a loaded host: at 64 Ki a 1 s runtime of
 /// lru-file-mmap-read-rand ran over ten minutes, at 256 twenty seconds).
-fn pass(ptr: *mut u64, len: usize, u: &Use, rng: &mut SplitMix64, deadline: u64) -> u64 {
+fn pass(ptr: *mut u64, len: usize, u: &Use, rng: &mut Rand48, deadline: u64) -> u64 {
     let words = len / 8;
     let every = match (u.random, u.store) {
         (false, _) => 0xffff,
@@ -133,7 +154,7 @@ fn lock(r: &Region) -> Result<()> {
 /// timed section as usemem does, and unmaps outside it.
 pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u64) -> TaskReport {
     let mut r = TaskReport::default();
-    let mut rng = SplitMix64::new(0x9e37_79b9 ^ ((t.index as u64 + 1) << 32));
+    let mut rng = Rand48::new(0x9e37_79b9 ^ (t.index as u32 + 1));
     let mut maps: Vec<Region> = Vec::new();
     t.wait_start();
     let before = t.usage();
