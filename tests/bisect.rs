@@ -6,8 +6,10 @@
 //! its key (history shows them), and run again boots nothing; `bisect
 //! judge` then reuses the stored ends and exits as `git bisect run`
 //! wants. The boots take minutes under TCG, so that test is `#[ignore]`d
-//! and .ci/run runs it after `cargo test`; under CI=true a missing
-//! component fails it.
+//! and run by hand (`cargo test --test bisect -- --ignored`); it is not in
+//! .ci/run, for it has not yet run to its end here (TCG's between-boot
+//! spread on a loaded host left the ends undecided, docs/bisect.md).
+//! Under CI=true a missing component fails it.
 
 mod common;
 
@@ -148,7 +150,7 @@ fn run_json(db: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-#[ignore = "boots 18 TCG guests (minutes): .ci/run runs it after cargo test"]
+#[ignore = "boots 18 TCG guests (minutes): run by hand with --ignored, not in .ci/run"]
 fn a_list_bisection_names_and_confirms_the_bad_kernel_and_resumes_from_the_store() {
     if !common::guest::available("bisect over kernels") {
         return;
