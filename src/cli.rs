@@ -311,18 +311,8 @@ pub struct GuestArgs {
     /// WORKTREE for the working tree as it is); repeat for each
     #[arg(long = "rev", value_name = "REV", requires = "tree")]
     pub revs: Vec<String>,
-    /// The base config of tree builds: a config file, `tinyconfig` or `defconfig`
-    /// (x86_64_defconfig); vmscale's fragment and --configitem go on top
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "tinyconfig",
-        requires = "tree"
-    )]
-    pub config: String,
-    /// A config option of tree builds, CONFIG_NAME=VALUE; repeatable
-    #[arg(long = "configitem", value_name = "CONFIG_X=V", requires = "tree")]
-    pub config_items: Vec<String>,
+    #[command(flatten)]
+    pub tree_config: crate::kbuild::config::Options,
     /// The label of each kernel's runs, in --kernel then --rev order [default: its
     /// release; a revision's short commit id]
     #[arg(long = "label", value_name = "LABEL")]

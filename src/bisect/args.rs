@@ -45,17 +45,8 @@ pub struct BisectArgs {
     /// The bad commit of --tree (newer, a descendant of --good)
     #[arg(long, value_name = "REV", requires = "tree")]
     pub bad: Option<String>,
-    /// The base config of tree builds: a file, `tinyconfig` or `defconfig`
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "tinyconfig",
-        requires = "tree"
-    )]
-    pub config: String,
-    /// A config option of tree builds, CONFIG_NAME=VALUE; repeatable
-    #[arg(long = "configitem", value_name = "CONFIG_X=V", requires = "tree")]
-    pub config_items: Vec<String>,
+    #[command(flatten)]
+    pub tree_config: crate::kbuild::config::Options,
     #[command(flatten)]
     pub run: BisectRun,
 }

@@ -217,22 +217,25 @@ fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
         }
     };
     let (mut stage, mut since) = (String::new(), std::time::Instant::now());
-    let built =
-        crate::guest::tree::kernels(tree, &a.revs, &a.config, &a.config_items, &mut |note| {
-            match note {
-                Note::Plan(line) => say(&format!("kernel build: {line}\n")),
-                Note::Config(text) => say(text),
-                Note::Warn(text) => say(&format!("warning: {text}\n")),
-                Note::Stage(s) => {
-                    (stage, since) = (s, std::time::Instant::now());
-                    bar.note(&format!("building {stage}"));
-                }
-                Note::Tick => bar.note(&format!(
-                    "building {stage} ({} s)",
-                    since.elapsed().as_secs()
-                )),
+    let built = crate::guest::tree::kernels(
+        tree,
+        &a.revs,
+        &a.tree_config.config,
+        &a.tree_config.config_items,
+        &mut |note| match note {
+            Note::Plan(line) => say(&format!("kernel build: {line}\n")),
+            Note::Config(text) => say(text),
+            Note::Warn(text) => say(&format!("warning: {text}\n")),
+            Note::Stage(s) => {
+                (stage, since) = (s, std::time::Instant::now());
+                bar.note(&format!("building {stage}"));
             }
-        });
+            Note::Tick => bar.note(&format!(
+                "building {stage} ({} s)",
+                since.elapsed().as_secs()
+            )),
+        },
+    );
     bar.finish();
     built
 }

@@ -10,6 +10,24 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The options that choose a tree build's config, shared by `guest` and
+/// `bisect`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Options {
+    /// The base config of tree builds: a config file, `tinyconfig` or `defconfig`
+    /// (x86_64_defconfig); vmscale's fragment and --configitem go on top
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "tinyconfig",
+        requires = "tree"
+    )]
+    pub config: String,
+    /// A config option of tree builds, CONFIG_NAME=VALUE; repeatable
+    #[arg(long = "configitem", value_name = "CONFIG_X=V", requires = "tree")]
+    pub config_items: Vec<String>,
+}
+
 /// Where the config starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Base {

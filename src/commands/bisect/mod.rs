@@ -32,19 +32,19 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
     let (entries, build, mut key) = match &a.tree {
         Some(tree) => {
             crate::kbuild::make::check_tools()?;
-            let base = config::Base::parse(&a.config)?;
-            for i in &a.config_items {
+            let base = config::Base::parse(&a.tree_config.config)?;
+            for i in &a.tree_config.config_items {
                 config::Item::parse(i)?;
             }
             let (good, bad) = (a.good.as_deref(), a.bad.as_deref());
             let e = entries::revisions(tree, good.unwrap_or(""), bad.unwrap_or(""))?;
             let mut key = vec![format!("tree {:?}", base)];
-            key.extend(a.config_items.iter().cloned());
+            key.extend(a.tree_config.config_items.iter().cloned());
             key.extend(e.iter().map(|e| e.name.clone()));
             let build = Build {
                 tree: tree.clone(),
-                config: a.config.clone(),
-                items: a.config_items.clone(),
+                config: a.tree_config.config.clone(),
+                items: a.tree_config.config_items.clone(),
             };
             (e, Some(build), key)
         }
