@@ -137,6 +137,23 @@ impl Region {
         Ok(())
     }
 
+    /// Asks the kernel to reclaim the region's pages now (MADV_PAGEOUT,
+    /// Linux 5.4): anonymous pages go to swap. `Ok(false)` when the kernel
+    /// does not know the advice (EINVAL).
+    pub fn page_out(&self) -> Result<bool> {
+        // SAFETY: the advised range is our own mapping.
+        if unsafe { libc::madvise(self.ptr().cast(), self.len(), libc::MADV_PAGEOUT) } == 0 {
+            return Ok(true);
+        }
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+            return Ok(false);
+        }
+        Err(Error::Failed(format!(
+            "madvise(MADV_PAGEOUT) failed: {}",
+            super::errno_text()
+        )))
+    }
+
     /// Changes the protection of `len` bytes at byte offset `off`.
     pub fn protect(&self, off: usize, len: usize, prot: i32) -> Result<()> {
         assert!(off + len <= self.len(), "range out of region");

@@ -42,7 +42,8 @@ impl CaseNeeds {
 /// limit); the swap cases in one of its available memory (what the
 /// suite's writes of (avail + swap) * 3/4 exceed on any machine; a cgroup
 /// of `mem` would hold them whenever avail < mem/3) with a swap device
-/// of `mem`.
+/// of `mem`; swapin, whose tasks write mem_avail and page it out
+/// themselves, in one of `mem`, which holds the writes without reclaim.
 pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
     // The file system holds what msync writes back (mem/2); at least 64 MiB.
     let fs = Some(s.mem.max(64 << 20));
@@ -59,7 +60,8 @@ pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
         Family::PageCache => n.memcg = Some(s.mem),
         Family::Memcg => n.memcg = Some(s.mem / 3),
         Family::Swap => {
-            n.memcg = Some(s.mem_avail);
+            let swapin = row.engine == Engine::Swapin;
+            n.memcg = Some(if swapin { s.mem } else { s.mem_avail });
             n.swap = Some(s.swap);
         }
         _ => {}
