@@ -330,7 +330,7 @@ fn run_case(
         }
         Engine::Ksm => return ksm::sample(s.nodes, p.amount.per_task, runtime).map(data),
         Engine::Migrate => {
-            return migrate::sample(s.nodes, p.amount.per_task, runtime).map(data);
+            return migrate::sample(s.nodes, p.amount.per_task, s.page, runtime).map(data);
         }
     };
     exec::first_error(&out.reports)?;
