@@ -208,6 +208,10 @@ fn in_a_small_guest_fragmentation_forces_fallbacks() {
             "2",
             "--mem",
             "2G",
+            // One bound for the whole boot, not the bound to init (60 s
+            // under KVM) that a guest at nice 19 on a loaded host exceeds.
+            "--timeout",
+            "20m",
             "--out",
             s(&out),
             "--",
