@@ -231,7 +231,7 @@ pub fn refuse_beyond_half(what: &str, bytes: u64) -> Result<()> {
     if bytes > avail / 2 {
         return Err(Error::Refused(format!(
             "{what} of {} is more than this machine can give: half of MemAvailable is {} \
-             (MemAvailable {}, MemTotal {}); ask for less",
+             (MemAvailable {}, MemTotal {}); ask for less (a smaller --size)",
             mib(bytes),
             mib(avail / 2),
             mib(avail),

@@ -122,7 +122,7 @@ pub fn parse_scale(text: &str, mem_total: u64) -> Result<f64> {
     };
     if !(scale.is_finite() && scale > 0.0 && scale <= 1.0) {
         return Err(Error::Input(format!(
-            "--size '{text}' is {scale} of this machine's memory: use more than 0 and at \
+            "--size '{text}' is {scale:.3} of this machine's memory: use more than 0 and at \
              most all of it (1)"
         )));
     }
