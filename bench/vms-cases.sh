@@ -1,33 +1,58 @@
 #!/bin/bash
 # Times each vm-scalability case's default run (`vmscale run vms --case
-# NAME`, no other option) and prints its wall time, how it ended and its
-# median throughput; a default case run should end within 60 s here
-# (docs/vms.md). Cases this machine refuses (migrate on one node, ksm
-# without ksmd) are listed with the refusal.
+# NAME`, no other option) and prints, as the markdown table docs/vms.md
+# keeps, its wall time, its median throughput and how it ended; a default
+# case run should end within 60 s here (docs/vms.md, "Default run
+# times"). Cases this machine refuses (migrate on one node, ksm without
+# ksmd) are listed with the refusal. The first line says when, on how
+# many CPUs, at what load; the last, the longest run and the load after.
 #
 #   bench/vms-cases.sh [CASE...]     (default: every case)
+#   VMSCALE=path/to/vmscale          (default: target/release/vmscale)
+#   NICE=-15                         (the runs' niceness; default: as is)
 set -uo pipefail
 VMSCALE=${VMSCALE:-$(dirname "$0")/../target/release/vmscale}
 DIR=$(mktemp -d /tmp/vmscale-vms.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 CASES=${*:-$("$VMSCALE" run vms --case list 2>&1 | sed 's/.*: //; s/,/ /g')}
-echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-24s %7s %14s  %s\n' case wall-s "median KB/s" "how it ended"
+run=("$VMSCALE")
+[ -n "${NICE:-}" ] && run=(nice -n "$NICE" "$VMSCALE")
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "<!-- $(date -u +%FT%TZ), $(nproc) CPUs, load $(load),"\
+  "$("$VMSCALE" --version 2>/dev/null) -->"
+echo "| case | wall s | median KB/s | how it ended |"
+echo "|---|---:|---:|---|"
+longest=0
 for c in $CASES; do
   t0=$(date +%s.%N)
-  "$VMSCALE" --db "$DIR/db" run vms --case "$c" --json > "$DIR/$c.json" 2> "$DIR/$c.err"
+  "${run[@]}" --db "$DIR/db" run vms --case "$c" --json > "$DIR/$c.json" 2> "$DIR/$c.err"
   rc=$?
-  t1=$(date +%s.%N)
+  wall=$(echo "$(date +%s.%N) - $t0" | bc)
+  longest=$(echo "if ($wall > $longest) $wall else $longest" | bc)
   if [ $rc -eq 0 ]; then
-    how=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["meta"]["note"] or "")' < "$DIR/$c.json")
-    kbps=$(python3 -c '
-import json, statistics, sys
-r = json.load(sys.stdin)
-v = [s["data"]["figures"]["throughput"] for c in r["cases"] for s in c["samples"] if not s["warmup"]]
-print(round(statistics.median(v)))' < "$DIR/$c.json")
+    # The run's note, shortened: what stopped it and after how many samples.
+    python3 - "$c" "$wall" "$DIR/$c.json" <<'EOF'
+import json, re, statistics, sys
+case, wall, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+r = json.load(open(path))
+v = [s["data"]["figures"]["throughput"]
+     for c in r["cases"] for s in c["samples"] if not s["warmup"]]
+note = r["meta"]["note"] or ""
+n = re.search(r"n=(\d+)", note)
+n = f", n={n.group(1)}" if n else ""
+if "max-time" in note:
+    how = "max-time " + re.search(r"max-time (\S+?):", note).group(1)
+elif "cannot reach" in note:
+    how = "cannot reach the precision"
+elif "reached" in note:
+    how = "precision reached"
+else:
+    how = note[:40]
+print(f"| {case} | {wall:.1f} | {round(statistics.median(v))} | {how}{n} |")
+EOF
   else
-    how="exit $rc: $(tail -1 "$DIR/$c.err" | cut -c1-110)"
-    kbps=-
+    printf '| %s | %.1f | - | exit %s: %s |\n' "$c" "$wall" "$rc" \
+      "$(tail -1 "$DIR/$c.err" | sed 's/^vmscale: //' | cut -c1-70)..."
   fi
-  printf '%-24s %7.1f %14s  %s\n' "$c" "$(echo "$t1 - $t0" | bc)" "$kbps" "$how"
 done
+printf '<!-- longest %.1f s; load after %s -->\n' "$longest" "$(load)"
