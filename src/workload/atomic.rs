@@ -153,7 +153,7 @@ pub const SPEC: Spec = Spec {
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
 vmscale run atomic --tasks 1,2 --mode process",
     mode: Some(Mode::Thread),
-    figures: super::ops::figures,
+    figures: super::ops::FIGURES,
     report: super::Report::Atomic,
     size_flags: "fewer --tasks or CPUs",
     quick,

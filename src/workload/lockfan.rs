@@ -165,7 +165,7 @@ pub const SPEC: Spec = Spec {
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
 vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
     mode: Some(Mode::Thread),
-    figures: super::ops::figures,
+    figures: super::ops::FIGURES,
     report: super::Report::Lockfan,
     size_flags: "fewer --locks",
     quick,
