@@ -238,7 +238,7 @@ pub fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
     else {
         return Ok(());
     };
-    let names: Vec<String> = (spec.figures)().into_iter().map(|f| f.name).collect();
+    let names: Vec<String> = spec.figures().into_iter().map(|f| f.name).collect();
     // c2c adds a figure per CPU pair to those it declares.
     if names.iter().any(|n| n == figure) || spec.name == "c2c" {
         return Ok(());
