@@ -177,13 +177,7 @@ impl Measure for Atomic {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut out = Vec::new();
-        for v in &self.cfg.variants {
-            for &t in &self.cfg.tasks {
-                out.push(Case::new(t, v));
-            }
-        }
-        out
+        Case::grid(&self.cfg.variants, &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

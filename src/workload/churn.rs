@@ -135,11 +135,7 @@ impl Measure for Churn {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .tasks
-            .iter()
-            .map(|&t| Case::new(t, "zfod"))
-            .collect()
+        Case::grid(["zfod"], &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)

@@ -432,11 +432,7 @@ impl Measure for Colour {
     }
 
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .tasks
-            .iter()
-            .map(|&t| Case::new(t, self.variant()))
-            .collect()
+        Case::grid([self.variant()], &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

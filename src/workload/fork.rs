@@ -215,7 +215,7 @@ impl Measure for Fork {
             Backing::Anon => "anon",
             Backing::File(_) => "file",
         };
-        self.cfg.tasks.iter().map(|&t| Case::new(t, v)).collect()
+        Case::grid([v], &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

@@ -210,13 +210,11 @@ impl Measure for Latency {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut out = Vec::new();
-        for p in &self.cfg.pages {
-            for &s in &self.cfg.sizes {
-                out.push(Case::new(1, &variant(p, s)));
-            }
-        }
-        out
+        let (pages, sizes) = (&self.cfg.pages, &self.cfg.sizes);
+        let variants = pages
+            .iter()
+            .flat_map(|p| sizes.iter().map(move |&s| variant(p, s)));
+        Case::grid(variants, &[1])
     }
 
     fn memory_need(&self) -> u64 {

@@ -165,16 +165,8 @@ impl Measure for MmapLock {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .changers
-            .iter()
-            .flat_map(|&m| {
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(move |&n| Case::new(n, &format!("m{m}")))
-            })
-            .collect()
+        let changers = self.cfg.changers.iter().map(|m| format!("m{m}"));
+        Case::grid(changers, &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         let n = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;

@@ -276,21 +276,12 @@ impl Measure for Pft {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut cases: Vec<Case> = self
-            .cfg
-            .tasks
-            .iter()
-            .map(|&tasks| Case::new(tasks, FAULT))
-            .collect();
-        if self.cfg.populate {
-            cases.extend(
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(|&tasks| Case::new(tasks, POPULATE)),
-            );
-        }
-        cases
+        let variants: &[&str] = if self.cfg.populate {
+            &[FAULT, POPULATE]
+        } else {
+            &[FAULT]
+        };
+        Case::grid(variants, &self.cfg.tasks)
     }
 
     /// Hugetlb pages come from the reserved pool, checked apart.

@@ -350,11 +350,10 @@ impl Measure for Thp {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .fragment
-            .iter()
-            .flat_map(|f| self.cfg.tasks.iter().map(|&n| Case::new(n, f.as_str())))
-            .collect()
+        Case::grid(
+            self.cfg.fragment.iter().map(|f| f.as_str()),
+            &self.cfg.tasks,
+        )
     }
     fn memory_need(&self) -> u64 {
         // Phase 1 touches all of --size and keeps half; phase 2 adds the

@@ -261,16 +261,7 @@ impl Measure for Wis {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .modes
-            .iter()
-            .flat_map(|m| {
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(move |&t| Case::new(t, m.as_str()))
-            })
-            .collect()
+        Case::grid(self.cfg.modes.iter().map(Mode::as_str), &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's
