@@ -8,6 +8,7 @@
 //! a big one: c2c_pairs.rs); each pair's figure is the median one-way
 //! latency over its batches of round trips (round-trip time / 2).
 
+use super::spec::lower;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::stored::{Text, lenient};
@@ -21,6 +22,28 @@ use crate::machine::{Snapshot, cpulist};
 use super::c2c_pairs::{self, Chosen, Class};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
+
+/// c2c in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "c2c",
+    about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
+    examples: "Examples:\n  vmscale run c2c\n  \
+vmscale run c2c --cpus 0-3 --variant cas\n  \
+vmscale run c2c --pairs 16 --dry-run\n  \
+vmscale run c2c --fresh-line --rounds 2000 --batches 100",
+    // The figures every c2c run reports (a run adds one per CPU pair after
+    // the headline).
+    figures: &[
+        lower("median ns", "ns"),
+        lower("clock res ns", "ns"),
+        lower("clock read ns", "ns"),
+    ],
+    report: super::Report::C2c,
+    plots: super::Plots::Heatmap,
+    size_flags: "fewer --cpus",
+    quick,
+    ..Spec::of::<Args>()
+};
 
 /// How the two CPUs hand the line over: a case's variant (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -209,16 +232,6 @@ impl C2c {
     }
 }
 
-/// The figures every c2c run reports (a run adds one per CPU pair after
-/// the headline).
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("median ns", "ns", Better::Lower, false),
-        Figure::new("clock res ns", "ns", Better::Lower, false),
-        Figure::new("clock read ns", "ns", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: two variants at short rounds, where there is a pair of CPUs.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     if m.cpus.len() < 2 {
@@ -282,22 +295,6 @@ impl Options for Args {
         )
     }
 }
-
-/// c2c in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "c2c",
-    about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
-    examples: "Examples:\n  vmscale run c2c\n  \
-vmscale run c2c --cpus 0-3 --variant cas\n  \
-vmscale run c2c --pairs 16 --dry-run\n  \
-vmscale run c2c --fresh-line --rounds 2000 --batches 100",
-    figures,
-    report: super::Report::C2c,
-    plots: super::Plots::Heatmap,
-    size_flags: "fewer --cpus",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for C2c {
     fn config(&self) -> serde_json::Value {
