@@ -108,10 +108,7 @@ pub fn sample(nodes: u64, bytes: u64, page: u64, runtime_ns: u64) -> Result<BTre
         )));
     }
     let mut out = BTreeMap::new();
-    out.insert(
-        "throughput".into(),
-        (moved * page) as f64 / 1024.0 / secs,
-    );
+    out.insert("throughput".into(), (moved * page) as f64 / 1024.0 / secs);
     out.insert("wall".into(), secs);
     out.insert("migrate.calls".into(), moves as f64);
     out.insert("migrate.pages".into(), moved as f64);
