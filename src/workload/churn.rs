@@ -9,26 +9,25 @@ use serde::{Deserialize, Serialize};
 
 use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::placement::Placement;
+use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::Result;
 use crate::parse;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     /// Bytes mapped, touched and unmapped per loop.
     pub chunk: u64,
     /// Seconds each sample runs.
     pub secs: f64,
     /// Seconds between a task's fault-count readings.
     pub every: f64,
-    pub pin: Pin,
     pub page_size: u64,
 }
 
@@ -58,11 +57,10 @@ pub struct Churn {
 
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
         // Readings come at most every --time seconds: a longer --every reads none.
         crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
 }
@@ -96,12 +94,10 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Churn> {
         let m = env.machine;
         let cfg = Config {
-            tasks: self.place.tasks(m)?,
-            mode: self.place.mode,
+            place: self.place.resolve(m)?,
             chunk: parse::size_arg("--chunk", &self.chunk)?,
             secs: self.time,
             every: self.every,
-            pin: self.place.pin.clone(),
             page_size: page_size(m),
         };
         Churn::new(cfg, m.clone())
@@ -135,15 +131,15 @@ impl Measure for Churn {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        Case::grid(["zfod"], &self.cfg.tasks)
+        Case::grid(["zfod"], &self.cfg.place.tasks)
     }
     fn memory_need(&self) -> u64 {
-        (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)
+        (self.cfg.place.most() as u64).saturating_mul(self.cfg.chunk)
     }
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
-        let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task, &series))?;
+        let out = exec::run_tasks(self.cfg.place.mode, &cpus, |task| self.task(task, &series))?;
         summarise(&out.reports, &series)
     }
 }

@@ -5,6 +5,7 @@
 //! /proc/kpageflags; the parent computes page-colour histograms and skew.
 //! Per-CPU page lists (/proc/zoneinfo) are read before and after.
 
+use super::placement::Placed;
 use super::spec::{higher, lower};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,7 +18,7 @@ use super::stored::{Text, lenient};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 use crate::monitor::zoneinfo;
 use crate::stats::colour::{self as cs, PAGEMAP_PFN_MASK, PAGEMAP_PRESENT, PAGEMAP_SWAPPED};
@@ -25,10 +26,9 @@ use crate::stats::colour::{self as cs, PAGEMAP_PFN_MASK, PAGEMAP_PRESENT, PAGEMA
 /// The validated configuration, stored with each run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     pub size_per_task: u64,
-    pub pin: Pin,
     /// Pages each task touches per turn when tasks alternate; `None`: free-running.
     pub interleave: Option<u64>,
     /// Colours analysed (LLC geometry, or `--colours`).
@@ -86,7 +86,7 @@ pub struct Colour {
 impl Colour {
     /// Validates the configuration and refuses if PFNs cannot be read.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         if cfg.size_per_task < cfg.page_size {
             return Err(Error::Input(format!(
                 "--size-per-task {} is less than one page ({} bytes): raise it",
@@ -105,7 +105,6 @@ impl Colour {
             )));
         }
         cfg.thp.check(&machine)?;
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         check_pagemap(cfg.page_size as usize)?;
         Ok(Colour { cfg, machine })
     }
@@ -432,11 +431,11 @@ impl Measure for Colour {
     }
 
     fn cases(&self) -> Vec<Case> {
-        Case::grid([self.variant()], &self.cfg.tasks)
+        Case::grid([self.variant()], &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
-        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
+        let most = self.cfg.place.most() as u64;
         // Touched memory plus 8 bytes of frame number per page.
         most.saturating_mul(
             self.cfg
@@ -446,7 +445,7 @@ impl Measure for Colour {
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let shared = Shared::new(case.tasks, self.pages_per_task())?;
         let plan = TaskPlan {
             pages: self.pages_per_task(),
@@ -456,7 +455,7 @@ impl Measure for Colour {
             tasks: case.tasks,
         };
         let pcp_before = zoneinfo::read_live();
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+        let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| {
             colour_task(task, &shared, &plan)
         })?;
         let pcp_after = zoneinfo::read_live();
