@@ -22,6 +22,21 @@ use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 
+/// atomic in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "atomic",
+    about: "The cost of counting: shared, folded, packed, locked and plain counters",
+    examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
+vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
+vmscale run atomic --tasks 1,2 --mode process",
+    mode: Some(Mode::Thread),
+    figures: super::ops::FIGURES,
+    report: super::Report::Atomic,
+    size_flags: "fewer --tasks or CPUs",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
 
 /// Counters meant to be apart sit 128 bytes apart: adjacent-line
@@ -140,21 +155,6 @@ impl Options for Args {
         Atomic::new(cfg, m.clone())
     }
 }
-
-/// atomic in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "atomic",
-    about: "The cost of counting: shared, folded, packed, locked and plain counters",
-    examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
-vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
-vmscale run atomic --tasks 1,2 --mode process",
-    mode: Some(Mode::Thread),
-    figures: super::ops::FIGURES,
-    report: super::Report::Atomic,
-    size_flags: "fewer --tasks or CPUs",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Atomic {
     fn sample_s(&self, case: &Case) -> f64 {

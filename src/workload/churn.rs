@@ -18,6 +18,25 @@ use super::spec::{Env, Options, Spec};
 use crate::error::Result;
 use crate::parse;
 
+/// churn in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "churn",
+    about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
+    examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
+vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
+    mode: Some(Mode::Process),
+    figures: &[
+        rate("zfod/s", "faults/s"),
+        rate("zfod/s/task", "faults/s"),
+        rate("task_min", "faults/s"),
+        rate("task_max", "faults/s"),
+    ],
+    report: super::Report::Churn,
+    size_flags: "a smaller --chunk or fewer --tasks",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     #[serde(flatten)]
@@ -103,25 +122,6 @@ impl Options for Args {
         Churn::new(cfg, m.clone())
     }
 }
-
-/// churn in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "churn",
-    about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
-    examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
-vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
-    mode: Some(Mode::Process),
-    figures: &[
-        rate("zfod/s", "faults/s"),
-        rate("zfod/s/task", "faults/s"),
-        rate("task_min", "faults/s"),
-        rate("task_max", "faults/s"),
-    ],
-    report: super::Report::Churn,
-    size_flags: "a smaller --chunk or fewer --tasks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Churn {
     fn sample_s(&self, case: &Case) -> f64 {

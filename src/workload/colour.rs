@@ -23,6 +23,30 @@ use crate::machine::Snapshot;
 use crate::monitor::zoneinfo;
 use crate::stats::colour::{self as cs, PAGEMAP_PFN_MASK, PAGEMAP_PRESENT, PAGEMAP_SWAPPED};
 
+/// colour in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "colour",
+    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
+    examples: super::colour_args::EXAMPLES,
+    mode: Some(Mode::Thread),
+    figures: &[
+        higher("eff_fraction", "fraction"),
+        higher("eff_colours", "colours"),
+        lower("cov_max", "%"),
+        higher("l2_eff_fraction", "fraction"),
+        higher("switch_fraction", "fraction"),
+        lower("pcp_after_kib", "KiB"),
+        lower("wall", "s"),
+        lower("analysis", "s"),
+    ],
+    report: super::Report::Colour,
+    plots: super::Plots::Colour,
+    size_flags: "a smaller --size-per-task or fewer --tasks",
+    quick,
+    quick_may_skip: true,
+    ..Spec::of::<super::colour_args::Args>()
+};
+
 /// The validated configuration, stored with each run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -400,30 +424,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     }
     vec![a]
 }
-
-/// colour in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "colour",
-    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
-    examples: super::colour_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    figures: &[
-        higher("eff_fraction", "fraction"),
-        higher("eff_colours", "colours"),
-        lower("cov_max", "%"),
-        higher("l2_eff_fraction", "fraction"),
-        higher("switch_fraction", "fraction"),
-        lower("pcp_after_kib", "KiB"),
-        lower("wall", "s"),
-        lower("analysis", "s"),
-    ],
-    report: super::Report::Colour,
-    plots: super::Plots::Colour,
-    size_flags: "a smaller --size-per-task or fewer --tasks",
-    quick,
-    quick_may_skip: true,
-    ..Spec::of::<super::colour_args::Args>()
-};
 
 impl Measure for Colour {
     fn config(&self) -> serde_json::Value {

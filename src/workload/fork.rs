@@ -21,6 +21,27 @@ use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
 
+/// fork in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "fork",
+    about: "fork over a populated mapping: forks/s, system time per fork and per page",
+    examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
+vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
+    mode: Some(Mode::Process),
+    figures: &[
+        rate("forks/s", "forks/s"),
+        lower("sys/fork", "us"),
+        lower("sys/page", "ns"),
+        lower("fork", "us"),
+        lower("teardown", "us"),
+        lower("wall", "s"),
+    ],
+    report: super::Report::Fork,
+    size_flags: "a smaller --size or --touch, or fewer --tasks",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 /// What the parent's mapping is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -169,27 +190,6 @@ impl Options for Args {
         Fork::new(cfg, m.clone())
     }
 }
-
-/// fork in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "fork",
-    about: "fork over a populated mapping: forks/s, system time per fork and per page",
-    examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
-vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
-    mode: Some(Mode::Process),
-    figures: &[
-        rate("forks/s", "forks/s"),
-        lower("sys/fork", "us"),
-        lower("sys/page", "ns"),
-        lower("fork", "us"),
-        lower("teardown", "us"),
-        lower("wall", "s"),
-    ],
-    report: super::Report::Fork,
-    size_flags: "a smaller --size or --touch, or fewer --tasks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Fork {
     fn sample_s(&self, case: &Case) -> f64 {

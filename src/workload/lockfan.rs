@@ -21,6 +21,21 @@ use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
 
+/// lockfan in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "lockfan",
+    about: "One lock against the same work hashed over K locks",
+    examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
+vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
+vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
+    mode: Some(Mode::Thread),
+    figures: super::ops::FIGURES,
+    report: super::Report::Lockfan,
+    size_flags: "fewer --locks",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 pub const KINDS: &[&str] = &["spin", "mutex"];
 
 const LINE: usize = 64;
@@ -152,21 +167,6 @@ impl Options for Args {
         Lockfan::new(cfg, m.clone())
     }
 }
-
-/// lockfan in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "lockfan",
-    about: "One lock against the same work hashed over K locks",
-    examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
-vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
-vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
-    mode: Some(Mode::Thread),
-    figures: super::ops::FIGURES,
-    report: super::Report::Lockfan,
-    size_flags: "fewer --locks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Lockfan {
     fn sample_s(&self, case: &Case) -> f64 {

@@ -19,6 +19,28 @@ use crate::exec::region::Pages;
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
+/// pft in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "pft",
+    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    examples: super::pft_args::EXAMPLES,
+    mode: Some(Mode::Thread),
+    // pft's figures, fault/wsec first (also used for imported pft tables).
+    figures: &[
+        rate(HEADLINE, "faults/s"),
+        rate("flt/cpu/s", "faults/s"),
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        rate("bytes/wsec", "B/s"),
+        higher("pages/fault", "pages"),
+    ],
+    report: super::Report::Pft,
+    size_flags: "a smaller --size or --size-per-task",
+    quick,
+    ..super::Spec::of::<super::pft_args::Args>()
+};
+
 /// Transparent huge pages per mapping, applied with madvise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -247,28 +269,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
         super::options::with_quick_tasks(m, &format!("--mode process --size {size} --populate")),
     ]
 }
-
-/// pft in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
-    name: "pft",
-    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
-    examples: super::pft_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    // pft's figures, fault/wsec first (also used for imported pft tables).
-    figures: &[
-        rate(HEADLINE, "faults/s"),
-        rate("flt/cpu/s", "faults/s"),
-        lower("wall", "s"),
-        lower("user", "s"),
-        lower("system", "s"),
-        rate("bytes/wsec", "B/s"),
-        higher("pages/fault", "pages"),
-    ],
-    report: super::Report::Pft,
-    size_flags: "a smaller --size or --size-per-task",
-    quick,
-    ..super::Spec::of::<super::pft_args::Args>()
-};
 
 impl Measure for Pft {
     fn config(&self) -> serde_json::Value {
