@@ -4,9 +4,11 @@
 # modules, the plan, the results disk read back) against QEMU booting K
 # with the same machine, CPU and memory into an initramfs of a static
 # busybox whose /init powers off at once. Interleaved (bare, vmscale,
-# bare, ...), N of each; prints every time and the medians and their
-# ratio. A bisect boots many times: vmscale's boot should stay within
-# 1.2x the bare one.
+# bare, ...), N of each; prints every time, each round's ratio, the
+# medians, their ratio and the median of the rounds' ratios (the paired
+# figure: a round's two boots saw the same host load), and the load
+# average before and after. A bisect boots many times: vmscale's boot
+# should stay within 1.2x the bare one.
 #
 # usage: bench/boot-cost.sh [-n N] [--vmscale BIN] [--accel tcg|kvm] KERNEL.deb|bzImage
 #
@@ -73,12 +75,16 @@ secs() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t
 # One untimed guest first: vmscale strips and caches its binary and unpacks
 # a package once; that is not a boot's cost.
 guest
-b=(); g=()
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+b=(); g=(); r=()
 for i in $(seq "$n"); do
   b+=("$(secs bare)")
   g+=("$(secs guest)")
-  echo "round $i: bare ${b[-1]} s, vmscale ${g[-1]} s"
+  r+=("$(echo "scale=3; ${g[-1]} / ${b[-1]}" | bc)")
+  echo "round $i: bare ${b[-1]} s, vmscale ${g[-1]} s, ratio ${r[-1]}"
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mb=$(median "${b[@]}"); mg=$(median "${g[@]}")
 echo "median of $n: bare $mb s, vmscale $mg s, ratio $(echo "scale=3; $mg / $mb" | bc)"
+echo "median of the $n rounds' ratios: $(median "${r[@]}")"
