@@ -362,6 +362,47 @@ fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
     assert!(!mounts.contains("vmscale-setup"), "{mounts}");
 }
 
+/// swapin: the task's written memory goes out to swap before the timed
+/// read (paged out by the task, or pushed where the kernel cannot), and
+/// the read brings it back in: pswpout covers at least half of what was
+/// written, and the read swapped pages in, major faults of its cgroup.
+#[test]
+fn swapin_pages_its_memory_out_and_reads_it_back_in() {
+    if !is_root() {
+        common::skip("needs root: a memory cgroup and swap");
+        return;
+    }
+    let _one = room();
+    let s = Scratch::new("vms-swapin");
+    let v = json(&s.vmscale(&[
+        "run",
+        "vms",
+        "--case",
+        "swapin",
+        "--tasks",
+        "1",
+        "--size",
+        "1/512",
+        "--runtime",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    let written = per_task(&v, 0) / page();
+    let out = vmstat(&v, 0, "pswpout") as f64;
+    assert!(
+        out >= written / 2.0,
+        "{out} of {written}: {}",
+        sample(&v, 0)
+    );
+    assert!(vmstat(&v, 0, "pswpin") > 0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "memcg.pgmajfault") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") > 0.0, "{}", sample(&v, 0));
+}
+
 /// The journal of the one set-up a run in `state` made so far.
 fn journal(state: &std::path::Path) -> Option<Record> {
     let dir = state.join("setup");
