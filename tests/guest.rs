@@ -270,7 +270,7 @@ fn bad_input_is_refused_before_anything_boots() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(built.join(".config"), config).unwrap();
-    let cases: [(Vec<&str>, &str); 10] = [
+    let cases: [(Vec<&str>, &str); 11] = [
         (
             vec!["--kernel", s(&not_kernel), "--", "sysinfo"],
             "not a bzImage",
@@ -297,6 +297,12 @@ fn bad_input_is_refused_before_anything_boots() {
         (
             vec!["--kernel", cloud, "--mem", &too_much, "--", "sysinfo"],
             "available",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--accel", "icount", "--cpus", "2", "--", "sysinfo",
+            ],
+            "--accel icount with 2 vCPUs",
         ),
         (
             vec!["--kernel", cloud, "--", "run", "no-such-workload"],

@@ -143,6 +143,19 @@ pub fn probe_boot(kernel: &Path, user: &Userland, work: &Path) -> Result<Option<
     probe(kernel, &initrd, &one, work)
 }
 
+/// Refuses icount with more than one vCPU: under QEMU 7.2's `-icount` a
+/// 2-vCPU guest stopped at "Booting SMP configuration" here (100 s, and
+/// 270 s without init).
+pub fn check_shape(asked: Asked, cpus: usize) -> Result<()> {
+    if asked == Asked::Icount && cpus > 1 {
+        return Err(Error::Input(format!(
+            "--accel icount with {cpus} vCPUs: under QEMU's -icount the guest's second CPU \
+             never came up here; give --cpus 1, or --accel tcg for several vCPUs"
+        )));
+    }
+    Ok(())
+}
+
 /// Decides the accelerator for `asked`; `boot` runs the probe boot when
 /// one is needed.
 pub fn choose(
