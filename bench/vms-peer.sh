@@ -30,10 +30,26 @@
 # seconds; vmscale is given --runtime R for the dd cases and R + 1 for
 # the usemem ones.
 #
+# Before every run of either tool the bench maps, writes and unmaps the
+# memory the case needs (vmscale's plan: its need, at most its cgroup's
+# limit), so each run starts with that much memory just freed: without it
+# the tool that ran second in a round found the first one's freed pages
+# and the other tool had to have them reclaimed from the rest of the
+# machine (a 400 MB page-cache read took 1-2 s against 0.5 s here).
+# PRIME=0 turns this off.
+#
+# lru-memcg's script makes a v1 memory cgroup `vmscale` where `mount -t
+# cgroup` shows the memory hierarchy and never removes it: in the private
+# mount namespace a cgroup the bench made is mounted there, so the
+# script's cgroup is made inside it and removed with it after the run.
+#
 # Printed per case: the medians of each side, the median and range of the
 # per-round ratios vmscale / vm-scalability, per task the bytes counted
-# and the seconds they took (medians), the pages swapped out and stolen
-# around each run (system-wide), and what the suite's script ran (sizes).
+# and the seconds they took (medians), what the case's cgroup counted
+# (limit hits: memory.failcnt on v1, memory.events max on v2; pages its
+# reclaim stole: memory.stat pgsteal, on v2 only), the pages stolen and
+# swapped out system-wide around each run (pgsteal_anon + pgsteal_file,
+# which count a cgroup's reclaim too), and what the suite's script ran.
 #
 #   VMSCALE_VMS_PEER=DIR bench/vms-peer.sh [ROUNDS] [CASE[@SIZE]...]
 #   SIZE=1/16 RUNTIME=2 TASKS=<online CPUs>  as vmscale's options (CASE@SIZE:
@@ -41,6 +57,7 @@
 #   VMSCALE=path   the binary measured (default target/release/vmscale)
 #   OTHER=path     a second vmscale binary (e.g. main's before a change),
 #                  run in every round too: its ratios are printed as well
+#   PRIME=0        no memory made free before each run
 #
 # Needs root (mounts, loop devices, cgroups, swap). Everything made is
 # undone on exit, also on Ctrl-C.
@@ -66,18 +83,20 @@ cleanup() {
     swapoff "/dev/zram$id" 2>/dev/null || true
     echo "$id" > /sys/class/zram-control/hot_remove 2>/dev/null || true
   fi
-  [ -f "$work/memcg" ] && rmdir "$(cat "$work/memcg")" 2>/dev/null || true
+  # Deepest first: lru-memcg's script makes its cgroup inside ours.
+  [ -f "$work/memcg" ] && rmdir "$(cat "$work/memcg")"/vmscale "$(cat "$work/memcg")" \
+    2>/dev/null || true
   rmdir /tmp/vm-scalability-tmp 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
-  "${TASKS:-$(nproc)}" $cases <<'PY'
-import json, os, re, statistics as st, subprocess, sys, time
+  "${TASKS:-$(nproc)}" "${PRIME:-1}" $cases <<'PY'
+import json, mmap, os, re, statistics as st, subprocess, sys, time
 
-work, rounds, peer, vmscale, other, size, runtime, tasks = sys.argv[1:9]
-cases = sys.argv[9:]
+work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on = sys.argv[1:10]
+cases = sys.argv[10:]
 rounds, tasks = int(rounds), int(tasks)
 rt = str(int(float(runtime)))  # usemem takes whole seconds
 env = dict(os.environ, VMSCALE_DB=f"{work}/vmscale.db")
@@ -89,8 +108,14 @@ env = dict(os.environ, VMSCALE_DB=f"{work}/vmscale.db")
 INNER = r'''
 mount --bind "$W/meminfo" /proc/meminfo || exit 1
 mount --bind "$W/vmstat" /proc/vmstat || exit 1
+if [ -n "$MEMCG_AT" ]; then
+  # lru-memcg: our cgroup shown as the memory hierarchy's root.
+  mkdir -p "$W/cgmnt" && mount --bind "$MEMCG_DIR" "$W/cgmnt" &&
+    umount -l "$MEMCG_AT" && mount --move "$W/cgmnt" "$MEMCG_AT" || exit 1
+fi
 cd "$PEER" || exit 1
-export fs=ext4 CMD="$W/logcmd"
+# `. case-lru-file-readonce` (lru-memcg) is looked up in PATH by sh.
+export fs=ext4 CMD="$W/logcmd" PATH="$PEER:$PATH"
 . ./hw_vars
 mount_tmpfs
 mount -o remount,size=$mem "$TMPFS_MNT" || exit 1
@@ -181,34 +206,68 @@ def zram_off(i):
 KB_LINE = re.compile(r"^\.*(\d+) bytes / (\d+) usecs = (\d+) KB.s")
 DD_LINE = re.compile(r"(\d+) bytes \([0-9.]+ .B(?:, [0-9.]+ .iB)?\) copied, ([0-9.]+) s, ")
 
+def cgroup_counts(cg, v):
+    """What a case's cgroup counted: limit hits and, on v2, pages its
+    reclaim stole (v1's memory.stat has no pgsteal)."""
+    if v == 1:
+        return {"hits": int(open(f"{cg}/memory.failcnt").read()), "steal": None}
+    ev = dict(line.split() for line in open(f"{cg}/memory.events"))
+    stat = dict(line.split() for line in open(f"{cg}/memory.stat"))
+    return {"hits": int(ev.get("max", 0)), "steal": int(stat.get("pgsteal", 0))}
+
+def rmdir_soon(path):
+    """rmdir, retried while the cgroup's last tasks finish exiting."""
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    os.rmdir(path)
+
 def peer_run(entry, p):
-    """One run of the suite's case: per task (KB/s, bytes, seconds)."""
+    """One run of the suite's case: per task (KB/s, bytes, seconds), and
+    its cgroup's counts."""
     case, _ = split(entry)
     s = find(p, "sizes")
     room = find(p, "case_sizes")[0]["room"]
     fake_proc(s)
-    join, cg, swap = "", None, None
-    limit = room["memcg"] if case != "lru-memcg" else None  # its script makes its own
-    if limit:
+    join, cg, swap, counted, extra = "", None, None, None, {}
+    if room["memcg"]:
         root, v = memcg_root()
         cg = f"{root}/vmsbench-peer-{os.getpid()}"
         os.mkdir(cg)
         open(f"{work}/memcg", "w").write(cg)
-        open(f"{cg}/memory.limit_in_bytes" if v == 1 else f"{cg}/memory.max", "w") \
-            .write(str(limit))
-        join = f"{cg}/cgroup.procs"
+        if case == "lru-memcg":
+            # Its script makes `vmscale` (mem/3) where the memory
+            # hierarchy is mounted: there it finds ours.
+            if v != 1:
+                sys.exit("lru-memcg's script needs a cgroup v1 memory hierarchy")
+            extra = {"MEMCG_DIR": cg, "MEMCG_AT": "/sys/fs/cgroup/memory"}
+            counted = f"{cg}/vmscale"
+        else:
+            open(f"{cg}/memory.limit_in_bytes" if v == 1 else f"{cg}/memory.max", "w") \
+                .write(str(room["memcg"]))
+            join, counted = f"{cg}/cgroup.procs", cg
     if room["swap"]:
         swap = zram(room["swap"])
+    counts = {"hits": None, "steal": None}
     try:
         e = dict(os.environ, W=work, PEER=peer, CASE=case, JOIN=join,
-                 nr_task=str(tasks), runtime=rt)
+                 nr_task=str(tasks), runtime=rt, **extra)
         r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh",
                             f"{work}/inner.sh"], capture_output=True, text=True, env=e)
+        if counted and os.path.isdir(counted):
+            counts = cgroup_counts(counted, v)
     finally:
         if swap is not None:
             zram_off(swap)
         if cg:
-            os.rmdir(cg)
+            if case == "lru-memcg":
+                rmdir_soon(f"{cg}/vmscale")
+            rmdir_soon(cg)
             os.unlink(f"{work}/memcg")
     out = []
     for line in r.stdout.splitlines():
@@ -227,30 +286,54 @@ def peer_run(entry, p):
                            if c.startswith(("./usemem", "truncate "))
                            and ".img" not in c]
     os.unlink(f"{work}/cmds")
-    return out
+    return out, counts
 
 # The cases whose script bounds dd with `timeout RUNTIME` (exact).
 DD = {"lru-file-readonce", "lru-file-readtwice", "lru-memcg"}
 
-def vmscale_run(entry, binary):
+def vmscale_run(entry, p, binary):
     case, s = split(entry)
     secs = float(rt) if case in DD else float(rt) + 1
     out = subprocess.run([binary, "run", "vms", "--case", case, "--tasks", str(tasks),
                           "--size", s, "--runtime", str(secs), "--reps", "1",
                           "--warmup", "0", "--json"],
                          check=True, capture_output=True, text=True, env=env).stdout
-    sample = json.loads(out)["cases"][0]["samples"][-1]["data"]
+    data = json.loads(out)["cases"][0]["samples"][-1]["data"]
     res = []
-    for t in sample["tasks"]:
+    for t in data["tasks"]:
         kbps, b = t["throughput"], t["bytes"]
         res.append((kbps, b, b / 1024 / kbps if kbps else 0.0))
-    return res
+    f = data["figures"]
+    cgroup = find(p, "case_sizes")[0]["room"]["memcg"]
+    counts = {"hits": int(f.get("memcg.events.max", 0)) if cgroup else None,
+              "steal": int(f["memcg.pgsteal"]) if "memcg.pgsteal" in f else None}
+    return res, counts
+
+def prime(p):
+    """Maps, writes and unmaps the memory the case needs (its plan's need,
+    at most its cgroup's limit, at most half of MemAvailable), so the run
+    that follows finds it free whichever tool ran before."""
+    c = find(p, "case_sizes")[0]
+    want = min(c["need"], c["room"]["memcg"] or c["need"])
+    avail = int(next(l.split()[1] for l in open("/proc/meminfo")
+                     if l.startswith("MemAvailable:"))) * 1024
+    n = min(want, avail // 2) & ~0xfff
+    if n <= 0:
+        return
+    m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        m.madvise(23)  # MADV_POPULATE_WRITE (Linux 5.14)
+    except OSError:
+        for i in range(0, n, 4096):
+            m[i] = 1
+    m.close()
 
 print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"vmscale {vmscale}" + (f", other {other}" if other else "")
-      + f", vm-scalability {peer}; load {load()}")
+      + f", vm-scalability {peer}, prime {'on' if prime_on != '0' else 'off'}, "
+      f"nice {os.nice(0)}; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
-COUNTERS = ("pswpout", "pgsteal_kswapd", "pgsteal_direct")
+COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file")
 
 def vmstat():
     v = dict(line.split() for line in open("/proc/vmstat"))
@@ -267,11 +350,17 @@ for r in range(rounds):
         planned.setdefault(c, find(p, "case_sizes")[0]["amount"])
         k = r % len(tools)
         for tool in tools[k:] + tools[:k]:
+            if prime_on != "0":
+                prime(p)
             before = vmstat()
-            res[(c, tool)].append(peer_run(c, p) if tool == "peer"
-                                  else vmscale_run(c, binary[tool]))
+            tasks_out, counts = (peer_run(c, p) if tool == "peer"
+                                 else vmscale_run(c, p, binary[tool]))
             after = vmstat()
-            pressure[(c, tool)].append({k: after[k] - before[k] for k in COUNTERS})
+            res[(c, tool)].append(tasks_out)
+            d = {k: after[k] - before[k] for k in COUNTERS}
+            counts.update(pswpout=d["pswpout"],
+                          pgsteal=d["pgsteal_anon"] + d["pgsteal_file"])
+            pressure[(c, tool)].append(counts)
     print(f"# round {r + 1} done, load {load()}", flush=True)
 
 def med(tool, c, i):
@@ -295,14 +384,20 @@ if other:
         vo = [a / b for a, b in zip(sums["vmscale"], sums["other"])]
         print(f"#   {c:<24} other/suite {st.median(o):.3f} ({min(o):.2f}-{max(o):.2f})"
               f"   vmscale/other {st.median(vo):.3f} ({min(vo):.2f}-{max(vo):.2f})")
-print("# pages swapped out, stolen (pgsteal kswapd + direct), system-wide, medians:")
+
+def mid(c, tool, key):
+    v = [x[key] for x in pressure[(c, tool)] if x[key] is not None]
+    return f"{st.median(v):.0f}" if v else "-"
+
+print("# reclaim, medians per run: the case cgroup's limit hits and pages its")
+print("# reclaim stole (v2 only); pages stolen (pgsteal_anon + _file) and")
+print("# swapped out, system-wide; suite | vmscale:")
+print(f"#   {'case':<24} {'hits':>13} {'cg steal':>13} {'stolen':>15} {'pswpout':>15}")
 for c in cases:
-    line = []
-    for tool in ("peer", "vmscale"):
-        pr = pressure[(c, tool)]
-        line.append(f"{st.median(x['pswpout'] for x in pr):>8.0f} "
-                    f"{st.median(x['pgsteal_kswapd'] + x['pgsteal_direct'] for x in pr):>8.0f}")
-    print(f"#   {c:<24} suite {line[0]}   vmscale {line[1]}")
+    cols = [f"{mid(c, 'peer', k):>6}|{mid(c, 'vmscale', k):<6}" for k in ("hits", "steal")]
+    cols += [f"{mid(c, 'peer', k):>7}|{mid(c, 'vmscale', k):<7}"
+             for k in ("pgsteal", "pswpout")]
+    print(f"#   {c:<24} " + " ".join(cols))
 print("# sizes: vmscale's per task and file bytes; what the suite's script ran:")
 for c in cases:
     a = planned[c]

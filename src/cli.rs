@@ -348,7 +348,9 @@ pub struct GuestArgs {
     /// Guest memory over all nodes (split evenly)
     #[arg(long, default_value = "1G")]
     pub mem: String,
-    /// auto: KVM where a probe boot shows it works, else TCG (the CPU emulated)
+    /// auto: KVM where a probe boot shows it works, else TCG (the CPU emulated);
+    /// icount: TCG whose clock is the instruction count (figures the host's load
+    /// does not move, comparable only with icount runs)
     #[arg(long, value_enum, default_value = "auto")]
     pub accel: Asked,
     /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]

@@ -28,6 +28,18 @@ impl Case {
         }
     }
 
+    /// Each variant in turn at every task count of `tasks`: a workload's
+    /// cases in the order they run.
+    pub fn grid<V: AsRef<str>>(
+        variants: impl IntoIterator<Item = V>,
+        tasks: &[usize],
+    ) -> Vec<Case> {
+        variants
+            .into_iter()
+            .flat_map(|v| tasks.iter().map(move |&t| Case::new(t, v.as_ref())))
+            .collect()
+    }
+
     /// The same case under other knob values.
     pub fn with_knobs(&self, knobs: BTreeMap<String, String>) -> Case {
         Case {
@@ -208,4 +220,17 @@ impl CaseSamples {
 pub struct Run {
     pub meta: RunMeta,
     pub cases: Vec<CaseSamples>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Case;
+
+    #[test]
+    fn a_grid_runs_each_variant_at_every_task_count() {
+        let cases = Case::grid(["a", "b"], &[1, 4]);
+        let got: Vec<(usize, &str)> = cases.iter().map(|c| (c.tasks, &*c.variant)).collect();
+        assert_eq!(got, [(1, "a"), (4, "a"), (1, "b"), (4, "b")]);
+        assert!(Case::grid(["a"], &[]).is_empty());
+    }
 }

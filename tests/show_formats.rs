@@ -45,7 +45,7 @@ fn shape(spec: &Spec) -> (Vec<&'static str>, serde_json::Value) {
 /// figures some reports read, and a few vmstat counters.
 fn full_sample(spec: &Spec, i: usize) -> SampleBuilder {
     let mut s = sample();
-    for (k, f) in (spec.figures)().iter().enumerate() {
+    for (k, f) in spec.figures().iter().enumerate() {
         s = s.figure(&f.name, 100.0 + (k * 7 + i) as f64);
     }
     for p in ["pair 0-1 ns", "pair 0-2 ns", "pair 1-2 ns"] {
@@ -71,7 +71,7 @@ fn full_sample(spec: &Spec, i: usize) -> SampleBuilder {
 
 fn small_run(spec: &Spec) -> Run {
     let (variants, config) = shape(spec);
-    let mut r = run(spec.name).config(config).figures((spec.figures)());
+    let mut r = run(spec.name).config(config).figures(spec.figures());
     for v in variants {
         for tasks in [1, 2] {
             let c: CaseBuilder = case(tasks, v)

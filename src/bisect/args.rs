@@ -87,7 +87,8 @@ pub struct BisectRun {
     /// Guest memory
     #[arg(long, default_value = "1G")]
     pub mem: String,
-    /// auto: KVM where a probe boot shows it works, else TCG
+    /// auto: KVM where a probe boot shows it works, else TCG; icount: TCG whose
+    /// clock is the instruction count
     #[arg(long, value_enum, default_value = "auto")]
     pub accel: crate::guest::accel::Asked,
     /// QEMU's -cpu model [default: host under KVM, max under TCG]

@@ -83,7 +83,7 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     }
     check_workloads(&loaded, r.cross_workload)?;
     check_figures(&loaded[0].meta, &opts)?;
-    warn_accelerators(&loaded);
+    check_accelerators(&loaded)?;
     let (sides, kind) = if loaded.len() == 1 {
         let v = Side::variants(&loaded[0]);
         if v.is_empty() {
@@ -104,21 +104,36 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
 }
 
 /// Runs measured under different accelerators (a guest under KVM, one
-/// under TCG, the host itself) are not comparable for speed: warn.
-fn warn_accelerators(runs: &[Run]) {
-    if let Some(which) = crate::stats::run_diff::mixed_accelerators(runs.iter().map(|r| &r.meta)) {
-        super::output::warn(&format!(
-            "these runs were measured under different accelerators ({which}): TCG \
-             emulates the CPU and KVM runs it, so their figures differ by far more than \
-             the kernels do; compare runs of one accelerator"
-        ));
+/// under TCG, the host itself) are not comparable for speed: a warning.
+/// A run whose clock was the instruction count (icount) measured time in
+/// other units than the rest: a refusal.
+fn check_accelerators(runs: &[Run]) -> Result<()> {
+    let Some(which) = crate::stats::run_diff::mixed_accelerators(runs.iter().map(|r| &r.meta))
+    else {
+        return Ok(());
+    };
+    if runs
+        .iter()
+        .any(|r| r.meta.machine["guest"]["accel"] == "icount")
+    {
+        return Err(Error::Input(format!(
+            "these runs were measured under different clocks ({which}): under icount a \
+             second is a count of guest instructions, elsewhere it is time; compare icount \
+             runs with icount runs (vmscale guest --accel icount)"
+        )));
     }
+    super::output::warn(&format!(
+        "these runs were measured under different accelerators ({which}): TCG \
+         emulates the CPU and KVM runs it, so their figures differ by far more than \
+         the kernels do; compare runs of one accelerator"
+    ));
+    Ok(())
 }
 
 /// `vmscale guest`'s comparison of its kernels' runs (the first the
 /// baseline), as `compare` prints stored runs.
 pub fn compare_loaded(runs: &[Run]) -> Result<()> {
-    warn_accelerators(runs);
+    check_accelerators(runs)?;
     let opts = Options {
         alpha: 0.05,
         seed: 1,

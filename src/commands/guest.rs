@@ -18,7 +18,7 @@ use crate::guest::decide::Deciding;
 use crate::guest::initramfs::Userland;
 use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
-use crate::guest::qemu::{self, Accel};
+use crate::guest::qemu;
 use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
@@ -123,11 +123,10 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
         accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
     })?;
-    if choice.accel == Accel::Tcg && !super::output::quiet() {
-        eprint!(
-            "{}",
-            super::output::wrap(&accel::tcg_banner(&choice.why), super::output::WIDTH)
-        );
+    if let Some(b) = accel::banner(&choice)
+        && !super::output::quiet()
+    {
+        eprint!("{}", super::output::wrap(&b, super::output::WIDTH));
     }
     let suites = steps
         .iter()

@@ -196,14 +196,9 @@ impl Budget {
         })
     }
 
-    /// The rule: under TCG a round's ratio scatters by some 13 % (two
-    /// boots of 9 %), so a band of 10 % is what 20 rounds can decide;
-    /// under KVM 3 %.
+    /// The rule, its band `--decide` or the accelerator's default.
     pub(super) fn rule(&self, accel: Accel) -> Rule {
-        let t = self.threshold.unwrap_or(match accel {
-            Accel::Tcg => 0.10,
-            Accel::Kvm => 0.03,
-        });
+        let t = self.threshold.unwrap_or_else(|| accel.default_threshold());
         if self.auto {
             Rule::sequential(t, ALPHA, self.rounds as usize)
         } else {
@@ -238,7 +233,7 @@ pub fn check_figure(figure: &str, steps: &[Vec<String>]) -> Result<()> {
     else {
         return Ok(());
     };
-    let names: Vec<String> = (spec.figures)().into_iter().map(|f| f.name).collect();
+    let names: Vec<String> = spec.figures().into_iter().map(|f| f.name).collect();
     // c2c adds a figure per CPU pair to those it declares.
     if names.iter().any(|n| n == figure) || spec.name == "c2c" {
         return Ok(());

@@ -2,7 +2,8 @@
 //! the KVM module must be an ordinary one (kvm-pvm, a nested kind, boots
 //! only kernels built for it), and a probe boot must reach init within a
 //! bound (a guest that prints nothing by then is a failed probe, so the
-//! probe cannot hang). Otherwise TCG, which emulates the CPU.
+//! probe cannot hang). Otherwise TCG, which emulates the CPU; asked for,
+//! TCG whose clock is the instruction count (icount).
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,13 +20,15 @@ pub const PROBE_BOUND: Duration = Duration::from_secs(30);
 
 /// The accelerator asked for (`--accel`): `auto` is KVM where a probe boot
 /// shows it works, else TCG; `kvm` is KVM or a refusal saying why not;
-/// `tcg` emulates the CPU. (No doc comments on the values: `--help` would
+/// `tcg` emulates the CPU; `icount` emulates it with the instruction count
+/// as the guest's clock. (No doc comments on the values: `--help` would
 /// take its long layout.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Asked {
     Auto,
     Kvm,
     Tcg,
+    Icount,
 }
 
 /// The accelerator chosen and why.
@@ -154,8 +157,15 @@ pub fn choose(
             why,
         })
     };
-    if asked == Asked::Tcg {
-        return tcg("--accel tcg".into());
+    match asked {
+        Asked::Tcg => return tcg("--accel tcg".into()),
+        Asked::Icount => {
+            return Ok(Choice {
+                accel: Accel::Icount,
+                why: "--accel icount".into(),
+            });
+        }
+        Asked::Auto | Asked::Kvm => {}
     }
     let why = match kvm_unusable(sys, dev) {
         Some(why) => Some(why),
@@ -173,13 +183,23 @@ pub fn choose(
     }
 }
 
-/// The banner printed once when the CPU is emulated.
-pub fn tcg_banner(why: &str) -> String {
-    format!(
-        "vmscale guest: TCG: the guest's CPU is emulated ({why}).\n  \
+/// The banner printed once when the CPU is emulated; none under KVM.
+pub fn banner(choice: &Choice) -> Option<String> {
+    let why = &choice.why;
+    let clock = match choice.accel {
+        Accel::Kvm => return None,
+        Accel::Tcg => String::new(),
+        Accel::Icount => format!(
+            "  Its clock is the instruction count ({} ns an instruction, idle time\n  \
+             skipped): a \"second\" is a number of instructions, not host time.\n",
+            1u32 << super::qemu::ICOUNT_SHIFT
+        ),
+    };
+    Some(format!(
+        "vmscale guest: TCG: the guest's CPU is emulated ({why}).\n{clock}  \
          The comparison is of the kernels' code paths, not of hardware speed:\n  \
          read ratios between kernels, not absolute figures.\n"
-    )
+    ))
 }
 
 #[cfg(test)]
@@ -213,6 +233,9 @@ mod tests {
             choose(Asked::Tcg, &dir, &nodev, || panic!()).unwrap().accel,
             Accel::Tcg
         );
+        let c = choose(Asked::Icount, &dir, &nodev, || panic!()).unwrap();
+        assert_eq!(c.accel, Accel::Icount);
+        assert!(banner(&c).unwrap().contains("instruction count"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -78,8 +78,10 @@ impl Userland {
             .filter(|a| !a.is_empty() && *a != "busybox" && !a.contains('/'))
             .map(str::to_string)
             .collect();
-        let exe =
-            std::env::current_exe().map_err(|e| Error::io("cannot find", "/proc/self/exe", e))?;
+        // The running image itself, also once its file is replaced or
+        // deleted (a rebuild during a run); by pid, as strip and ld.so read
+        // it in processes of their own.
+        let exe = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
         let vmscale = stripped_copy(&exe, work)?;
         let tools: Vec<(String, PathBuf)> = ROOM_TOOLS
             .iter()

@@ -359,7 +359,7 @@ fn table(header: &[Word], cols: &[Col], caption: String, rows: Vec<Row>, block: 
         workload: crate::workload::pft::SPEC.name,
         format,
         // pft's own figures, so imported runs compare with measured ones.
-        figures: crate::workload::pft::figures(),
+        figures: crate::workload::pft::SPEC.figures(),
         config: serde_json::json!({
             "imported": format,
             "block": block,

@@ -88,8 +88,11 @@ pub struct GuestRevision {
 pub struct GuestInfo {
     /// `--label` of this kernel, or its release.
     pub label: Option<String>,
-    /// "kvm" or "tcg".
+    /// "kvm", "tcg" or "icount".
     pub accel: String,
+    /// icount: a guest instruction took 2^shift ns of the guest's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icount_shift: Option<u32>,
     /// The host's kernel release.
     pub host_kernel: Option<String>,
     /// This boot's round (1-based).
@@ -152,6 +155,9 @@ impl GuestInfo {
     /// The kernel command-line parameters that carry this record.
     pub fn to_params(&self) -> Vec<String> {
         let mut p = vec![format!("{PREFIX}accel={}", encode(&self.accel))];
+        if let Some(s) = self.icount_shift {
+            p.push(format!("{PREFIX}icount_shift={s}"));
+        }
         if let Some(l) = &self.label {
             p.push(format!("{PREFIX}label={}", encode(l)));
         }
@@ -200,6 +206,7 @@ impl GuestInfo {
                     g.accel = decode(v);
                     any = true;
                 }
+                "icount_shift" => g.icount_shift = v.parse().ok(),
                 "label" => g.label = Some(decode(v)),
                 "host" => g.host_kernel = Some(decode(v)),
                 "round" => g.round = v.parse().ok(),
@@ -229,7 +236,8 @@ mod tests {
     fn the_record_survives_the_command_line() {
         let g = GuestInfo {
             label: Some("my build 2%".into()),
-            accel: "kvm".into(),
+            accel: "icount".into(),
+            icount_shift: Some(2),
             host_kernel: Some("6.1.0-48-amd64".into()),
             round: Some(3),
             rounds: Vec::new(),

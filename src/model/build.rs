@@ -92,7 +92,7 @@ impl RunBuilder {
         self
     }
 
-    /// Declares figures (a workload's `(spec.figures)()`).
+    /// Declares figures (a workload's `spec.figures()`).
     pub fn figures(mut self, figures: Vec<Figure>) -> Self {
         self.run.meta.figures.extend(figures);
         self

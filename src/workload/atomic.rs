@@ -153,7 +153,7 @@ pub const SPEC: Spec = Spec {
 vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
 vmscale run atomic --tasks 1,2 --mode process",
     mode: Some(Mode::Thread),
-    figures: super::ops::figures,
+    figures: super::ops::FIGURES,
     report: super::Report::Atomic,
     size_flags: "fewer --tasks or CPUs",
     quick,
@@ -177,13 +177,7 @@ impl Measure for Atomic {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut out = Vec::new();
-        for v in &self.cfg.variants {
-            for &t in &self.cfg.tasks {
-                out.push(Case::new(t, v));
-            }
-        }
-        out
+        Case::grid(&self.cfg.variants, &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

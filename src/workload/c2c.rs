@@ -8,6 +8,7 @@
 //! a big one: c2c_pairs.rs); each pair's figure is the median one-way
 //! latency over its batches of round trips (round-trip time / 2).
 
+use super::spec::lower;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::stored::{Text, lenient};
@@ -209,16 +210,6 @@ impl C2c {
     }
 }
 
-/// The figures every c2c run reports (a run adds one per CPU pair after
-/// the headline).
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("median ns", "ns", Better::Lower, false),
-        Figure::new("clock res ns", "ns", Better::Lower, false),
-        Figure::new("clock read ns", "ns", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: two variants at short rounds, where there is a pair of CPUs.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     if m.cpus.len() < 2 {
@@ -291,7 +282,13 @@ pub const SPEC: Spec = Spec {
 vmscale run c2c --cpus 0-3 --variant cas\n  \
 vmscale run c2c --pairs 16 --dry-run\n  \
 vmscale run c2c --fresh-line --rounds 2000 --batches 100",
-    figures,
+    // The figures every c2c run reports (a run adds one per CPU pair after
+    // the headline).
+    figures: &[
+        lower("median ns", "ns"),
+        lower("clock res ns", "ns"),
+        lower("clock read ns", "ns"),
+    ],
     report: super::Report::C2c,
     plots: super::Plots::Heatmap,
     size_flags: "fewer --cpus",

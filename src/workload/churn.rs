@@ -3,10 +3,11 @@
 //! samples its own fault count (rusage) about once a second with the real
 //! timestamp of each reading, so rates never assume the interval.
 
+use super::spec::rate;
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -66,16 +67,6 @@ impl Churn {
     }
 }
 
-/// The figures every churn run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("zfod/s", "faults/s", Better::Higher, true),
-        Figure::new("zfod/s/task", "faults/s", Better::Higher, true),
-        Figure::new("task_min", "faults/s", Better::Higher, true),
-        Figure::new("task_max", "faults/s", Better::Higher, true),
-    ]
-}
-
 /// `run quick`: 0.2 s samples read every 0.05 s.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     vec![super::options::with_quick_tasks(
@@ -124,7 +115,12 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
 vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
     mode: Some(Mode::Process),
-    figures,
+    figures: &[
+        rate("zfod/s", "faults/s"),
+        rate("zfod/s/task", "faults/s"),
+        rate("task_min", "faults/s"),
+        rate("task_max", "faults/s"),
+    ],
     report: super::Report::Churn,
     size_flags: "a smaller --chunk or fewer --tasks",
     quick,
@@ -139,11 +135,7 @@ impl Measure for Churn {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .tasks
-            .iter()
-            .map(|&t| Case::new(t, "zfod"))
-            .collect()
+        Case::grid(["zfod"], &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)

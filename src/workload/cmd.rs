@@ -5,6 +5,7 @@
 //! deltas for a named device with iostat-like figures, the mean over the
 //! sample and the worst of the per-interval values.
 
+use super::spec::lower;
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::clock;
 use crate::machine::Snapshot;
 use crate::monitor::diskstats;
@@ -185,17 +186,6 @@ fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
     }
 }
 
-/// The figures every cmd run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("wall", "s", Better::Lower, false),
-        Figure::new("user", "s", Better::Lower, false),
-        Figure::new("system", "s", Better::Lower, false),
-        Figure::new("minflt", "faults", Better::Lower, false),
-        Figure::new("majflt", "faults", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: a short CPU-bound shell pipeline.
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![
@@ -247,7 +237,13 @@ vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/t
 vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
 Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
 failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126.",
-    figures,
+    figures: &[
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        lower("minflt", "faults"),
+        lower("majflt", "faults"),
+    ],
     report: super::Report::Cmd,
     // memory_need is 0: a command is never refused for memory.
     size_flags: "a command that needs less memory",

@@ -5,6 +5,7 @@
 //! /proc/kpageflags; the parent computes page-colour histograms and skew.
 //! Per-CPU page lists (/proc/zoneinfo) are read before and after.
 
+use super::spec::{higher, lower};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
 use super::spec::Spec;
 use super::stored::{Text, lenient};
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -391,20 +392,6 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
     (r, Some(map))
 }
 
-/// The figures every colour run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("eff_fraction", "fraction", Better::Higher, false),
-        Figure::new("eff_colours", "colours", Better::Higher, false),
-        Figure::new("cov_max", "%", Better::Lower, false),
-        Figure::new("l2_eff_fraction", "fraction", Better::Higher, false),
-        Figure::new("switch_fraction", "fraction", Better::Higher, false),
-        Figure::new("pcp_after_kib", "KiB", Better::Lower, false),
-        Figure::new("wall", "s", Better::Lower, false),
-        Figure::new("analysis", "s", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: 2 tasks x 16 MiB; 16 colours where sysfs does not give
 /// the LLC's geometry.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
@@ -421,7 +408,16 @@ pub const SPEC: Spec = Spec {
     about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
     examples: super::colour_args::EXAMPLES,
     mode: Some(Mode::Thread),
-    figures,
+    figures: &[
+        higher("eff_fraction", "fraction"),
+        higher("eff_colours", "colours"),
+        lower("cov_max", "%"),
+        higher("l2_eff_fraction", "fraction"),
+        higher("switch_fraction", "fraction"),
+        lower("pcp_after_kib", "KiB"),
+        lower("wall", "s"),
+        lower("analysis", "s"),
+    ],
     report: super::Report::Colour,
     plots: super::Plots::Colour,
     size_flags: "a smaller --size-per-task or fewer --tasks",
@@ -436,11 +432,7 @@ impl Measure for Colour {
     }
 
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .tasks
-            .iter()
-            .map(|&t| Case::new(t, self.variant()))
-            .collect()
+        Case::grid([self.variant()], &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

@@ -5,11 +5,12 @@
 //! parent's wait4 return (exit_mmap, zap_pte_range, reap). System time is
 //! the parent's plus the children's (wait4 rusage); forks are counted.
 
+use super::spec::{lower, rate};
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -120,18 +121,6 @@ impl Fork {
     }
 }
 
-/// The figures every fork run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("forks/s", "forks/s", Better::Higher, true),
-        Figure::new("sys/fork", "us", Better::Lower, false),
-        Figure::new("sys/page", "ns", Better::Lower, false),
-        Figure::new("fork", "us", Better::Lower, false),
-        Figure::new("teardown", "us", Better::Lower, false),
-        Figure::new("wall", "s", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: 40 forks over 16 MiB per task count.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     vec![super::options::with_quick_tasks(m, "--size 16M --forks 40")]
@@ -192,7 +181,14 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
 vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
     mode: Some(Mode::Process),
-    figures,
+    figures: &[
+        rate("forks/s", "forks/s"),
+        lower("sys/fork", "us"),
+        lower("sys/page", "ns"),
+        lower("fork", "us"),
+        lower("teardown", "us"),
+        lower("wall", "s"),
+    ],
     report: super::Report::Fork,
     size_flags: "a smaller --size or --touch, or fewer --tasks",
     quick,
@@ -219,7 +215,7 @@ impl Measure for Fork {
             Backing::Anon => "anon",
             Backing::File(_) => "file",
         };
-        self.cfg.tasks.iter().map(|&t| Case::new(t, v)).collect()
+        Case::grid([v], &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

@@ -4,11 +4,12 @@
 //! prefetchers cannot guess the next. Run on base pages and on THP, so the
 //! TLB's share of the latency shows as the difference.
 
+use super::spec::{higher, lower};
 use super::stored::Text;
 use serde::{Deserialize, Serialize};
 
 use super::region::{Pages, Region};
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -118,14 +119,6 @@ impl Latency {
     }
 }
 
-/// The figures every latency run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("ns/load", "ns", Better::Lower, false),
-        Figure::new("huge %", "%", Better::Higher, false),
-    ]
-}
-
 /// `run quick`: up to 1 MiB, with THP where the machine allows it.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
@@ -195,7 +188,7 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run latency\n  \
 vmscale run latency --max 256M --pages base,thp\n  \
 vmscale run latency --min 16K --max 4M --pages base --pin 1",
-    figures,
+    figures: &[lower("ns/load", "ns"), higher("huge %", "%")],
     report: super::Report::Latency,
     plots: super::Plots::Latency,
     size_flags: "a smaller --max",
@@ -217,13 +210,11 @@ impl Measure for Latency {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut out = Vec::new();
-        for p in &self.cfg.pages {
-            for &s in &self.cfg.sizes {
-                out.push(Case::new(1, &variant(p, s)));
-            }
-        }
-        out
+        let (pages, sizes) = (&self.cfg.pages, &self.cfg.sizes);
+        let variants = pages
+            .iter()
+            .flat_map(|p| sizes.iter().map(move |&s| variant(p, s)));
+        Case::grid(variants, &[1])
     }
 
     fn memory_need(&self) -> u64 {

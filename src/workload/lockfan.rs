@@ -165,7 +165,7 @@ pub const SPEC: Spec = Spec {
 vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
 vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
     mode: Some(Mode::Thread),
-    figures: super::ops::figures,
+    figures: super::ops::FIGURES,
     report: super::Report::Lockfan,
     size_flags: "fewer --locks",
     quick,
@@ -186,15 +186,11 @@ impl Measure for Lockfan {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut out = Vec::new();
-        for kind in &self.cfg.kinds {
-            for &k in &self.cfg.locks {
-                for &t in &self.cfg.tasks {
-                    out.push(Case::new(t, &format!("{kind}-{k}")));
-                }
-            }
-        }
-        out
+        let (kinds, locks) = (&self.cfg.kinds, &self.cfg.locks);
+        let variants = kinds
+            .iter()
+            .flat_map(|kind| locks.iter().map(move |k| format!("{kind}-{k}")));
+        Case::grid(variants, &self.cfg.tasks)
     }
 
     fn memory_need(&self) -> u64 {

@@ -6,12 +6,13 @@
 //! the faulting threads' rusage, address-space changes by count, each over
 //! its own threads' measured time.
 
+use super::spec::rate;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -79,15 +80,6 @@ impl MmapLock {
     }
 }
 
-/// The figures: the fault rate first, the change rate beside it.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("fault/s", "faults/s", Better::Higher, true),
-        Figure::new("changes/s", "changes/s", Better::Higher, true),
-        Figure::new("fault/s/task", "faults/s", Better::Higher, true),
-    ]
-}
-
 /// `run quick`: one faulting thread against 0 and 1 changers, 0.1 s each.
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--size 4M --time 0.1")]
@@ -153,7 +145,12 @@ pub const SPEC: Spec = Spec {
     about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
     examples: "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
 vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
-    figures,
+    // The figures: the fault rate first, the change rate beside it.
+    figures: &[
+        rate("fault/s", "faults/s"),
+        rate("changes/s", "changes/s"),
+        rate("fault/s/task", "faults/s"),
+    ],
     report: super::Report::MmapLock,
     quick,
     ..Spec::of::<Args>()
@@ -168,16 +165,8 @@ impl Measure for MmapLock {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .changers
-            .iter()
-            .flat_map(|&m| {
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(move |&n| Case::new(n, &format!("m{m}")))
-            })
-            .collect()
+        let changers = self.cfg.changers.iter().map(|m| format!("m{m}"));
+        Case::grid(changers, &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         let n = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;

@@ -19,12 +19,13 @@
 //! interval (the share of a sample of the pages it works on that sit on
 //! the node of its CPU; monitor::thread_locality).
 
+use super::spec::{Fig, higher, lower};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::stored::lenient;
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
@@ -335,19 +336,17 @@ impl Numa {
 }
 
 /// The figures every NUMA run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("elapsed", "s", Better::Lower, false),
-        Figure::new("user", "s", Better::Lower, false),
-        Figure::new("system", "s", Better::Lower, false),
-        Figure::new("numa_hint_faults", "faults", Better::Lower, false),
-        Figure::new("numa_hint_local%", "%", Better::Higher, false),
-        Figure::new("numa_pte_updates", "ptes", Better::Lower, false),
-        Figure::new("numa_pages_migrated", "pages", Better::Lower, false),
-        Figure::new("autonuma_cost", "units", Better::Lower, false),
-        Figure::new("locality_final", "fraction", Better::Higher, false),
-    ]
-}
+pub const FIGURES: &[Fig] = &[
+    lower("elapsed", "s"),
+    lower("user", "s"),
+    lower("system", "s"),
+    lower("numa_hint_faults", "faults"),
+    higher("numa_hint_local%", "%"),
+    lower("numa_pte_updates", "ptes"),
+    lower("numa_pages_migrated", "pages"),
+    lower("autonuma_cost", "units"),
+    higher("locality_final", "fraction"),
+];
 
 pub use super::numa_args::{SPEC_NUMA01, SPEC_NUMA01_THREADLOCAL, SPEC_NUMA02, SPEC_NUMA02_SMT};
 

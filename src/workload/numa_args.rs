@@ -68,7 +68,7 @@ const fn spec(
         about,
         examples: EXAMPLES,
         quick,
-        figures: numa::figures,
+        figures: numa::FIGURES,
         report: super::Report::Numa,
         size_flags: "a smaller --size",
         // NUMA balancing may be what is measured: --tune leaves it alone.

@@ -2,17 +2,16 @@
 //! operations the tasks did set against what shared memory counted, the
 //! cost of one operation, and one row per task.
 
-use super::{Better, Figure, SampleData};
+use super::SampleData;
+use super::spec::{Fig, lower, rate};
 use crate::exec::{self, TaskReport};
 
 /// The figures both workloads declare; ops/s is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("ops/s", "ops/s", Better::Higher, true),
-        Figure::new("ns/op", "ns", Better::Lower, false),
-        Figure::new("wall", "s", Better::Lower, false),
-    ]
-}
+pub const FIGURES: &[Fig] = &[
+    rate("ops/s", "ops/s"),
+    lower("ns/op", "ns"),
+    lower("wall", "s"),
+];
 
 /// `done` is the report value holding each task's operation count, `name`
 /// what an operation is called ("increments", "operations"), `counted` the

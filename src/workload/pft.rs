@@ -7,11 +7,12 @@
 //! memfd or a file, private or shared, read or written, with base pages,
 //! THP or hugetlb (`fault_map`); each task maps its own slice.
 
+use super::spec::{higher, lower, rate};
 use serde::{Deserialize, Serialize};
 
 use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
 use super::stored::{Text, lenient, view};
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Pages;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -144,19 +145,6 @@ pub const HEADLINE: &str = "fault/wsec";
 pub const FAULT: &str = "fault";
 pub const POPULATE: &str = "populate";
 
-/// pft's figures, fault/wsec first (also used for imported pft tables).
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new(HEADLINE, "faults/s", Better::Higher, true),
-        Figure::new("flt/cpu/s", "faults/s", Better::Higher, true),
-        Figure::new("wall", "s", Better::Lower, false),
-        Figure::new("user", "s", Better::Lower, false),
-        Figure::new("system", "s", Better::Lower, false),
-        Figure::new("bytes/wsec", "B/s", Better::Higher, true),
-        Figure::new("pages/fault", "pages", Better::Higher, false),
-    ]
-}
-
 pub struct Pft {
     cfg: Config,
     machine: Snapshot,
@@ -266,7 +254,16 @@ pub const SPEC: super::Spec = super::Spec {
     about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
     examples: super::pft_args::EXAMPLES,
     mode: Some(Mode::Thread),
-    figures,
+    // pft's figures, fault/wsec first (also used for imported pft tables).
+    figures: &[
+        rate(HEADLINE, "faults/s"),
+        rate("flt/cpu/s", "faults/s"),
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        rate("bytes/wsec", "B/s"),
+        higher("pages/fault", "pages"),
+    ],
     report: super::Report::Pft,
     size_flags: "a smaller --size or --size-per-task",
     quick,
@@ -279,21 +276,12 @@ impl Measure for Pft {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let mut cases: Vec<Case> = self
-            .cfg
-            .tasks
-            .iter()
-            .map(|&tasks| Case::new(tasks, FAULT))
-            .collect();
-        if self.cfg.populate {
-            cases.extend(
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(|&tasks| Case::new(tasks, POPULATE)),
-            );
-        }
-        cases
+        let variants: &[&str] = if self.cfg.populate {
+            &[FAULT, POPULATE]
+        } else {
+            &[FAULT]
+        };
+        Case::grid(variants, &self.cfg.tasks)
     }
 
     /// Hugetlb pages come from the reserved pool, checked apart.

@@ -12,7 +12,7 @@ use super::{Measure, Workload};
 use crate::error::{Error, Result};
 use crate::exec::Mode;
 use crate::machine::Snapshot;
-use crate::model::{Case, Figure, SampleData};
+use crate::model::{Better, Case, Figure, SampleData};
 
 /// Which text report (`report/<module>.rs`) renders a workload's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub struct Spec {
     /// The figures every run reports; the first is the headline (adaptive
     /// stopping, plots and `compare` default to it). A run may add more
     /// (c2c adds one per CPU pair).
-    pub figures: fn() -> Vec<Figure>,
+    pub figures: &'static [Fig],
     /// Which text report renders its runs.
     pub report: Report,
     /// Which plots the HTML report draws.
@@ -112,7 +112,7 @@ impl Spec {
             args: <A as clap::Args>::augment_args,
             build: build::<A>,
             mode: None,
-            figures: Vec::new,
+            figures: &[],
             report: Report::Generic,
             plots: Plots::Scaling,
             size_flags: DEFAULT_SIZE_FLAGS,
@@ -122,12 +122,69 @@ impl Spec {
         }
     }
 
+    /// The figures every run reports, as the model holds them.
+    pub fn figures(&self) -> Vec<Figure> {
+        self.figures.iter().map(Fig::figure).collect()
+    }
+
     /// The headline figure's name.
     pub fn headline(&self) -> String {
-        (self.figures)()
+        self.figures
             .first()
-            .map(|f| f.name.clone())
+            .map(|f| f.name)
             .unwrap_or_default()
+            .into()
+    }
+}
+
+/// A figure as a workload declares it: its name, its unit, which way is
+/// better and whether it is a rate (averaged harmonically, tested on logs).
+/// Written with [`rate`], [`higher`], [`lower`] or [`lower_rate`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fig {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub better: Better,
+    pub rate: bool,
+}
+
+impl Fig {
+    pub fn figure(&self) -> Figure {
+        Figure::new(self.name, self.unit, self.better, self.rate)
+    }
+}
+
+/// A rate, higher is better (faults/s).
+pub const fn rate(name: &'static str, unit: &'static str) -> Fig {
+    Fig {
+        name,
+        unit,
+        better: Better::Higher,
+        rate: true,
+    }
+}
+
+/// A rate, lower is better (TLB shootdowns/s).
+pub const fn lower_rate(name: &'static str, unit: &'static str) -> Fig {
+    Fig {
+        better: Better::Lower,
+        ..rate(name, unit)
+    }
+}
+
+/// Not a rate, higher is better (a fraction of huge pages).
+pub const fn higher(name: &'static str, unit: &'static str) -> Fig {
+    Fig {
+        rate: false,
+        ..rate(name, unit)
+    }
+}
+
+/// Not a rate, lower is better (seconds, faults, a latency).
+pub const fn lower(name: &'static str, unit: &'static str) -> Fig {
+    Fig {
+        better: Better::Lower,
+        ..higher(name, unit)
     }
 }
 
@@ -180,7 +237,7 @@ impl<W: Measure> Workload for Declared<W> {
         self.spec.name
     }
     fn figures(&self) -> Vec<Figure> {
-        self.work.run_figures((self.spec.figures)())
+        self.work.run_figures(self.spec.figures())
     }
 }
 
@@ -342,7 +399,7 @@ mod tests {
     #[test]
     fn every_workload_has_a_headline_and_distinct_figures() {
         for s in REGISTRY {
-            let figures = (s.figures)();
+            let figures = s.figures();
             assert!(!figures.is_empty(), "{} has no figures", s.name);
             assert_eq!(s.headline(), figures[0].name);
             for (i, f) in figures.iter().enumerate() {

@@ -5,6 +5,7 @@
 //! huge or not by mincore (did one write map the whole step?), with the
 //! kernel's THP and compaction counters read around the phase.
 
+use super::spec::{higher, lower};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::options::{page_size, tasks};
 use super::spec::{Env, Options, Spec};
 use super::thp_fragment::{self, FileSet, FileSpec, Method};
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -309,19 +310,6 @@ pub fn latency_figures(kind: &str, mut ns: Vec<u64>, out: &mut SampleData) {
     out.figures.insert(format!("{kind}/mean"), mean / 1e3);
 }
 
-/// The figures every thp run reports; the first is the headline.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("latency", "us", Better::Lower, false),
-        Figure::new("huge%", "%", Better::Higher, false),
-        Figure::new("huge/p50", "us", Better::Lower, false),
-        Figure::new("base/p50", "us", Better::Lower, false),
-        Figure::new("thp_fault_fallback", "faults", Better::Lower, false),
-        Figure::new("compact_stall", "stalls", Better::Lower, false),
-        Figure::new("fragment_s", "s", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: 64 MiB fragmented, 32 MiB faulted.
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--size 64M")]
@@ -334,7 +322,15 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run thp --size 1G\n  \
                vmscale run thp --size 60% --fragment anon,files,none\n  \
                vmscale run thp --size 1G --knob thp_defrag=madvise,never",
-    figures,
+    figures: &[
+        lower("latency", "us"),
+        higher("huge%", "%"),
+        lower("huge/p50", "us"),
+        lower("base/p50", "us"),
+        lower("thp_fault_fallback", "faults"),
+        lower("compact_stall", "stalls"),
+        lower("fragment_s", "s"),
+    ],
     report: super::Report::Thp,
     size_flags: "a smaller --size or --fault-size",
     measures_knobs: &[
@@ -354,11 +350,10 @@ impl Measure for Thp {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .fragment
-            .iter()
-            .flat_map(|f| self.cfg.tasks.iter().map(|&n| Case::new(n, f.as_str())))
-            .collect()
+        Case::grid(
+            self.cfg.fragment.iter().map(|f| f.as_str()),
+            &self.cfg.tasks,
+        )
     }
     fn memory_need(&self) -> u64 {
         // Phase 1 touches all of --size and keeps half; phase 2 adds the

@@ -5,13 +5,14 @@
 //! beside the operations, and the TLB tests count the shootdown interrupts
 //! of /proc/interrupts over the sample.
 
+use super::spec::{lower, lower_rate, rate};
 use super::stored::lenient;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 
 use super::churn::{self, POINTS, Series};
 use super::fault_map::OwnedFile;
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -152,17 +153,6 @@ fn uses_file(test: &str) -> bool {
     )
 }
 
-/// Will-it-scale's figures: operations per second first.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("ops/s", "ops/s", Better::Higher, true),
-        Figure::new("ops/s/task", "ops/s", Better::Higher, true),
-        Figure::new("faults/s", "faults/s", Better::Higher, true),
-        Figure::new("faults/op", "faults", Better::Lower, false),
-        Figure::new("shootdowns/s", "IPIs/s", Better::Lower, true),
-    ]
-}
-
 /// `run quick`: page_fault1 and tlb_flush2 in threads on every CPU, each
 /// sample 0.1 s.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
@@ -249,7 +239,14 @@ vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
 vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
 Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
 tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
-    figures,
+    // Will-it-scale's figures: operations per second first.
+    figures: &[
+        rate("ops/s", "ops/s"),
+        rate("ops/s/task", "ops/s"),
+        rate("faults/s", "faults/s"),
+        lower("faults/op", "faults"),
+        lower_rate("shootdowns/s", "IPIs/s"),
+    ],
     report: super::Report::Wis,
     quick,
     ..Spec::of::<Args>()
@@ -264,16 +261,7 @@ impl Measure for Wis {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .modes
-            .iter()
-            .flat_map(|m| {
-                self.cfg
-                    .tasks
-                    .iter()
-                    .map(move |&t| Case::new(t, m.as_str()))
-            })
-            .collect()
+        Case::grid(self.cfg.modes.iter().map(Mode::as_str), &self.cfg.tasks)
     }
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's

@@ -151,16 +151,14 @@ impl Setup {
         let choice = accel::choose(r.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
             accel::probe_boot(&good.image, &bench.user, work.path())
         })?;
-        if choice.accel == qemu::Accel::Tcg && !quiet {
-            eprint!(
-                "{}",
-                output::wrap(&accel::tcg_banner(&choice.why), output::WIDTH)
-            );
+        if let Some(b) = accel::banner(&choice)
+            && !quiet
+        {
+            eprint!("{}", output::wrap(&b, output::WIDTH));
         }
-        let t = self.threshold.unwrap_or(match choice.accel {
-            qemu::Accel::Tcg => 0.10,
-            qemu::Accel::Kvm => 0.03,
-        });
+        let t = self
+            .threshold
+            .unwrap_or_else(|| choice.accel.default_threshold());
         let rule = Rule::sequential(t, 0.05, r.max_rounds as usize);
         bench.choice = Some(choice);
         bench.suites = suites;

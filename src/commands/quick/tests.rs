@@ -126,7 +126,7 @@ fn built_entries_report_the_registered_headline_first() {
             assert_eq!(w.name(), spec.name);
             let figures: Vec<String> = w.figures().into_iter().map(|f| f.name).collect();
             assert_eq!(figures[0], spec.headline(), "{}", spec.name);
-            for f in (spec.figures)() {
+            for f in spec.figures() {
                 assert!(
                     figures.contains(&f.name),
                     "{}: {} missing",

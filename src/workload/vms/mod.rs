@@ -16,11 +16,12 @@ mod swapin;
 mod truncate;
 mod usemem;
 
+use super::spec::{lower, rate};
 use serde::{Deserialize, Serialize};
 
 use super::spec::{Env, Options, Spec};
 use super::stored::lenient;
-use super::{Better, Case, Figure, Measure, SampleData};
+use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::{self, Mode};
 use crate::machine::Snapshot;
@@ -131,17 +132,6 @@ impl Options for Args {
     }
 }
 
-/// The figures every vms run reports; `throughput` first, as the 0-day
-/// robot names it.
-pub fn figures() -> Vec<Figure> {
-    vec![
-        Figure::new("throughput", "KB/s", Better::Higher, true),
-        Figure::new("wall", "s", Better::Lower, false),
-        Figure::new("minflt", "faults", Better::Lower, false),
-        Figure::new("majflt", "faults", Better::Lower, false),
-    ]
-}
-
 /// `run quick`: one short case of each family that runs without the
 /// set-up room, on 1/512 of the machine.
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
@@ -160,7 +150,14 @@ vmscale run vms --case swap-w-seq --case swap-w-rand-mt --runtime 5\n  \
 vmscale run vms --case list\n\n\
 Sizes follow the suite's scripts on a machine of --size times this one's\n\
 memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
-    figures,
+    // The figures every vms run reports; `throughput` first, as the 0-day
+    // robot names it.
+    figures: &[
+        rate("throughput", "KB/s"),
+        lower("wall", "s"),
+        lower("minflt", "faults"),
+        lower("majflt", "faults"),
+    ],
     report: super::Report::Vms,
     size_flags: "a smaller --size or fewer --tasks",
     quick,
