@@ -6,7 +6,11 @@
 # prints its summary and its wall time. The first build of a new tree is
 # cold (minutes); the other revisions rebuild one file and relink.
 #
-# usage: bench/bisect-tree.sh [--vmscale BIN] [--planted K] [DIR]
+# usage: bench/bisect-tree.sh [--vmscale BIN] [--planted K] [--make-only] [DIR]
+#          [-- BISECT_OPTION...]
+#
+# BISECT_OPTIONs go to `vmscale bisect` before the plan (default
+# `--accel tcg --mem 512M`).
 #
 # Needs linux-source-6.1, build-essential flex bison bc libelf-dev git,
 # qemu-system-x86, busybox-static.
@@ -16,16 +20,20 @@ die() { echo "bisect-tree: $*" >&2; exit 2; }
 vmscale=${VMSCALE:-target/release/vmscale}
 planted=5
 make_only=
+dir=
 while [ $# -gt 0 ]; do
   case "$1" in
     --vmscale) vmscale=$2; shift 2 ;;
     --planted) planted=$2; shift 2 ;;
     --make-only) make_only=1; shift ;;
+    --) shift; break ;;
     -*) die "unknown option $1" ;;
-    *) break ;;
+    *) dir=$1; shift ;;
   esac
 done
-dir=${1:-/var/tmp/vmscale-bisect-bench}
+opts=("$@")
+[ ${#opts[@]} -gt 0 ] || opts=(--accel tcg --mem 512M)
+dir=${dir:-/var/tmp/vmscale-bisect-bench}
 tarball=/usr/src/linux-source-6.1.tar.xz
 [ -f "$tarball" ] || die "apt-get install linux-source-6.1"
 case "$planted" in [1-8]) ;; *) die "--planted takes 1 to 8" ;; esac
@@ -69,8 +77,10 @@ fi
 
 export VMSCALE_CACHE_DIR=${VMSCALE_CACHE_DIR:-$dir/cache}
 db=$dir/bench.db
+echo "bisect-tree: load $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
-"$vmscale" --db "$db" bisect --tree "$t" --good good --bad bad --accel tcg \
-  --mem 512M -- run pft --tasks 1 --size 16M --reps 3 --warmup 0
+"$vmscale" --db "$db" bisect --tree "$t" --good good --bad bad "${opts[@]}" \
+  -- run pft --tasks 1 --size 16M --reps 3 --warmup 0
 end=$(date +%s)
-echo "bisect-tree: $((end - start)) s wall (planted at commit $planted of 8)"
+echo "bisect-tree: $((end - start)) s wall (planted at commit $planted of 8);" \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"

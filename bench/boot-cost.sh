@@ -4,32 +4,41 @@
 # modules, the plan, the results disk read back) against QEMU booting K
 # with the same machine, CPU and memory into an initramfs of a static
 # busybox whose /init powers off at once. Interleaved (bare, vmscale,
-# bare, ...), N of each; prints every time and the medians and their
-# ratio. A bisect boots many times: vmscale's boot should stay within
-# 1.2x the bare one.
+# bare, ...), N of each; prints every time, each round's ratio, the
+# medians, their ratio and the median of the rounds' ratios (the paired
+# figure: a round's two boots saw the same host load), and the load
+# average before and after. A bisect boots many times: vmscale's boot
+# should stay within 1.2x the bare one.
 #
-# usage: bench/boot-cost.sh [-n N] [--vmscale BIN] [--accel tcg|kvm] KERNEL.deb|bzImage
+# usage: bench/boot-cost.sh [-n N] [--vmscale BIN]... [--accel tcg|kvm] KERNEL.deb|bzImage
+#
+# --vmscale twice or more (a binary before and after a change): each round
+# boots bare, then each binary (in the order given, reversed every other
+# round); each gets its columns.
 #
 # Needs qemu-system-x86, busybox-static, dpkg-deb (for a .deb), cpio.
 set -euo pipefail
 
 die() { echo "boot-cost: $*" >&2; exit 2; }
 n=5
-vmscale=${VMSCALE:-target/release/vmscale}
+bins=()
 accel=tcg
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2 ;;
-    --vmscale) vmscale=$2; shift 2 ;;
+    --vmscale) bins+=("$2"); shift 2 ;;
     --accel) accel=$2; shift 2 ;;
     -*) die "unknown option $1" ;;
     *) break ;;
   esac
 done
-[ $# -eq 1 ] || die "usage: bench/boot-cost.sh [-n N] [--vmscale BIN] KERNEL"
+[ $# -eq 1 ] || die "usage: bench/boot-cost.sh [-n N] [--vmscale BIN]... KERNEL"
 kernel=$1
 [ -f "$kernel" ] || die "$kernel: no such file"
-[ -x "$vmscale" ] || die "$vmscale: not built (cargo build --release)"
+[ ${#bins[@]} -gt 0 ] || bins=("${VMSCALE:-target/release/vmscale}")
+for v in "${bins[@]}"; do
+  [ -x "$v" ] || die "$v: not built (cargo build --release)"
+done
 command -v qemu-system-x86_64 >/dev/null || die "apt-get install qemu-system-x86"
 busybox=$(command -v busybox || true)
 [ -n "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
@@ -65,20 +74,41 @@ bare() {
   grep -q bare-init-up "$work/bare.log" || die "the bare guest did not reach init: $work/bare.log"
 }
 guest() {
-  "$vmscale" -q --db "$work/g.db" guest --accel "$accel" --kernel "$kernel" \
+  "$1" -q --db "$work/g.db" guest --accel "$accel" --kernel "$kernel" \
     -- sysinfo > /dev/null
 }
 secs() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 
-# One untimed guest first: vmscale strips and caches its binary and unpacks
-# a package once; that is not a boot's cost.
-guest
-b=(); g=()
+# One untimed guest a binary first: vmscale strips and caches its binary
+# and unpacks a package once; that is not a boot's cost.
+for v in "${bins[@]}"; do guest "$v"; done
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+b=()
+declare -A g r
 for i in $(seq "$n"); do
   b+=("$(secs bare)")
-  g+=("$(secs guest)")
-  echo "round $i: bare ${b[-1]} s, vmscale ${g[-1]} s"
+  # The binaries' order reversed every other round: none always boots
+  # right after the bare guest.
+  order=("${!bins[@]}")
+  [ $((i % 2)) = 1 ] || order=($(printf '%s\n' "${order[@]}" | tac))
+  for k in "${order[@]}"; do
+    t=$(secs guest "${bins[$k]}")
+    g[$k]+=" $t"
+    r[$k]+=" $(echo "scale=3; $t / ${b[-1]}" | bc)"
+  done
+  line="round $i: bare ${b[-1]} s"
+  for k in "${!bins[@]}"; do
+    line+=", vmscale#$((k + 1)) ${g[$k]##* } s (${r[$k]##* })"
+  done
+  echo "$line"
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-mb=$(median "${b[@]}"); mg=$(median "${g[@]}")
-echo "median of $n: bare $mb s, vmscale $mg s, ratio $(echo "scale=3; $mg / $mb" | bc)"
+mb=$(median "${b[@]}")
+echo "bare: median of $n $mb s"
+for k in "${!bins[@]}"; do
+  # shellcheck disable=SC2086 # the lists are space-separated numbers
+  mg=$(median ${g[$k]})
+  echo "vmscale#$((k + 1)) ${bins[$k]}: median of $n $mg s, ratio of medians" \
+    "$(echo "scale=3; $mg / $mb" | bc), median of the rounds' ratios $(median ${r[$k]})"
+done

@@ -4,9 +4,10 @@
 //! paired by round, a 16-vCPU guest whose sysinfo matches the shape asked
 //! for, bad input refused before boot (a kernel config without file
 //! locking among it), a panicking guest, QEMU gone after vmscale is
-//! killed, `--rounds auto`'s verdict on A/A, and a guest that brings up
-//! fewer CPUs than it was given. TCG here (the machine's /dev/kvm is kvm-pvm),
-//! so plans are tiny. Under CI=true a missing QEMU fails.
+//! killed, `--rounds auto`'s verdicts under icount (A/A "same", a planted
+//! A/B "different"), and a guest that brings up fewer CPUs than it was
+//! given. TCG here (the machine's /dev/kvm is kvm-pvm), so plans are tiny.
+//! Under CI=true a missing QEMU fails.
 
 mod common;
 
@@ -269,7 +270,7 @@ fn bad_input_is_refused_before_anything_boots() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(built.join(".config"), config).unwrap();
-    let cases: [(Vec<&str>, &str); 10] = [
+    let cases: [(Vec<&str>, &str); 11] = [
         (
             vec!["--kernel", s(&not_kernel), "--", "sysinfo"],
             "not a bzImage",
@@ -296,6 +297,12 @@ fn bad_input_is_refused_before_anything_boots() {
         (
             vec!["--kernel", cloud, "--mem", &too_much, "--", "sysinfo"],
             "available",
+        ),
+        (
+            vec![
+                "--kernel", cloud, "--accel", "icount", "--cpus", "2", "--", "sysinfo",
+            ],
+            "--accel icount with 2 vCPUs",
         ),
         (
             vec!["--kernel", cloud, "--", "run", "no-such-workload"],
@@ -450,75 +457,89 @@ fn killed_or_stopped_vmscale_leaves_no_qemu() {
     }
 }
 
+/// `[lo, hi]` of a comparison's interval in `--json`.
+fn ci(c: &Value) -> (f64, f64) {
+    (c["ci"][0].as_f64().unwrap(), c["ci"][1].as_f64().unwrap())
+}
+
 #[test]
-fn rounds_auto_on_a_a_never_says_different_and_prints_its_verdict_as_json() {
-    if !available("guest rounds auto") {
+fn rounds_auto_under_icount_judges_a_a_same_and_a_planted_a_b_different() {
+    if !available("guest rounds auto under icount") {
         return;
     }
     let scratch = common::Scratch::new("guest-auto");
     let k = &kernels()[1];
-    // A budget of 3 rounds: one look (a 95 % interval) after the third.
-    let o = guest(
-        &scratch.db(),
-        &[
-            "--kernel",
-            s(k),
-            "--kernel",
-            s(k),
-            "--label",
-            "a",
-            "--label",
-            "b",
-            "--accel",
-            "tcg",
-            "--mem",
-            "512M",
-            "--rounds",
-            "auto",
-            "--decide",
-            "10%",
-            "--max-rounds",
-            "3",
-            "--json",
-            "--",
-            "run",
-            "pft",
-            "--tasks",
-            "1",
-            "--size",
-            "16M",
-            "--reps",
-            "3",
-            "--warmup",
-            "0",
-        ],
-    );
+    // The kernel three times: itself again (A/A) and with init_on_free=1
+    // (A/B: pages are zeroed when freed, so a fault no longer zeroes the
+    // page it maps). Under icount the guest's clock is its instruction
+    // count and the host's load does not reach the figure. A budget of 3
+    // rounds: one look (Bonferroni-adjusted 95 % intervals) after the third.
+    let o = GuestRun::default()
+        .kernel(k)
+        .kernel(k)
+        .kernel(k)
+        .opt("--label", "a")
+        .opt("--label", "a2")
+        .opt("--label", "free")
+        .opt("--append-to", "3=init_on_free=1")
+        .opt("--accel", "icount")
+        .opt("--mem", "512M")
+        .opt("--rounds", "auto")
+        .opt("--decide", "10%")
+        .opt("--max-rounds", "3")
+        .flag("--json")
+        .step(&[
+            "run", "pft", "--tasks", "1", "--size", "16M", "--reps", "3", "--warmup", "0",
+        ])
+        .run(&scratch.db());
     let text = common::ok(&o);
     let v: Value = serde_json::from_str(&text).unwrap();
+    eprintln!("icount verdicts: {v}");
     assert_eq!(v["figure"], "fault/wsec", "{v}");
     assert_eq!(v["threshold"], 0.1, "{v}");
-    assert_eq!(v["rounds"], 3, "{v}");
     assert_eq!(v["base"]["label"], "a", "{v}");
-    assert_eq!(v["label"], "b", "{v}");
-    // The same file twice: one identity, one label.
-    assert_eq!(v["sha256"], v["base"]["sha256"], "{v}");
-    let (lo, hi) = (v["ci"][0].as_f64().unwrap(), v["ci"][1].as_f64().unwrap());
-    let ratio = v["ratio"].as_f64().unwrap();
+    let [same, planted] = v["comparisons"].as_array().unwrap().as_slice() else {
+        panic!("two comparisons: {v}");
+    };
+    // The same file twice: one identity; judged the same within 10 %.
+    assert_eq!(same["label"], "a2", "{v}");
+    assert_eq!(same["sha256"], v["base"]["sha256"], "{v}");
+    let (lo, hi) = ci(same);
+    let ratio = same["ratio"].as_f64().unwrap();
     assert!(lo <= ratio && ratio <= hi, "{v}");
-    // "different" needs an interval wholly outside 0.9..1.1 around a true
-    // ratio of 1; "same" one wholly inside.
-    match v["verdict"].as_str().unwrap() {
-        "same" => assert!(lo >= 0.9 && hi <= 1.1, "{v}"),
-        "undecided" => assert!(lo < 0.9 || hi > 1.1, "{v}"),
-        other => panic!("A/A judged {other}: {v}"),
+    assert_eq!(same["verdict"], "same", "{v}");
+    assert!(lo >= 0.9 && hi <= 1.1, "{v}");
+    // The planted difference: judged different, its interval wholly
+    // outside 0.9..1.1.
+    assert_eq!(planted["label"], "free", "{v}");
+    assert_eq!(planted["verdict"], "different", "{v}");
+    let (lo, hi) = ci(planted);
+    assert!(lo > 1.1 || hi < 0.9, "{v}");
+    for c in [same, planted] {
+        assert_eq!(c["rounds"], 3, "{v}");
     }
-    // The runs record the image they booted.
+    // The runs record the clock they were measured by, and the image.
     let run = show(&scratch.db(), "a");
-    let kernel = &run["meta"]["machine"]["guest"]["kernel"];
-    assert_eq!(kernel["sha256"], v["sha256"], "{kernel}");
+    let g = &run["meta"]["machine"]["guest"];
+    assert_eq!(g["accel"], "icount", "{g}");
+    assert_eq!(g["icount_shift"], 2, "{g}");
+    assert_eq!(g["kernel"]["sha256"], v["sha256"], "{g}");
     assert_eq!(
-        kernel["file"].as_str().unwrap(),
+        g["kernel"]["file"].as_str().unwrap(),
         k.file_name().unwrap().to_str().unwrap()
+    );
+    // A second of an icount run is a count of instructions: compare
+    // refuses to set it beside a wall-clock run.
+    common::ok(&scratch.vmscale(&[
+        "run", "pft", "--tasks", "1", "--size", "1M", "--reps", "1", "--warmup", "0", "--label",
+        "host",
+    ]));
+    let mixed = scratch.vmscale(&["compare", "host", "a"]);
+    let err = common::stderr(&mixed);
+    assert_eq!(mixed.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("different clocks") && err.contains("icount"),
+        "{err}"
     );
 }
 

@@ -62,7 +62,10 @@ fn cache_instances_and_levels() {
     let levels = s.cache_levels();
     let summary: Vec<LevelRow> = levels
         .iter()
-        .map(|l| (l.level, l.kind.as_str(), l.size_bytes, l.ways, l.instances))
+        .map(|l| {
+            let f = &l.first;
+            (f.level, f.kind.as_str(), f.size_bytes, f.ways, l.instances)
+        })
         .collect();
     assert_eq!(
         summary,
@@ -73,9 +76,13 @@ fn cache_instances_and_levels() {
             (3, "Unified", Some(16 << 20), Some(16), 2),
         ]
     );
-    assert!(levels.iter().all(|l| l.uniform && l.line_size == Some(64)));
-    assert_eq!(levels[2].sets, Some(1024));
-    assert_eq!(levels[3].example_shared, vec![0, 1, 2, 3, 8, 9, 10, 11]);
+    assert!(
+        levels
+            .iter()
+            .all(|l| l.uniform && l.first.line_size == Some(64))
+    );
+    assert_eq!(levels[2].first.sets, Some(1024));
+    assert_eq!(levels[3].first.shared_cpus, vec![0, 1, 2, 3, 8, 9, 10, 11]);
     let l3: Vec<&Vec<usize>> = s
         .caches
         .iter()
@@ -332,10 +339,13 @@ fn big_machine_with_offline_cpus_and_memory_only_nodes() {
     // Two L3 instances (one per package) and 256 L1d; CPU 511's missing
     // cache directory loses nothing, its sibling 255 reports the same L1d.
     let levels = s.cache_levels();
-    let l3 = levels.iter().find(|l| l.level == 3).expect("L3");
-    assert_eq!((l3.instances, l3.size_bytes), (2, Some(105 << 20)));
+    let l3 = levels.iter().find(|l| l.first.level == 3).expect("L3");
+    assert_eq!((l3.instances, l3.first.size_bytes), (2, Some(105 << 20)));
     assert_eq!(
-        levels.iter().find(|l| l.level == 1).map(|l| l.instances),
+        levels
+            .iter()
+            .find(|l| l.first.level == 1)
+            .map(|l| l.instances),
         Some(256)
     );
     assert_eq!(s.llc_colours(), Some((105 << 20) / (15 * 4096)));

@@ -63,6 +63,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         distances,
     }
     .check()?;
+    accel::check_shape(a.accel, t.shape.cpus)?;
     let timeout = a
         .timeout
         .as_deref()

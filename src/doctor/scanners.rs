@@ -170,31 +170,29 @@ pub fn scanners(root: &Path, before: &[Thread], now: &[Thread]) -> Outcome {
 mod tests {
     use super::*;
 
-    fn tree(name: &str, threads: &[(u32, &str, u32, u64)]) -> std::path::PathBuf {
-        let root = std::env::temp_dir().join(format!("vmscale-scan-{name}-{}", std::process::id()));
+    fn tree(threads: &[(u32, &str, u32, u64)]) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
         for (pid, comm, ppid, ticks) in threads {
-            let d = root.join(format!("proc/{pid}"));
+            let d = tmp.path().join(format!("proc/{pid}"));
             std::fs::create_dir_all(&d).unwrap();
             let stat = format!("{pid} ({comm}) I {ppid} 0 0 0 -1 2129984 0 0 0 0 0 {ticks} 0 0 20");
             std::fs::write(d.join("stat"), stat).unwrap();
         }
-        root
+        tmp
     }
 
     #[test]
     fn kdamond_is_damon_and_working_scanners_are_named() {
-        let root = tree(
-            "found",
-            &[
-                (77, "kdamond.0", 2, 6000),
-                (38, "khugepaged", 2, 10),
-                (35, "kcompactd0", 2, 50),
-                (900, "khugepaged", 1, 99), // a user process of that name
-            ],
-        );
-        let before = threads(&root);
+        let tmp = tree(&[
+            (77, "kdamond.0", 2, 6000),
+            (38, "khugepaged", 2, 10),
+            (35, "kcompactd0", 2, 50),
+            (900, "khugepaged", 1, 99), // a user process of that name
+        ]);
+        let root = tmp.path();
+        let before = threads(root);
         assert_eq!(before.len(), 3, "{before:?}");
-        let Outcome::Found(f) = damon(&root, &before) else {
+        let Outcome::Found(f) = damon(root, &before) else {
             panic!("kdamond not seen")
         };
         assert!(
@@ -203,30 +201,29 @@ mod tests {
         );
         let mut now = before.clone();
         now[1].ticks += 25; // khugepaged (pid 38) worked while watched
-        let Outcome::Found(f) = scanners(&root, &before, &now) else {
+        let Outcome::Found(f) = scanners(root, &before, &now) else {
             panic!("khugepaged's work not seen")
         };
         assert!(f.what.contains("khugepaged collapses"), "{}", f.what);
         assert!(!f.what.contains("kcompactd"), "{}", f.what);
         assert!(matches!(
-            scanners(&root, &before, &before),
+            scanners(root, &before, &before),
             Outcome::Clear(_)
         ));
-        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn no_kdamond_and_idle_scanners_are_fine_and_ksm_is_found() {
-        let root = tree("quiet", &[(36, "ksmd", 2, 5)]);
-        let t = threads(&root);
-        assert!(matches!(damon(&root, &t), Outcome::Clear(_)));
-        assert!(matches!(scanners(&root, &t, &t), Outcome::Clear(_)));
+        let tmp = tree(&[(36, "ksmd", 2, 5)]);
+        let root = tmp.path();
+        let t = threads(root);
+        assert!(matches!(damon(root, &t), Outcome::Clear(_)));
+        assert!(matches!(scanners(root, &t, &t), Outcome::Clear(_)));
         std::fs::create_dir_all(root.join("sys/kernel/mm/ksm")).unwrap();
         std::fs::write(root.join("sys/kernel/mm/ksm/run"), "1\n").unwrap();
-        let Outcome::Found(f) = scanners(&root, &t, &t) else {
+        let Outcome::Found(f) = scanners(root, &t, &t) else {
             panic!("KSM merging not seen")
         };
         assert!(f.what.contains("copy-on-write"), "{}", f.what);
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -92,21 +92,27 @@ impl Drop for Forked {
 /// The first child (index, pid) that has already exited, without reaping
 /// it: such a child can never arrive at a barrier.
 pub fn exited_early(pids: &[libc::pid_t]) -> Option<(usize, libc::pid_t)> {
-    pids.iter().enumerate().find_map(|(i, &pid)| {
-        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only peeks at
-        // our own child and leaves it to be reaped later.
-        let exited = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            ) == 0
-                && info.si_pid() == pid
-        };
-        exited.then_some((i, pid))
-    })
+    pids.iter()
+        .enumerate()
+        .find_map(|(i, &pid)| (peek(pid) == Some(pid)).then_some((i, pid)))
+}
+
+/// Peeks at a child without reaping it: `Some(pid)` once it has exited,
+/// `Some(0)` while it runs, `None` when it is no child to wait for (one
+/// already reaped).
+pub fn peek(pid: libc::pid_t) -> Option<libc::pid_t> {
+    // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only peeks at
+    // our own child and leaves it to be reaped later.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        (r == 0).then(|| info.si_pid())
+    }
 }
 
 /// Waits for a child with wait4 and returns its usage; an error when it was

@@ -189,17 +189,8 @@ mod tests {
                 .u64_at(8 * i)
                 .load(std::sync::atomic::Ordering::Acquire);
             assert!(pid > 0);
-            // SAFETY: siginfo_t is plain data; WNOWAIT only peeks.
-            let r = unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                libc::waitid(
-                    libc::P_PID,
-                    pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-                )
-            };
-            assert_eq!(r, -1, "task {i} (pid {pid}) was left unreaped");
+            let left = crate::exec::children::peek(pid as libc::pid_t);
+            assert_eq!(left, None, "task {i} (pid {pid}) was left unreaped");
         }
     }
 

@@ -200,12 +200,7 @@ mod tests {
         to_init: Option<Duration>,
         stop_at: Option<Marker>,
     ) -> (Outcome, Vec<Marker>) {
-        let dir = std::env::temp_dir().join(format!(
-            "vmscale-console-test-{}-{}",
-            std::process::id(),
-            script.len()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let mut c = Command::new("sh");
         c.args(["-c", script])
             .stdin(std::process::Stdio::null())
@@ -217,16 +212,15 @@ mod tests {
             Watch {
                 bound,
                 to_init,
-                log: &dir.join("console.log"),
+                log: &tmp.path().join("console.log"),
                 stop_at,
                 on_marker: &mut on,
             },
             || Ok(()),
         )
         .unwrap();
-        let log = std::fs::read_to_string(dir.join("console.log")).unwrap();
+        let log = std::fs::read_to_string(tmp.path().join("console.log")).unwrap();
         assert!(log.lines().count() >= out.tail.len());
-        let _ = std::fs::remove_dir_all(&dir);
         (out, seen)
     }
 

@@ -196,12 +196,10 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_a_package_is_bad_input() {
-        let dir = std::env::temp_dir().join(format!("vmscale-deb-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("x.deb");
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("x.deb");
         std::fs::write(&f, b"!<arch>\nnot really").unwrap();
-        let e = extract(&f, &dir).unwrap_err();
+        let e = extract(&f, tmp.path()).unwrap_err();
         assert!(e.is_input(), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -337,9 +337,8 @@ mod tests {
 
     #[test]
     fn the_archive_reads_back_with_every_file() {
-        let dir = std::env::temp_dir().join(format!("vmscale-cpio-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("tool");
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("tool");
         std::fs::write(&bin, b"\x7fELF not really").unwrap();
         let user = Userland {
             busybox: bin.clone(),
@@ -348,7 +347,7 @@ mod tests {
             libs: vec![bin.clone()],
             tools: vec![("losetup".into(), bin.clone())],
         };
-        let path = dir.join("initrd");
+        let path = tmp.path().join("initrd");
         let scripts = Scripts {
             init: "#!/bin/sh\n",
             plan: "x",
@@ -378,12 +377,15 @@ mod tests {
         // The library's directories come before it.
         let lib = bin.to_string_lossy().trim_start_matches('/').to_string();
         let lib_at = names.iter().position(|(x, _)| *x == lib).unwrap();
-        let parent = dir.to_string_lossy().trim_start_matches('/').to_string();
+        let parent = tmp
+            .path()
+            .to_string_lossy()
+            .trim_start_matches('/')
+            .to_string();
         assert!(
             names[..lib_at]
                 .iter()
                 .any(|(x, m)| *x == parent && *m == DIR)
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -228,8 +228,7 @@ mod tests {
 
     #[test]
     fn two_builds_of_one_release_get_their_own_labels() {
-        let dir = std::env::temp_dir().join(format!("vmscale-labels-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let mut ks = Vec::new();
         for (name, version, extra) in [
             ("a", "6.1.192 #1", 0u8),
@@ -238,7 +237,7 @@ mod tests {
         ] {
             let mut img = fake_image(version);
             img.push(extra);
-            let p = dir.join(name);
+            let p = tmp.path().join(name);
             std::fs::write(&p, &img).unwrap();
             ks.push(resolve(&p, None).unwrap());
         }
@@ -257,15 +256,14 @@ mod tests {
             ..GuestRevision::default()
         });
         assert_eq!(default_labels(&ks)[1], "6.1.192@01234567");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn not_a_kernel_is_bad_input() {
-        let f = std::env::temp_dir().join(format!("vmscale-kernel-test-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("vmlinuz");
         std::fs::write(&f, b"#!/bin/sh\necho not a kernel\n").unwrap();
         let e = resolve(&f, None).unwrap_err();
-        let _ = std::fs::remove_file(&f);
         assert!(
             e.is_input() && e.to_string().contains("not a bzImage"),
             "{e}"

@@ -160,7 +160,8 @@ mod tests {
 
     #[test]
     fn a_build_trees_config_is_found_and_checked() {
-        let root = std::env::temp_dir().join(format!("vmscale-kcfg-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
         let boot = root.join("arch/x86/boot");
         std::fs::create_dir_all(&boot).unwrap();
         let image = boot.join("bzImage");
@@ -199,6 +200,5 @@ mod tests {
         let checked = check(&k, one).unwrap();
         let w = warning(&k, &checked).unwrap();
         assert!(w.contains("CONFIG_TRANSPARENT_HUGEPAGE"), "{w}");
-        let _ = std::fs::remove_dir_all(&root);
     }
 }

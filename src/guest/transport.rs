@@ -93,11 +93,10 @@ mod tests {
 
     #[test]
     fn an_unwritten_disk_brings_nothing_and_a_written_one_its_files() {
-        let dir = std::env::temp_dir().join(format!("vmscale-transport-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let disk = dir.join("out.img");
+        let tmp = tempfile::tempdir().unwrap();
+        let disk = tmp.path().join("out.img");
         create_disk(&disk).unwrap();
-        assert!(read_disk(&disk, &dir.join("a")).unwrap().is_none());
+        assert!(read_disk(&disk, &tmp.path().join("a")).unwrap().is_none());
         // What busybox tar writes: a plain archive at the start of the disk.
         {
             let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
@@ -110,10 +109,9 @@ mod tests {
             b.append_data(&mut h, "./step-1.status", &data[..]).unwrap();
             b.finish().unwrap();
         }
-        let r = read_disk(&disk, &dir.join("b")).unwrap().unwrap();
+        let r = read_disk(&disk, &tmp.path().join("b")).unwrap().unwrap();
         assert_eq!(r.step_status(1), Some(0));
         assert_eq!(r.step_status(2), None);
         assert!(r.store().is_none());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

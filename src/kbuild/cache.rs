@@ -170,11 +170,10 @@ mod tests {
 
     #[test]
     fn only_a_complete_build_is_found() {
-        let root = std::env::temp_dir().join(format!("vmscale-kcache-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let cache = Cache::open(&root.join("kbuild")).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&tmp.path().join("kbuild")).unwrap();
         assert!(cache.lookup("k").is_none());
-        let build = root.join("build");
+        let build = tmp.path().join("build");
         std::fs::create_dir_all(build.join("arch/x86/boot")).unwrap();
         std::fs::write(build.join(".config"), "CONFIG_SMP=y\n").unwrap();
         let record = Record {
@@ -190,7 +189,7 @@ mod tests {
         assert!(cache.store("k", &build, &record).is_err());
         assert!(cache.lookup("k").is_none());
         assert_eq!(
-            std::fs::read_dir(root.join("kbuild/images"))
+            std::fs::read_dir(tmp.path().join("kbuild/images"))
                 .unwrap()
                 .count(),
             0
@@ -200,6 +199,5 @@ mod tests {
         let (found, r) = cache.lookup("k").unwrap();
         assert_eq!((found, r), (image.clone(), record));
         assert!(image.with_file_name(".config").is_file());
-        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -287,8 +287,8 @@ mod tests {
 
     #[test]
     fn revisions_export_without_touching_the_checkout() {
-        let root = std::env::temp_dir().join(format!("vmscale-kbuild-git-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
         let t = root.join("tree");
         std::fs::create_dir_all(t.join("arch/x86")).unwrap();
         sh(
@@ -332,6 +332,5 @@ mod tests {
         assert!(tree.resolve("nope", &scratch).unwrap_err().is_input());
         assert!(tree.resolve("--all", &scratch).unwrap_err().is_input());
         assert!(Tree::open(&root.join("src")).unwrap_err().is_input());
-        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -147,8 +147,8 @@ mod tests {
 
     #[test]
     fn a_failing_make_gives_its_last_lines() {
-        let dir = std::env::temp_dir().join(format!("vmscale-make-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let mut mk = String::from("all:\n");
         for i in 0..50 {
             mk.push_str(&format!("\t@echo line {i}\n"));
@@ -156,7 +156,7 @@ mod tests {
         mk.push_str("\t@echo boom >&2; exit 3\nok:\n\t@echo fine\n");
         std::fs::write(dir.join("Makefile"), mk).unwrap();
         let m = Make {
-            src: dir.clone(),
+            src: dir.to_path_buf(),
             build: dir.join("out"),
             jobs: 1,
             ccache: false,
@@ -176,6 +176,5 @@ mod tests {
             m.run(&["ok"], &log, &mut || {}).unwrap(),
             Ended::Ok
         ));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -76,8 +76,8 @@ mod tests {
 
     #[test]
     fn round_trip_and_remove() {
-        let dir = std::env::temp_dir().join(format!("vmscale-journal-{}", std::process::id()));
-        let p = dir.join("sub/knobs.journal");
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("sub/knobs.journal");
         assert_eq!(read(&p).unwrap(), None);
         let j = Journal {
             pid: 1,
@@ -94,6 +94,5 @@ mod tests {
         assert_eq!(read(&p).unwrap(), None);
         std::fs::write(&p, "{not json").unwrap();
         assert!(read(&p).unwrap_err().to_string().contains("damaged"));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -142,9 +142,8 @@ mod tests {
 
     #[test]
     fn second_holder_is_refused_and_record_survives() {
-        let d = std::env::temp_dir().join(format!("vmscale-lock-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        let p = d.join("run/knobs.lock");
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("run/knobs.lock");
         let mut first = KnobLock::acquire_at(&p, Wait::No).unwrap();
         let h = Holder {
             pid: 7,
@@ -163,6 +162,5 @@ mod tests {
         assert_eq!(second.holder(), Some(h));
         second.clear().unwrap();
         assert_eq!(second.holder(), None);
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

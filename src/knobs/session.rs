@@ -238,18 +238,18 @@ mod tests {
     use super::*;
 
     /// A fake root holding THP defrag and swappiness files.
-    fn fake_root(tag: &str) -> PathBuf {
-        let root = std::env::temp_dir().join(format!("vmscale-knobs-{tag}-{}", std::process::id()));
-        let thp = root.join("sys/kernel/mm/transparent_hugepage");
+    fn fake_root() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let thp = tmp.path().join("sys/kernel/mm/transparent_hugepage");
         std::fs::create_dir_all(&thp).unwrap();
-        std::fs::create_dir_all(root.join("proc/sys/vm")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("proc/sys/vm")).unwrap();
         std::fs::write(
             thp.join("defrag"),
             "always defer defer+madvise [madvise] never\n",
         )
         .unwrap();
-        std::fs::write(root.join("proc/sys/vm/swappiness"), "60\n").unwrap();
-        root
+        std::fs::write(tmp.path().join("proc/sys/vm/swappiness"), "60\n").unwrap();
+        tmp
     }
 
     fn read(root: &Path, rel: &str) -> String {
@@ -262,11 +262,12 @@ mod tests {
 
     #[test]
     fn set_verify_restore_and_journal() {
-        let root = fake_root("cycle");
+        let tmp = fake_root();
+        let root = tmp.path();
         let jp = root.join("state/knobs.journal");
         let p = plan();
         {
-            let mut s = Session::begin(&p, &root, &jp, None).unwrap();
+            let mut s = Session::begin(&p, root, &jp, None).unwrap();
             assert_eq!(s.originals()["thp_defrag"], "madvise");
             let j = journal::read(&jp).unwrap().unwrap();
             assert_eq!(j.entries.len(), 2);
@@ -274,65 +275,65 @@ mod tests {
             for combo in p.combos() {
                 s.apply(&combo).unwrap();
                 assert_eq!(
-                    read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+                    read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
                     combo["thp_defrag"]
                 );
-                assert_eq!(read(&root, "proc/sys/vm/swappiness"), "10");
+                assert_eq!(read(root, "proc/sys/vm/swappiness"), "10");
             }
             // Dropped here, mid-run, as on an error or a panic.
         }
         assert_eq!(
-            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "madvise"
         );
-        assert_eq!(read(&root, "proc/sys/vm/swappiness"), "60");
+        assert_eq!(read(root, "proc/sys/vm/swappiness"), "60");
         assert_eq!(journal::read(&jp).unwrap(), None);
-        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn restores_on_panic() {
-        let root = fake_root("panic");
+        let tmp = fake_root();
+        let root = tmp.path();
         let jp = root.join("knobs.journal");
         let r = std::panic::catch_unwind(|| {
-            let mut s = Session::begin(&plan(), &root, &jp, None).unwrap();
+            let mut s = Session::begin(&plan(), root, &jp, None).unwrap();
             s.apply(&plan().combos()[0]).unwrap();
             panic!("workload bug");
         });
         assert!(r.is_err());
         assert_eq!(
-            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "madvise"
         );
-        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn recover_repairs_a_journal_left_by_a_killed_run() {
-        let root = fake_root("recover");
+        let tmp = fake_root();
+        let root = tmp.path();
         let jp = root.join("knobs.journal");
-        let mut s = Session::begin(&plan(), &root, &jp, None).unwrap();
+        let mut s = Session::begin(&plan(), root, &jp, None).unwrap();
         s.apply(&plan().combos()[1]).unwrap();
         std::mem::forget(s); // as SIGKILL would
         assert_eq!(
-            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "always"
         );
-        let lines = recover(&jp, &root).unwrap();
+        let lines = recover(&jp, root).unwrap();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains("thp_defrag to 'madvise' (was 'always')"));
         assert_eq!(
-            read(&root, "sys/kernel/mm/transparent_hugepage/defrag"),
+            read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "madvise"
         );
-        assert_eq!(read(&root, "proc/sys/vm/swappiness"), "60");
-        assert!(recover(&jp, &root).unwrap().is_empty());
-        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(read(root, "proc/sys/vm/swappiness"), "60");
+        assert!(recover(&jp, root).unwrap().is_empty());
     }
 
     #[test]
     fn journal_pointing_elsewhere_is_not_written() {
-        let root = fake_root("evil");
+        let tmp = fake_root();
+        let root = tmp.path();
         let jp = root.join("knobs.journal");
         let victim = root.join("victim");
         std::fs::write(&victim, "keep").unwrap();
@@ -350,21 +351,21 @@ mod tests {
         )
         .unwrap();
         assert!(
-            recover(&jp, &root)
+            recover(&jp, root)
                 .unwrap_err()
                 .to_string()
                 .contains("lives at /")
         );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(jp.exists(), "a refused journal is kept");
-        let _ = std::fs::remove_dir_all(&root);
     }
 
     /// The planted-journal attack: a path that merely ends with the knob's
     /// path, and the knob's own path made a symbolic link to a victim.
     #[test]
     fn suffix_paths_and_symlinked_knobs_are_refused() {
-        let root = fake_root("planted");
+        let tmp = fake_root();
+        let root = tmp.path();
         let jp = root.join("state/knobs.journal");
         let victim = root.join("victim");
         std::fs::write(&victim, "keep").unwrap();
@@ -381,7 +382,7 @@ mod tests {
             }],
         };
         journal::write(&jp, &planted(elsewhere.clone())).unwrap();
-        let e = recover(&jp, &root).unwrap_err();
+        let e = recover(&jp, root).unwrap_err();
         assert!(matches!(e, Error::Refused(_)), "{e:?}");
         let e = e.to_string();
         assert!(e.contains("not at this path"), "{e}");
@@ -389,9 +390,8 @@ mod tests {
         std::fs::remove_file(&knob).unwrap();
         std::os::unix::fs::symlink(&victim, &knob).unwrap();
         journal::write(&jp, &planted(knob.clone())).unwrap();
-        let e = recover(&jp, &root).unwrap_err().to_string();
+        let e = recover(&jp, root).unwrap_err().to_string();
         assert!(e.contains("is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -228,16 +228,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn scratch(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("vmscale-state-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
     #[test]
     fn creates_private_dir_and_refuses_open_ones() {
-        let d = scratch("dirs");
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
         let s = d.join("a/state");
         ensure_dir(&s).unwrap();
         assert_eq!(std::fs::metadata(&s).unwrap().mode() & 0o777, 0o700);
@@ -257,12 +251,12 @@ mod tests {
         // A directory that is not there is an I/O error naming it.
         let gone = d.join("gone");
         assert!(matches!(check_dir(&gone), Err(Error::Io { ref path, .. }) if *path == gone));
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
     fn files_are_not_followed() {
-        let d = scratch("files");
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
         let target = d.join("target");
         std::fs::write(&target, "x").unwrap();
         let link = d.join("link");
@@ -276,8 +270,7 @@ mod tests {
         assert!(open_rw(&link).is_err());
         assert!(create_new(&link).is_err());
         assert!(open_read(&d.join("none")).unwrap().is_none());
-        assert_eq!(symlink_below(&d, &link), Some(link.clone()));
-        assert_eq!(symlink_below(&d, &target), None);
-        let _ = std::fs::remove_dir_all(&d);
+        assert_eq!(symlink_below(d, &link), Some(link.clone()));
+        assert_eq!(symlink_below(d, &target), None);
     }
 }

@@ -4,25 +4,17 @@
 use super::snapshot::Cache;
 use super::topology::read_cpulist;
 use super::{read_num, read_trimmed, under};
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
 
 /// One cache level and kind summarised over its instances.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CacheLevel {
-    pub level: u32,
-    /// "Data", "Instruction" or "Unified".
-    pub kind: String,
-    /// Geometry of the first instance (see `uniform`).
-    pub size_bytes: Option<u64>,
-    pub ways: Option<u64>,
-    pub line_size: Option<u64>,
-    pub sets: Option<u64>,
+    /// The first instance: its geometry (see `uniform`) and the CPUs
+    /// sharing it, as an example.
+    pub first: Cache,
     /// How many separate instances exist.
     pub instances: usize,
-    /// The CPUs sharing the first instance, as an example.
-    pub example_shared: Vec<usize>,
     /// False if instances differ in geometry (hybrid CPUs).
     pub uniform: bool,
 }
@@ -129,22 +121,17 @@ pub fn levels(caches: &[Cache]) -> Vec<CacheLevel> {
     for c in caches {
         match out
             .iter_mut()
-            .find(|l| l.level == c.level && l.kind == c.kind)
+            .find(|l| l.first.level == c.level && l.first.kind == c.kind)
         {
             Some(l) => {
+                let f = &l.first;
                 l.instances += 1;
-                l.uniform &= (l.size_bytes, l.ways, l.line_size, l.sets)
+                l.uniform &= (f.size_bytes, f.ways, f.line_size, f.sets)
                     == (c.size_bytes, c.ways, c.line_size, c.sets);
             }
             None => out.push(CacheLevel {
-                level: c.level,
-                kind: c.kind.clone(),
-                size_bytes: c.size_bytes,
-                ways: c.ways,
-                line_size: c.line_size,
-                sets: c.sets,
+                first: c.clone(),
                 instances: 1,
-                example_shared: c.shared_cpus.clone(),
                 uniform: true,
             }),
         }
@@ -220,7 +207,7 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!((l[0].instances, l[0].uniform), (2, false));
         assert_eq!((l[1].instances, l[1].uniform), (1, true));
-        assert_eq!(l[1].example_shared, vec![0, 1]);
+        assert_eq!(l[1].first.shared_cpus, vec![0, 1]);
     }
 
     #[test]

@@ -64,7 +64,8 @@ mod tests {
 
     #[test]
     fn totals_of_the_machine_and_its_nodes() {
-        let root = std::env::temp_dir().join(format!("vmscale-memsize-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
         let node = |n: u32, kib: u64| {
             let d = root.join(format!("sys/devices/system/node/node{n}"));
             std::fs::create_dir_all(&d).unwrap();
@@ -80,10 +81,9 @@ mod tests {
         node(0, 6_000_000);
         node(1, 2_000_000);
         std::fs::create_dir_all(root.join("sys/devices/system/node/possible")).unwrap();
-        let s = read(&root);
+        let s = read(root);
         assert_eq!(s.total_kib, Some(24_684_092));
         assert_eq!((s.nodes_kib, s.nodes), (8_000_000, 2));
-        std::fs::remove_dir_all(&root).unwrap();
-        assert_eq!(read(&root), MemorySize::default());
+        assert_eq!(read(&root.join("gone")), MemorySize::default());
     }
 }

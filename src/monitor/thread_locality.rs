@@ -409,8 +409,8 @@ mod tests {
 
     #[test]
     fn thread_node_reads_the_task_stat_of_a_tree() {
-        let dir = std::env::temp_dir().join(format!("vmscale-tl-{}", std::process::id()));
-        let task = dir.join("proc/5/task/6");
+        let tmp = tempfile::tempdir().unwrap();
+        let task = tmp.path().join("proc/5/task/6");
         std::fs::create_dir_all(&task).unwrap();
         let mut s = String::from("6 (w) R");
         for i in 4..=52 {
@@ -418,9 +418,8 @@ mod tests {
         }
         std::fs::write(task.join("stat"), s).unwrap();
         let node_of = BTreeMap::from([(3, 1)]);
-        assert_eq!(thread_node(&dir, 5, 6, &node_of), Some(1));
-        assert_eq!(thread_node(&dir, 5, 9, &node_of), None);
-        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(thread_node(tmp.path(), 5, 6, &node_of), Some(1));
+        assert_eq!(thread_node(tmp.path(), 5, 9, &node_of), None);
     }
 
     #[test]

@@ -150,6 +150,7 @@ fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Str
         .map(|m| {
             m.cache_levels()
                 .into_iter()
+                .map(|l| l.first)
                 .filter(|l| l.kind != "Instruction")
                 .filter_map(|l| Some((format!("L{}", l.level), l.size_bytes?)))
                 .collect()
@@ -229,7 +230,7 @@ fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Ve
         return Vec::new();
     };
     let mut rows = Vec::new();
-    for level in m.cache_levels() {
+    for level in m.cache_levels().into_iter().map(|l| l.first) {
         if level.kind == "Instruction" {
             continue;
         }

@@ -119,12 +119,13 @@ fn caches(out: &mut String, s: &Snapshot) {
     );
     let _ = writeln!(out, "{head}shared by");
     let mut mixed = false;
-    for l in &levels {
-        mixed |= !l.uniform;
+    for level in &levels {
+        let (l, uniform) = (&level.first, level.uniform);
+        mixed |= !uniform;
         let size = format!(
             "{}{}",
             opt(l.size_bytes.map(bytes)),
-            if l.uniform { "" } else { "*" }
+            if uniform { "" } else { "*" }
         );
         let row = format!(
             "  {:<5} {:<11} {:>6} {:>5} {:>5} {:>7} {:>9}  ",
@@ -134,14 +135,10 @@ fn caches(out: &mut String, s: &Snapshot) {
             opt(l.ways),
             opt(l.line_size),
             opt(l.sets),
-            l.instances,
+            level.instances,
         );
         let room = WIDTH.saturating_sub(row.len());
-        let _ = writeln!(
-            out,
-            "{row}{}",
-            clip(&cpulist::format(&l.example_shared), room)
-        );
+        let _ = writeln!(out, "{row}{}", clip(&cpulist::format(&l.shared_cpus), room));
     }
     if mixed {
         let _ = writeln!(out, "  * instances differ; the first is shown");

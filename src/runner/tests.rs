@@ -75,22 +75,18 @@ impl Progress for Quiet {
     fn finish(&self) {}
 }
 
-/// A store file of its own, removed after.
-struct Db(PathBuf);
-
-impl Db {
-    fn new(tag: &str) -> Db {
-        let dir = std::env::temp_dir().join(format!("vmscale-runner-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Db(dir.join("runs.db"))
-    }
+/// A store file of its own, removed after with its directory.
+struct Db {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir_all(dir);
+impl Db {
+    fn new() -> Db {
+        let dir = tempfile::tempdir().unwrap();
+        Db {
+            path: dir.path().join("runs.db"),
+            _dir: dir,
         }
     }
 }
@@ -106,7 +102,7 @@ fn run(db: &Db, w: &Fake, plan: Plan) -> crate::error::Result<Run> {
         machine: &machine,
         knobs: KnobSetup::none(),
     };
-    Session::begin(&db.0, setup)?.run(&Quiet)
+    Session::begin(&db.path, setup)?.run(&Quiet)
 }
 
 fn fixed(warmup: usize, n: usize) -> Plan {
@@ -118,7 +114,7 @@ fn fixed(warmup: usize, n: usize) -> Plan {
 
 #[test]
 fn every_sample_is_stored_under_its_case_with_warmups_marked() {
-    let db = Db::new("fixed");
+    let db = Db::new();
     let w = Fake::new(&[1.0, 2.0, 3.0], None);
     let run = run(&db, &w, fixed(1, 3)).unwrap();
     assert_eq!(run.meta.status, Status::Complete);
@@ -152,7 +148,7 @@ fn every_sample_is_stored_under_its_case_with_warmups_marked() {
 
 #[test]
 fn a_failed_sample_ends_the_run_as_failed_with_what_was_taken() {
-    let db = Db::new("fail");
+    let db = Db::new();
     let w = Fake::new(&[1.0], Some(5));
     let e = run(&db, &w, fixed(0, 3)).unwrap_err();
     let Error::Failed(msg) = &e else {
@@ -164,7 +160,7 @@ fn a_failed_sample_ends_the_run_as_failed_with_what_was_taken() {
     );
     // No sample after the failure: the run stops there.
     assert_eq!(w.calls.get(), 6);
-    let stored = Store::open(&db.0).unwrap().load(1).unwrap();
+    let stored = Store::open(&db.path).unwrap().load(1).unwrap();
     assert_eq!(stored.meta.status, Status::Failed);
     let counts: Vec<usize> = stored.cases.iter().map(|c| c.samples.len()).collect();
     assert_eq!(counts, [3, 2]);
@@ -172,16 +168,16 @@ fn a_failed_sample_ends_the_run_as_failed_with_what_was_taken() {
 
 #[test]
 fn a_run_that_fails_before_its_first_sample_leaves_nothing() {
-    let db = Db::new("first");
+    let db = Db::new();
     let w = Fake::new(&[1.0], Some(0));
     let e = run(&db, &w, fixed(1, 2)).unwrap_err();
     assert!(e.to_string().ends_with("; nothing stored"), "{e}");
-    assert!(Store::open(&db.0).unwrap().list().unwrap().is_empty());
+    assert!(Store::open(&db.path).unwrap().list().unwrap().is_empty());
 }
 
 #[test]
 fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
-    let db = Db::new("adaptive");
+    let db = Db::new();
     let rule = Rule {
         precision: 0.01,
         min_reps: 3,
@@ -227,7 +223,7 @@ fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
 
 #[test]
 fn without_a_count_a_case_short_of_precision_samples_to_the_time_budget() {
-    let db = Db::new("budget");
+    let db = Db::new();
     let rule = Rule {
         precision: 0.01,
         min_reps: 3,

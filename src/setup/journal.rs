@@ -253,15 +253,10 @@ pub fn in_room(room: &Path, path: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn scratch(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("vmscale-setupj-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    }
-
     #[test]
     fn live_journals_are_not_dead_and_dropped_ones_are() {
-        let d = scratch("live").join("setup");
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("setup");
         let mut j = Journal::create(&d).unwrap();
         let room = j.record.room.clone();
         j.push(Step::Dir { path: room.clone() }).unwrap();
@@ -274,12 +269,12 @@ mod tests {
             j.close().unwrap();
         }
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
-        let _ = std::fs::remove_dir_all(d.parent().unwrap());
     }
 
     #[test]
     fn paths_outside_the_room_are_refused() {
-        let d = scratch("evil").join("setup");
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("setup");
         let mut j = Journal::create(&d).unwrap();
         let room = j.record.room.clone();
         j.push(Step::Mount {
@@ -292,6 +287,5 @@ mod tests {
         assert!(e.to_string().contains("outside its room"), "{e}");
         assert!(in_room(&room, &room.join("fs0")));
         assert!(!in_room(&room, Path::new("/etc")));
-        let _ = std::fs::remove_dir_all(d.parent().unwrap());
     }
 }

@@ -111,19 +111,25 @@ fn best_split(y: &[f64]) -> Option<(usize, f64, f64)> {
         lower.add(y[k - 1]);
         let r = upper[k - b * block];
         let sd = ((lower.m2 + r.m2) / (n - 2) as f64).sqrt();
-        let gap = y[k] - y[k - 1];
-        let (g, d) = if sd > 0.0 {
-            (gap / sd, (r.mean - lower.mean) / sd)
-        } else if gap > 0.0 {
-            (f64::INFINITY, f64::INFINITY)
-        } else {
-            (0.0, 0.0)
-        };
-        if best.is_none_or(|b| g > b.1) {
-            best = Some((k, g, d));
-        }
+        keep_wider(&mut best, k, y[k] - y[k - 1], r.mean - lower.mean, sd);
     }
     best
+}
+
+/// Scores the split at `k` (its gap and the means' distance, in pooled
+/// SDs; infinite where the SD is 0 and the gap is not) and keeps it in
+/// `best` if its gap is the widest yet.
+fn keep_wider(best: &mut Option<(usize, f64, f64)>, k: usize, gap: f64, means: f64, sd: f64) {
+    let (g, d) = if sd > 0.0 {
+        (gap / sd, means / sd)
+    } else if gap > 0.0 {
+        (f64::INFINITY, f64::INFINITY)
+    } else {
+        (0.0, 0.0)
+    };
+    if best.is_none_or(|b| g > b.1) {
+        *best = Some((k, g, d));
+    }
 }
 
 /// Two groups in `values`, when there clearly are two: on plain values and
@@ -281,17 +287,7 @@ mod tests {
             let ss: f64 = l.iter().map(|v| (v - ml).powi(2)).sum::<f64>()
                 + r.iter().map(|v| (v - mr).powi(2)).sum::<f64>();
             let sd = (ss / (n - 2) as f64).sqrt();
-            let gap = y[k] - y[k - 1];
-            let (g, d) = if sd > 0.0 {
-                (gap / sd, (mr - ml) / sd)
-            } else if gap > 0.0 {
-                (f64::INFINITY, f64::INFINITY)
-            } else {
-                (0.0, 0.0)
-            };
-            if best.is_none_or(|b| g > b.1) {
-                best = Some((k, g, d));
-            }
+            keep_wider(&mut best, k, y[k] - y[k - 1], mr - ml, sd);
         }
         best
     }

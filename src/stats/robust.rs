@@ -122,16 +122,10 @@ pub fn trend_p(values: &[f64]) -> Option<f64> {
     let falling = pairs_out_of_order(&mut sorted, true);
     let mut ties = 0.0;
     let mut tied_pairs = 0u64;
-    let mut run = 1usize;
-    for i in 1..=n {
-        if i < n && sorted[i] == sorted[i - 1] {
-            run += 1;
-        } else {
-            let t = run as f64;
-            ties += t * (t - 1.0) * (2.0 * t + 5.0);
-            tied_pairs += (run * (run - 1) / 2) as u64;
-            run = 1;
-        }
+    for run in sorted.chunk_by(|a, b| a == b).map(<[f64]>::len) {
+        let t = run as f64;
+        ties += t * (t - 1.0) * (2.0 * t + 5.0);
+        tied_pairs += (run * (run - 1) / 2) as u64;
     }
     let pairs = (n * (n - 1) / 2) as u64;
     let s = pairs as i64 - tied_pairs as i64 - 2 * falling as i64;
@@ -305,17 +299,13 @@ mod tests {
         }
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let mut ties = 0.0;
-        let mut run = 1usize;
-        for i in 1..=n {
-            if i < n && sorted[i] == sorted[i - 1] {
-                run += 1;
-            } else {
-                let t = run as f64;
-                ties += t * (t - 1.0) * (2.0 * t + 5.0);
-                run = 1;
-            }
-        }
+        let ties: f64 = sorted
+            .chunk_by(|a, b| a == b)
+            .map(|run| {
+                let t = run.len() as f64;
+                t * (t - 1.0) * (2.0 * t + 5.0)
+            })
+            .sum();
         let nf = n as f64;
         let var = (nf * (nf - 1.0) * (2.0 * nf + 5.0) - ties) / 18.0;
         let z = (s - s.signum()) as f64 / var.sqrt();

@@ -61,6 +61,18 @@ pub struct SpoolMerged {
 }
 
 /// An INSERT of `row`'s columns but `id`, with `run_id` set to `run`.
+/// On PostgreSQL, the transaction's lock against another merge: two merges
+/// of one file at once, one copies and the other finds it.
+fn merge_lock(db: &mut Db) -> Result<()> {
+    if let Db::Postgres(_) = db {
+        db.batch(&format!(
+            "SELECT pg_advisory_xact_lock({})",
+            super::pg::MERGE_LOCK
+        ))?;
+    }
+    Ok(())
+}
+
 fn insert_like(db: &mut Db, table: &str, row: &Row, run: Option<i64>) -> Result<i64> {
     let mut names = Vec::new();
     let mut values = Vec::new();
@@ -131,13 +143,7 @@ impl Store {
             run_column(&run, "pid")?,
         );
         self.db.get_mut().immediate(|db| {
-            if let Db::Postgres(_) = db {
-                // Two merges of one file at once: one copies, one finds it.
-                db.batch(&format!(
-                    "SELECT pg_advisory_xact_lock({})",
-                    super::pg::MERGE_LOCK
-                ))?;
-            }
+            merge_lock(db)?;
             if let Some(to) = db
                 .query_one("SELECT id FROM runs WHERE uuid = ?1", &[uuid.into()])?
                 .map(|r| r.int(0))
@@ -195,12 +201,7 @@ impl Store {
             sp.path.display()
         );
         self.db.get_mut().immediate(|db| {
-            if let Db::Postgres(_) = db {
-                db.batch(&format!(
-                    "SELECT pg_advisory_xact_lock({})",
-                    super::pg::MERGE_LOCK
-                ))?;
-            }
+            merge_lock(db)?;
             let here = db
                 .query_one(
                     "SELECT id FROM runs WHERE uuid = ?1",

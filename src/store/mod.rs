@@ -395,9 +395,9 @@ mod tests {
 
     #[test]
     fn a_store_of_schema_1_is_upgraded_once_and_keeps_its_runs() {
-        let dir = std::env::temp_dir().join(format!("vmscale-store-v1-{}", std::process::id()));
-        let path = dir.join("s.db");
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.db");
+        std::fs::create_dir_all(tmp.path()).unwrap();
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(schema::first_for_tests()).unwrap();
@@ -423,7 +423,6 @@ mod tests {
         let version = schema::version(&mut again.db.borrow_mut()).unwrap();
         let listed = again.list().unwrap();
         let second = uuid(&again);
-        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(version as usize, schema::current());
         assert_eq!(first, second, "the second open migrated again");
         assert_eq!(listed.len(), 1);

@@ -248,8 +248,8 @@ mod tests {
 
     #[test]
     fn an_unknown_run_is_input_and_a_damaged_column_a_store_failure() {
-        let dir = std::env::temp_dir().join(format!("vmscale-store-kinds-{}", std::process::id()));
-        let path = dir.join("s.db");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.db");
         let mut st = Store::open(&path).unwrap();
         let id = one_run(&mut st, &Case::new(1, "x"));
         st.batch("UPDATE runs SET config = '{\"thp\": ' WHERE id = 1")
@@ -261,7 +261,6 @@ mod tests {
                 .unwrap();
             st.load(id).unwrap_err()
         };
-        let _ = std::fs::remove_dir_all(&dir);
         assert!(matches!(unknown, Error::NoRun(ref s) if s == "last~3"));
         assert!(crate::error::Error::from(unknown).is_input());
         let Error::Corrupt(m) = &damaged else {
@@ -278,9 +277,8 @@ mod tests {
 
     #[test]
     fn a_missing_store_is_input_and_is_not_created() {
-        let path = std::env::temp_dir()
-            .join(format!("vmscale-store-none-{}", std::process::id()))
-            .join("s.db");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("none/s.db");
         let Err(e) = Store::open_existing(&path) else {
             panic!("opened a store that is not there")
         };
@@ -291,8 +289,8 @@ mod tests {
 
     #[test]
     fn a_non_finite_figure_keeps_the_others() {
-        let dir = std::env::temp_dir().join(format!("vmscale-store-nan-{}", std::process::id()));
-        let path = dir.join("s.db");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.db");
         let mut st = Store::open(&path).unwrap();
         let case = Case::new(1, "x");
         let id = one_run(&mut st, &case);
@@ -314,7 +312,6 @@ mod tests {
         };
         st.add_sample(id, &case, &sample).unwrap();
         let got = &st.load(id).unwrap().cases[0].samples[0];
-        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(got.data.figures["wall"], 2.0);
         assert!(got.data.figures["rate"].is_nan());
         assert_eq!(got.data.tasks[0]["user"], 0.5);

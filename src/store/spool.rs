@@ -371,10 +371,8 @@ mod tests {
 
     #[test]
     fn a_spool_reads_back_in_order_and_a_torn_tail_is_ignored() {
-        let state = std::env::temp_dir().join(format!("vmscale-spool-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&state);
-        std::fs::create_dir_all(&state).unwrap();
-        let path = state.join("x.spool");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("x.spool");
         let mut run = Map::new();
         run.insert("uuid".into(), "u-1".into());
         run.insert("pid".into(), 7.into());
@@ -407,15 +405,12 @@ mod tests {
         let mut bad = Map::new();
         bad.insert("x); DROP TABLE runs; --".into(), 1.into());
         assert!(json_row(&bad).is_err());
-        let _ = std::fs::remove_dir_all(&state);
     }
 
     #[test]
     fn the_format_version_is_written_and_another_refused_naming_both() {
-        let state = std::env::temp_dir().join(format!("vmscale-spoolv-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&state);
-        std::fs::create_dir_all(&state).unwrap();
-        let path = state.join("v.spool");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("v.spool");
         let head = Entry::Run {
             format: FORMAT,
             store: "postgres://u@h/db".into(),
@@ -437,6 +432,5 @@ mod tests {
             e.contains("format version 7") && e.contains("reads version 1"),
             "{e}"
         );
-        let _ = std::fs::remove_dir_all(&state);
     }
 }

@@ -14,13 +14,28 @@ use serde::{Deserialize, Serialize};
 
 use super::region::Region;
 use super::{Case, Measure, SampleData};
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
 use super::options::list;
-use super::placement::Placement;
+use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
+
+/// atomic in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "atomic",
+    about: "The cost of counting: shared, folded, packed, locked and plain counters",
+    examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
+vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
+vmscale run atomic --tasks 1,2 --mode process",
+    mode: Some(Mode::Thread),
+    figures: super::ops::FIGURES,
+    report: super::Report::Atomic,
+    size_flags: "fewer --tasks or CPUs",
+    quick,
+    ..Spec::of::<Args>()
+};
 
 pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
 
@@ -30,9 +45,8 @@ const APART: usize = 128;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
-    pub pin: Pin,
+    #[serde(flatten)]
+    pub place: Placed,
     pub variants: Vec<String>,
     /// Increments per task.
     pub ops: u64,
@@ -57,7 +71,7 @@ pub struct Atomic {
 
 impl Atomic {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         if let Some(v) = cfg
             .variants
             .iter()
@@ -82,7 +96,6 @@ impl Atomic {
                 "--fold must be at least 1 (fold every K increments)".into(),
             ));
         }
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Atomic { cfg, machine })
     }
 }
@@ -134,9 +147,7 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Atomic> {
         let (a, m) = (self, env.machine);
         let cfg = Config {
-            tasks: a.place.tasks(m)?,
-            mode: a.place.mode,
-            pin: a.place.pin.clone(),
+            place: a.place.resolve(m)?,
             variants: list(&a.variant),
             ops: a.ops,
             fold: a.fold,
@@ -144,21 +155,6 @@ impl Options for Args {
         Atomic::new(cfg, m.clone())
     }
 }
-
-/// atomic in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "atomic",
-    about: "The cost of counting: shared, folded, packed, locked and plain counters",
-    examples: "Examples:\n  vmscale run atomic --tasks auto\n  \
-vmscale run atomic --variant shared,folded --fold 64 --ops 5000000\n  \
-vmscale run atomic --tasks 1,2 --mode process",
-    mode: Some(Mode::Thread),
-    figures: super::ops::FIGURES,
-    report: super::Report::Atomic,
-    size_flags: "fewer --tasks or CPUs",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Atomic {
     fn sample_s(&self, case: &Case) -> f64 {
@@ -177,21 +173,21 @@ impl Measure for Atomic {
     }
 
     fn cases(&self) -> Vec<Case> {
-        Case::grid(&self.cfg.variants, &self.cfg.tasks)
+        Case::grid(&self.cfg.variants, &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
-        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1);
+        let most = self.cfg.place.most();
         Layout { tasks: most }.bytes() as u64
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let layout = Layout { tasks: case.tasks };
         let region = Region::shared(layout.bytes())?;
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let (ops, fold) = (self.cfg.ops, self.cfg.fold);
         let variant = case.variant.as_str();
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+        let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| {
             count_task(task, &region, &layout, variant, ops, fold)
         })?;
         let reports = &outcome.reports;
@@ -287,9 +283,11 @@ mod tests {
         let m = crate::machine::live();
         let a = Atomic::new(
             Config {
-                tasks: vec![tasks],
-                mode: Mode::Thread,
-                pin: Pin::None,
+                place: Placed {
+                    tasks: vec![tasks],
+                    mode: Mode::Thread,
+                    pin: crate::exec::pin::Pin::None,
+                },
                 variants: vec![variant.into()],
                 ops,
                 fold,

@@ -23,6 +23,28 @@ use super::c2c_pairs::{self, Chosen, Class};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 
+/// c2c in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "c2c",
+    about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
+    examples: "Examples:\n  vmscale run c2c\n  \
+vmscale run c2c --cpus 0-3 --variant cas\n  \
+vmscale run c2c --pairs 16 --dry-run\n  \
+vmscale run c2c --fresh-line --rounds 2000 --batches 100",
+    // The figures every c2c run reports (a run adds one per CPU pair after
+    // the headline).
+    figures: &[
+        lower("median ns", "ns"),
+        lower("clock res ns", "ns"),
+        lower("clock read ns", "ns"),
+    ],
+    report: super::Report::C2c,
+    plots: super::Plots::Heatmap,
+    size_flags: "fewer --cpus",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 /// How the two CPUs hand the line over: a case's variant (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -273,28 +295,6 @@ impl Options for Args {
         )
     }
 }
-
-/// c2c in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "c2c",
-    about: "Cache-line hand-off latency between pairs of CPUs, by topology class",
-    examples: "Examples:\n  vmscale run c2c\n  \
-vmscale run c2c --cpus 0-3 --variant cas\n  \
-vmscale run c2c --pairs 16 --dry-run\n  \
-vmscale run c2c --fresh-line --rounds 2000 --batches 100",
-    // The figures every c2c run reports (a run adds one per CPU pair after
-    // the headline).
-    figures: &[
-        lower("median ns", "ns"),
-        lower("clock res ns", "ns"),
-        lower("clock read ns", "ns"),
-    ],
-    report: super::Report::C2c,
-    plots: super::Plots::Heatmap,
-    size_flags: "fewer --cpus",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for C2c {
     fn config(&self) -> serde_json::Value {

@@ -9,26 +9,44 @@ use serde::{Deserialize, Serialize};
 
 use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::placement::Placement;
+use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::Result;
 use crate::parse;
 
+/// churn in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "churn",
+    about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
+    examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
+vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
+    mode: Some(Mode::Process),
+    figures: &[
+        rate("zfod/s", "faults/s"),
+        rate("zfod/s/task", "faults/s"),
+        rate("task_min", "faults/s"),
+        rate("task_max", "faults/s"),
+    ],
+    report: super::Report::Churn,
+    size_flags: "a smaller --chunk or fewer --tasks",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     /// Bytes mapped, touched and unmapped per loop.
     pub chunk: u64,
     /// Seconds each sample runs.
     pub secs: f64,
     /// Seconds between a task's fault-count readings.
     pub every: f64,
-    pub pin: Pin,
     pub page_size: u64,
 }
 
@@ -58,11 +76,10 @@ pub struct Churn {
 
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
         // Readings come at most every --time seconds: a longer --every reads none.
         crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Churn { cfg, machine })
     }
 }
@@ -96,36 +113,15 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Churn> {
         let m = env.machine;
         let cfg = Config {
-            tasks: self.place.tasks(m)?,
-            mode: self.place.mode,
+            place: self.place.resolve(m)?,
             chunk: parse::size_arg("--chunk", &self.chunk)?,
             secs: self.time,
             every: self.every,
-            pin: self.place.pin.clone(),
             page_size: page_size(m),
         };
         Churn::new(cfg, m.clone())
     }
 }
-
-/// churn in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "churn",
-    about: "Timed mmap/touch/munmap loop: zfod faults/s per task and in total",
-    examples: "Examples:\n  vmscale run churn --tasks auto --time 5\n  \
-vmscale run churn --tasks 1-2 --mode process --chunk 4M --time 2 --reps 3",
-    mode: Some(Mode::Process),
-    figures: &[
-        rate("zfod/s", "faults/s"),
-        rate("zfod/s/task", "faults/s"),
-        rate("task_min", "faults/s"),
-        rate("task_max", "faults/s"),
-    ],
-    report: super::Report::Churn,
-    size_flags: "a smaller --chunk or fewer --tasks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Churn {
     fn sample_s(&self, case: &Case) -> f64 {
@@ -135,15 +131,15 @@ impl Measure for Churn {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
-        Case::grid(["zfod"], &self.cfg.tasks)
+        Case::grid(["zfod"], &self.cfg.place.tasks)
     }
     fn memory_need(&self) -> u64 {
-        (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(self.cfg.chunk)
+        (self.cfg.place.most() as u64).saturating_mul(self.cfg.chunk)
     }
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
-        let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task, &series))?;
+        let out = exec::run_tasks(self.cfg.place.mode, &cpus, |task| self.task(task, &series))?;
         summarise(&out.reports, &series)
     }
 }

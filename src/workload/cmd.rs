@@ -21,6 +21,29 @@ use crate::monitor::diskstats;
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 
+/// cmd in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "cmd",
+    about: "Any external command under the harness: times, faults, vmstat and disk deltas",
+    examples: "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
+vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
+Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
+failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126.",
+    figures: &[
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        lower("minflt", "faults"),
+        lower("majflt", "faults"),
+    ],
+    report: super::Report::Cmd,
+    // memory_need is 0: a command is never refused for memory.
+    size_flags: "a command that needs less memory",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub argv: Vec<String>,
@@ -227,29 +250,6 @@ impl Options for Args {
         })
     }
 }
-
-/// cmd in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "cmd",
-    about: "Any external command under the harness: times, faults, vmstat and disk deltas",
-    examples: "Examples:\n  vmscale run cmd -- make -C /tmp/tree -j2\n  \
-vmscale run cmd --device vda --setup 'make -C /tmp/tree clean' -- make -C /tmp/tree -j2\n  \
-vmscale run cmd --reps 3 -- sh -c 'xfs_repair -n /dev/sdb1'\n\n\
-Exit code: when the command (or --setup/--cleanup) exits with N, vmscale stores the run as\n\
-failed and exits with N; killed by signal S gives 128+S; not found 127, not executable 126.",
-    figures: &[
-        lower("wall", "s"),
-        lower("user", "s"),
-        lower("system", "s"),
-        lower("minflt", "faults"),
-        lower("majflt", "faults"),
-    ],
-    report: super::Report::Cmd,
-    // memory_need is 0: a command is never refused for memory.
-    size_flags: "a command that needs less memory",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Cmd {
     fn sample_s(&self, _case: &Case) -> f64 {

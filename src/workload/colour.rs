@@ -5,6 +5,7 @@
 //! /proc/kpageflags; the parent computes page-colour histograms and skew.
 //! Per-CPU page lists (/proc/zoneinfo) are read before and after.
 
+use super::placement::Placed;
 use super::spec::{higher, lower};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,18 +18,41 @@ use super::stored::{Text, lenient};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 use crate::monitor::zoneinfo;
 use crate::stats::colour::{self as cs, PAGEMAP_PFN_MASK, PAGEMAP_PRESENT, PAGEMAP_SWAPPED};
 
+/// colour in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "colour",
+    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
+    examples: super::colour_args::EXAMPLES,
+    mode: Some(Mode::Thread),
+    figures: &[
+        higher("eff_fraction", "fraction"),
+        higher("eff_colours", "colours"),
+        lower("cov_max", "%"),
+        higher("l2_eff_fraction", "fraction"),
+        higher("switch_fraction", "fraction"),
+        lower("pcp_after_kib", "KiB"),
+        lower("wall", "s"),
+        lower("analysis", "s"),
+    ],
+    report: super::Report::Colour,
+    plots: super::Plots::Colour,
+    size_flags: "a smaller --size-per-task or fewer --tasks",
+    quick,
+    quick_may_skip: true,
+    ..Spec::of::<super::colour_args::Args>()
+};
+
 /// The validated configuration, stored with each run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     pub size_per_task: u64,
-    pub pin: Pin,
     /// Pages each task touches per turn when tasks alternate; `None`: free-running.
     pub interleave: Option<u64>,
     /// Colours analysed (LLC geometry, or `--colours`).
@@ -86,7 +110,7 @@ pub struct Colour {
 impl Colour {
     /// Validates the configuration and refuses if PFNs cannot be read.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Colour> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         if cfg.size_per_task < cfg.page_size {
             return Err(Error::Input(format!(
                 "--size-per-task {} is less than one page ({} bytes): raise it",
@@ -105,7 +129,6 @@ impl Colour {
             )));
         }
         cfg.thp.check(&machine)?;
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         check_pagemap(cfg.page_size as usize)?;
         Ok(Colour { cfg, machine })
     }
@@ -402,41 +425,17 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     vec![a]
 }
 
-/// colour in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "colour",
-    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
-    examples: super::colour_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    figures: &[
-        higher("eff_fraction", "fraction"),
-        higher("eff_colours", "colours"),
-        lower("cov_max", "%"),
-        higher("l2_eff_fraction", "fraction"),
-        higher("switch_fraction", "fraction"),
-        lower("pcp_after_kib", "KiB"),
-        lower("wall", "s"),
-        lower("analysis", "s"),
-    ],
-    report: super::Report::Colour,
-    plots: super::Plots::Colour,
-    size_flags: "a smaller --size-per-task or fewer --tasks",
-    quick,
-    quick_may_skip: true,
-    ..Spec::of::<super::colour_args::Args>()
-};
-
 impl Measure for Colour {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
     }
 
     fn cases(&self) -> Vec<Case> {
-        Case::grid([self.variant()], &self.cfg.tasks)
+        Case::grid([self.variant()], &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
-        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
+        let most = self.cfg.place.most() as u64;
         // Touched memory plus 8 bytes of frame number per page.
         most.saturating_mul(
             self.cfg
@@ -446,7 +445,7 @@ impl Measure for Colour {
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let shared = Shared::new(case.tasks, self.pages_per_task())?;
         let plan = TaskPlan {
             pages: self.pages_per_task(),
@@ -456,7 +455,7 @@ impl Measure for Colour {
             tasks: case.tasks,
         };
         let pcp_before = zoneinfo::read_live();
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+        let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| {
             colour_task(task, &shared, &plan)
         })?;
         let pcp_after = zoneinfo::read_live();

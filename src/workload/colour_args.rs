@@ -67,10 +67,8 @@ impl Options for Args {
             }
         };
         let cfg = colour::Config {
-            tasks: a.place.tasks(m)?,
-            mode: a.place.mode,
+            place: a.place.resolve(m)?,
             size_per_task: size_per_task(a, online(m))?,
-            pin: a.place.pin.clone(),
             interleave: a.interleave,
             colours,
             colours_from,

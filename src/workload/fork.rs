@@ -12,14 +12,35 @@ use std::path::PathBuf;
 
 use super::{Case, Measure, SampleData};
 use crate::exec::region::{Pages, Region};
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
 use super::options::page_size;
-use super::placement::Placement;
+use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
+
+/// fork in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "fork",
+    about: "fork over a populated mapping: forks/s, system time per fork and per page",
+    examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
+vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
+    mode: Some(Mode::Process),
+    figures: &[
+        rate("forks/s", "forks/s"),
+        lower("sys/fork", "us"),
+        lower("sys/page", "ns"),
+        lower("fork", "us"),
+        lower("teardown", "us"),
+        lower("wall", "s"),
+    ],
+    report: super::Report::Fork,
+    size_flags: "a smaller --size or --touch, or fewer --tasks",
+    quick,
+    ..Spec::of::<Args>()
+};
 
 /// What the parent's mapping is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,8 +54,8 @@ pub enum Backing {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     /// Bytes of the mapping each task populates before forking.
     pub size: u64,
     pub backing: Backing,
@@ -42,7 +63,6 @@ pub struct Config {
     pub forks: u64,
     /// Pages each child writes before exiting.
     pub touch: u64,
-    pub pin: Pin,
     pub page_size: u64,
 }
 
@@ -91,7 +111,7 @@ pub struct Fork {
 
 impl Fork {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Fork> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         if cfg.forks == 0 {
             return Err(Error::Input("--forks 0 does no work: use 1 or more".into()));
         }
@@ -116,7 +136,6 @@ impl Fork {
                 dir.display()
             )));
         }
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Fork { cfg, machine })
     }
 }
@@ -153,8 +172,7 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Fork> {
         let (a, m) = (self, env.machine);
         let cfg = Config {
-            tasks: a.place.tasks(m)?,
-            mode: a.place.mode,
+            place: a.place.resolve(m)?,
             size: parse::size_arg("--size", &a.size)?,
             backing: if a.shared_file {
                 Backing::File(a.file_dir.clone().unwrap_or_else(std::env::temp_dir))
@@ -167,33 +185,11 @@ impl Options for Args {
             },
             forks: a.forks,
             touch: a.touch,
-            pin: a.place.pin.clone(),
             page_size: page_size(m),
         };
         Fork::new(cfg, m.clone())
     }
 }
-
-/// fork in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "fork",
-    about: "fork over a populated mapping: forks/s, system time per fork and per page",
-    examples: "Examples:\n  vmscale run fork --tasks 1,2 --size 64M --forks 200 --touch 16\n  \
-vmscale run fork --tasks auto --size 256M --shared-file --file-dir /mnt/scratch",
-    mode: Some(Mode::Process),
-    figures: &[
-        rate("forks/s", "forks/s"),
-        lower("sys/fork", "us"),
-        lower("sys/page", "ns"),
-        lower("fork", "us"),
-        lower("teardown", "us"),
-        lower("wall", "s"),
-    ],
-    report: super::Report::Fork,
-    size_flags: "a smaller --size or --touch, or fewer --tasks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Fork {
     fn sample_s(&self, case: &Case) -> f64 {
@@ -215,12 +211,12 @@ impl Measure for Fork {
             Backing::Anon => "anon",
             Backing::File(_) => "file",
         };
-        Case::grid([v], &self.cfg.tasks)
+        Case::grid([v], &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
         // Each live child may copy `touch` pages; one child per task at a time.
-        let most = self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
+        let most = self.cfg.place.most() as u64;
         most.saturating_mul(
             self.cfg
                 .size
@@ -229,8 +225,8 @@ impl Measure for Fork {
     }
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
-        let out = exec::run_tasks(self.cfg.mode, &cpus, |task| self.task(task))?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
+        let out = exec::run_tasks(self.cfg.place.mode, &cpus, |task| self.task(task))?;
         summarise(&out.reports, self.cfg.size / self.cfg.page_size)
     }
 }

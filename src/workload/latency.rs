@@ -18,6 +18,21 @@ use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
 
+/// latency in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "latency",
+    about: "Dependent-load latency by working-set size, base pages and THP",
+    examples: "Examples:\n  vmscale run latency\n  \
+vmscale run latency --max 256M --pages base,thp\n  \
+vmscale run latency --min 16K --max 4M --pages base --pin 1",
+    figures: &[lower("ns/load", "ns"), higher("huge %", "%")],
+    report: super::Report::Latency,
+    plots: super::Plots::Latency,
+    size_flags: "a smaller --max",
+    quick,
+    ..Spec::of::<Args>()
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Working-set sizes in bytes, ascending.
@@ -180,21 +195,6 @@ impl Options for Args {
         Latency::new(cfg, m.clone())
     }
 }
-
-/// latency in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "latency",
-    about: "Dependent-load latency by working-set size, base pages and THP",
-    examples: "Examples:\n  vmscale run latency\n  \
-vmscale run latency --max 256M --pages base,thp\n  \
-vmscale run latency --min 16K --max 4M --pages base --pin 1",
-    figures: &[lower("ns/load", "ns"), higher("huge %", "%")],
-    report: super::Report::Latency,
-    plots: super::Plots::Latency,
-    size_flags: "a smaller --max",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Latency {
     fn sample_s(&self, case: &Case) -> f64 {

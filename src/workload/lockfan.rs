@@ -12,14 +12,29 @@ use serde::{Deserialize, Serialize};
 
 use super::region::Region;
 use super::{Case, Measure, SampleData};
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
 use super::options::list;
-use super::placement::Placement;
+use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
+
+/// lockfan in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "lockfan",
+    about: "One lock against the same work hashed over K locks",
+    examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
+vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
+vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
+    mode: Some(Mode::Thread),
+    figures: super::ops::FIGURES,
+    report: super::Report::Lockfan,
+    size_flags: "fewer --locks",
+    quick,
+    ..Spec::of::<Args>()
+};
 
 pub const KINDS: &[&str] = &["spin", "mutex"];
 
@@ -27,9 +42,8 @@ const LINE: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
-    pub pin: Pin,
+    #[serde(flatten)]
+    pub place: Placed,
     /// Lock counts K.
     pub locks: Vec<usize>,
     /// "spin" and/or "mutex".
@@ -57,7 +71,7 @@ pub struct Lockfan {
 
 impl Lockfan {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Lockfan> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         if cfg.locks.is_empty() || cfg.locks.contains(&0) {
             return Err(Error::Input(
                 "--locks must name at least one lock count of 1 or more".into(),
@@ -85,7 +99,6 @@ impl Lockfan {
                 "--locks {k} is more than 1048576 locks"
             )));
         }
-        super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;
         Ok(Lockfan { cfg, machine })
     }
 
@@ -145,9 +158,7 @@ impl Options for Args {
             )
         });
         let cfg = Config {
-            tasks: a.place.tasks(m)?,
-            mode: a.place.mode,
-            pin: a.place.pin.clone(),
+            place: a.place.resolve(m)?,
             locks: locks?,
             kinds: list(&a.kind),
             ops: a.ops,
@@ -156,21 +167,6 @@ impl Options for Args {
         Lockfan::new(cfg, m.clone())
     }
 }
-
-/// lockfan in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "lockfan",
-    about: "One lock against the same work hashed over K locks",
-    examples: "Examples:\n  vmscale run lockfan --tasks auto\n  \
-vmscale run lockfan --locks 1,16,256 --kind spin,mutex\n  \
-vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
-    mode: Some(Mode::Thread),
-    figures: super::ops::FIGURES,
-    report: super::Report::Lockfan,
-    size_flags: "fewer --locks",
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Lockfan {
     fn sample_s(&self, case: &Case) -> f64 {
@@ -190,7 +186,7 @@ impl Measure for Lockfan {
         let variants = kinds
             .iter()
             .flat_map(|kind| locks.iter().map(move |k| format!("{kind}-{k}")));
-        Case::grid(variants, &self.cfg.tasks)
+        Case::grid(variants, &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
@@ -209,9 +205,9 @@ impl Measure for Lockfan {
                 init_mutex(&region, i * stride)?;
             }
         }
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let (ops, lines) = (self.cfg.ops, self.cfg.lines);
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| {
+        let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| {
             lock_task(task, &region, k, stride, lines, mutex, ops)
         });
         if mutex {
@@ -333,9 +329,11 @@ mod tests {
     fn run(kind: &str, locks: usize, tasks: usize, mode: Mode) -> SampleData {
         let w = Lockfan::new(
             Config {
-                tasks: vec![tasks],
-                mode,
-                pin: Pin::None,
+                place: Placed {
+                    tasks: vec![tasks],
+                    mode,
+                    pin: crate::exec::pin::Pin::None,
+                },
                 locks: vec![locks],
                 kinds: vec![kind.into()],
                 ops: 20_000,
@@ -361,9 +359,11 @@ mod tests {
     #[test]
     fn zero_tasks_or_locks_are_refused() {
         let cfg = |tasks: Vec<usize>, locks: Vec<usize>| Config {
-            tasks,
-            mode: Mode::Thread,
-            pin: Pin::None,
+            place: Placed {
+                tasks,
+                mode: Mode::Thread,
+                pin: crate::exec::pin::Pin::None,
+            },
             locks,
             kinds: vec!["spin".into()],
             ops: 1,

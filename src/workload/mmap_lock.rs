@@ -22,6 +22,23 @@ use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
 
+/// mmap-lock in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "mmap-lock",
+    about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
+    examples: "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
+vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
+    // The figures: the fault rate first, the change rate beside it.
+    figures: &[
+        rate("fault/s", "faults/s"),
+        rate("changes/s", "changes/s"),
+        rate("fault/s/task", "faults/s"),
+    ],
+    report: super::Report::MmapLock,
+    quick,
+    ..Spec::of::<Args>()
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Faulting thread counts (N).
@@ -138,23 +155,6 @@ impl Options for Args {
         MmapLock::new(cfg, m.clone())
     }
 }
-
-/// mmap-lock in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "mmap-lock",
-    about: "Faults in N threads while M threads mmap/mprotect/munmap other regions",
-    examples: "Examples:\n  vmscale run mmap-lock --tasks 1 --changers 0,1\n  \
-vmscale run mmap-lock --tasks 1,2 --changers 0,1,2 --rate 0 --time 2",
-    // The figures: the fault rate first, the change rate beside it.
-    figures: &[
-        rate("fault/s", "faults/s"),
-        rate("changes/s", "changes/s"),
-        rate("fault/s/task", "faults/s"),
-    ],
-    report: super::Report::MmapLock,
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for MmapLock {
     fn sample_s(&self, case: &Case) -> f64 {

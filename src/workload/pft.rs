@@ -7,6 +7,7 @@
 //! memfd or a file, private or shared, read or written, with base pages,
 //! THP or hugetlb (`fault_map`); each task maps its own slice.
 
+use super::placement::Placed;
 use super::spec::{higher, lower, rate};
 use serde::{Deserialize, Serialize};
 
@@ -15,8 +16,30 @@ use super::stored::{Text, lenient, view};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Pages;
-use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
+use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
+
+/// pft in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "pft",
+    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    examples: super::pft_args::EXAMPLES,
+    mode: Some(Mode::Thread),
+    // pft's figures, fault/wsec first (also used for imported pft tables).
+    figures: &[
+        rate(HEADLINE, "faults/s"),
+        rate("flt/cpu/s", "faults/s"),
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        rate("bytes/wsec", "B/s"),
+        higher("pages/fault", "pages"),
+    ],
+    report: super::Report::Pft,
+    size_flags: "a smaller --size or --size-per-task",
+    quick,
+    ..super::Spec::of::<super::pft_args::Args>()
+};
 
 /// Transparent huge pages per mapping, applied with madvise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -56,13 +79,12 @@ impl Thp {
 /// The validated pft configuration, stored with each run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
+    #[serde(flatten)]
+    pub place: Placed,
     /// Bytes per task for each task count (total split evenly, or fixed).
     pub size_total: Option<u64>,
     pub size_per_task: Option<u64>,
     pub cline: u64,
-    pub pin: Pin,
     pub thp: Thp,
     pub populate: bool,
     pub page_size: u64,
@@ -153,7 +175,7 @@ pub struct Pft {
 impl Pft {
     /// Checks the configuration against the machine; errors are input errors.
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Pft> {
-        super::check_tasks(&cfg.tasks)?;
+        cfg.place.check(&machine)?;
         let max_cline = cfg.page_size / cfg.line_size;
         if cfg.cline < 1 || cfg.cline > max_cline {
             return Err(Error::Input(format!(
@@ -176,7 +198,7 @@ impl Pft {
             _ => {}
         }
         let pft = Pft { cfg, machine };
-        for &t in &pft.cfg.tasks {
+        for &t in &pft.cfg.place.tasks {
             if pft.bytes_per_task(t) < pft.cfg.page_size.max(pft.unit()) {
                 return Err(Error::Input(format!(
                     "the size gives {} tasks less than one page each: raise --size",
@@ -190,7 +212,6 @@ impl Pft {
                 "the huge page size of this machine is unknown".into(),
             ));
         }
-        super::check_pin(&pft.cfg.pin, &pft.cfg.tasks, &pft.machine)?;
         Ok(pft)
     }
 
@@ -216,6 +237,7 @@ impl Pft {
     /// Peak bytes one sample maps.
     fn peak_bytes(&self) -> u64 {
         self.cfg
+            .place
             .tasks
             .iter()
             .map(|&t| self.bytes_per_task(t).saturating_mul(t as u64))
@@ -248,28 +270,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     ]
 }
 
-/// pft in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
-    name: "pft",
-    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
-    examples: super::pft_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    // pft's figures, fault/wsec first (also used for imported pft tables).
-    figures: &[
-        rate(HEADLINE, "faults/s"),
-        rate("flt/cpu/s", "faults/s"),
-        lower("wall", "s"),
-        lower("user", "s"),
-        lower("system", "s"),
-        rate("bytes/wsec", "B/s"),
-        higher("pages/fault", "pages"),
-    ],
-    report: super::Report::Pft,
-    size_flags: "a smaller --size or --size-per-task",
-    quick,
-    ..super::Spec::of::<super::pft_args::Args>()
-};
-
 impl Measure for Pft {
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -281,7 +281,7 @@ impl Measure for Pft {
         } else {
             &[FAULT]
         };
-        Case::grid(variants, &self.cfg.tasks)
+        Case::grid(variants, &self.cfg.place.tasks)
     }
 
     /// Hugetlb pages come from the reserved pool, checked apart.
@@ -294,7 +294,7 @@ impl Measure for Pft {
 
     fn sample(&self, case: &Case) -> Result<SampleData> {
         let bytes = self.bytes_per_task(case.tasks) as usize;
-        let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
+        let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let populate = case.variant == POPULATE;
         let (ps, line, cline) = (
             self.cfg.page_size as usize,
@@ -323,7 +323,7 @@ impl Measure for Pft {
             populate,
             perf_faults: self.cfg.perf_faults,
         };
-        let outcome = exec::run_tasks(self.cfg.mode, &cpus, |task| fault_task(task, &job))?;
+        let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| fault_task(task, &job))?;
         drop(file);
         let huge = if spec.pages == PageKind::Base {
             0

@@ -69,12 +69,10 @@ impl Options for Args {
         let size =
             |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
         let cfg = pft::Config {
-            tasks: a.place.tasks(m)?,
-            mode: a.place.mode,
+            place: a.place.resolve(m)?,
             size_total: size("--size", &a.size)?,
             size_per_task: size("--size-per-task", &a.size_per_task)?,
             cline: a.cline,
-            pin: a.place.pin.clone(),
             thp: a.thp,
             populate: a.populate,
             page_size: page_size(m),

@@ -21,6 +21,36 @@ use crate::machine::Snapshot;
 use crate::monitor::vmstat;
 use crate::parse;
 
+/// thp in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "thp",
+    about: "THP faults after fragmentation: latency, huge-page share, compaction",
+    examples: "Examples:\n  vmscale run thp --size 1G\n  \
+               vmscale run thp --size 60% --fragment anon,files,none\n  \
+               vmscale run thp --size 1G --knob thp_defrag=madvise,never",
+    figures: &[
+        lower("latency", "us"),
+        higher("huge%", "%"),
+        lower("huge/p50", "us"),
+        lower("base/p50", "us"),
+        lower("thp_fault_fallback", "faults"),
+        lower("compact_stall", "stalls"),
+        lower("fragment_s", "s"),
+    ],
+    report: super::Report::Thp,
+    size_flags: "a smaller --size or --fault-size",
+    measures_knobs: &[
+        "thp",
+        "thp_defrag",
+        "khugepaged_defrag",
+        "compaction_proactiveness",
+    ],
+    quick,
+    // A machine with THP off (or without it) refuses the run.
+    quick_may_skip: true,
+    ..Spec::of::<Args>()
+};
+
 /// `vmscale run thp`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -314,36 +344,6 @@ pub fn latency_figures(kind: &str, mut ns: Vec<u64>, out: &mut SampleData) {
 pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
     vec![super::spec::args("--size 64M")]
 }
-
-/// thp in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "thp",
-    about: "THP faults after fragmentation: latency, huge-page share, compaction",
-    examples: "Examples:\n  vmscale run thp --size 1G\n  \
-               vmscale run thp --size 60% --fragment anon,files,none\n  \
-               vmscale run thp --size 1G --knob thp_defrag=madvise,never",
-    figures: &[
-        lower("latency", "us"),
-        higher("huge%", "%"),
-        lower("huge/p50", "us"),
-        lower("base/p50", "us"),
-        lower("thp_fault_fallback", "faults"),
-        lower("compact_stall", "stalls"),
-        lower("fragment_s", "s"),
-    ],
-    report: super::Report::Thp,
-    size_flags: "a smaller --size or --fault-size",
-    measures_knobs: &[
-        "thp",
-        "thp_defrag",
-        "khugepaged_defrag",
-        "compaction_proactiveness",
-    ],
-    quick,
-    // A machine with THP off (or without it) refuses the run.
-    quick_may_skip: true,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Thp {
     fn config(&self) -> serde_json::Value {

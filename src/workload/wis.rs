@@ -22,6 +22,28 @@ use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
 
+/// wis in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "wis",
+    about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
+    examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
+vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
+vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
+Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
+tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
+    // Will-it-scale's figures: operations per second first.
+    figures: &[
+        rate("ops/s", "ops/s"),
+        rate("ops/s/task", "ops/s"),
+        rate("faults/s", "faults/s"),
+        lower("faults/op", "faults"),
+        lower_rate("shootdowns/s", "IPIs/s"),
+    ],
+    report: super::Report::Wis,
+    quick,
+    ..Spec::of::<Args>()
+};
+
 /// The tests, by will-it-scale's names.
 pub const TESTS: &[(&str, &str)] = &[
     (
@@ -229,28 +251,6 @@ impl Options for Args {
         Wis::new(cfg, m.clone())
     }
 }
-
-/// wis in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "wis",
-    about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
-    examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
-vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
-vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
-Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
-tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
-    // Will-it-scale's figures: operations per second first.
-    figures: &[
-        rate("ops/s", "ops/s"),
-        rate("ops/s/task", "ops/s"),
-        rate("faults/s", "faults/s"),
-        lower("faults/op", "faults"),
-        lower_rate("shootdowns/s", "IPIs/s"),
-    ],
-    report: super::Report::Wis,
-    quick,
-    ..Spec::of::<Args>()
-};
 
 impl Measure for Wis {
     fn sample_s(&self, case: &Case) -> f64 {

@@ -107,6 +107,12 @@ impl GuestRun {
         self
     }
 
+    /// `--NAME` alone.
+    pub fn flag(mut self, name: &str) -> GuestRun {
+        self.options.push(name.to_string());
+        self
+    }
+
     /// Keep the boots' files in `dir` (`--out`).
     pub fn out(self, dir: &Path) -> GuestRun {
         self.opt("--out", s(dir))

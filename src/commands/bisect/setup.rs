@@ -75,6 +75,7 @@ impl Setup {
             ..Request::default()
         }
         .check()?;
+        accel::check_shape(r.accel, topology.shape.cpus)?;
         let key = vec![
             r.plan.join(" "),
             r.setup.join("\n"),

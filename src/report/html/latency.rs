@@ -42,6 +42,7 @@ pub fn cache_sizes(m: &Snapshot) -> Vec<(String, u64)> {
     let mut v: Vec<(String, u64)> = m
         .cache_levels()
         .into_iter()
+        .map(|l| l.first)
         .filter(|l| l.kind != "Instruction")
         .filter_map(|l| {
             let name = format!("L{}{}", l.level, if l.kind == "Data" { "d" } else { "" });
