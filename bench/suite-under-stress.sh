@@ -44,6 +44,7 @@ for k in $(seq 1 "$n"); do
         stress=$!
     fi
     load=$(cut -d' ' -f1 /proc/loadavg)
+    commit=$(git rev-parse --short HEAD)
     start=$(date +%s)
     set +e
     CI=true nice -n 19 cargo test --no-fail-fast "$@" > "$log" 2>&1
@@ -54,7 +55,7 @@ for k in $(seq 1 "$n"); do
     stop
     [ $rc = 0 ] && ok=$((ok + 1))
     printf 'run %d: exit %d, %d s, load %s -> %s, %s\n' "$k" "$rc" "$secs" \
-        "$load" "$end_load" "$(git rev-parse --short HEAD)"
+        "$load" "$end_load" "$commit"
     grep -E '^test .* FAILED$|^error: test failed' "$log" || true
 done
 echo "$ok of $n passed"
