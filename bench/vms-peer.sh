@@ -27,8 +27,12 @@
 # after more than R whole seconds (tv_sec differences) have passed, so it
 # is started on a second's boundary (by the $CMD prefix the scripts put
 # before usemem, as lkp-tests puts its logger there) and runs R + 1
-# seconds; vmscale is given --runtime R for the dd cases and R + 1 for
-# the usemem ones.
+# seconds, or longer where its check (every 64 Ki words) comes late: a
+# random pass that swaps ran 4 s for R = 2. Throughput is a rate that
+# falls as pressure builds, so both tools must run equally long: vmscale
+# is given as --runtime the median of the suite's per-task seconds in the
+# rounds before (the suite runs first in the first round); before that,
+# and with SAME_TIME=0, R for the dd cases and R + 1 for the usemem ones.
 #
 # Before every run of either tool the bench maps, writes and unmaps the
 # memory the case needs (vmscale's plan: its need, at most its cgroup's
@@ -58,6 +62,7 @@
 #   OTHER=path     a second vmscale binary (e.g. main's before a change),
 #                  run in every round too: its ratios are printed as well
 #   PRIME=0        no memory made free before each run
+#   SAME_TIME=0    vmscale's --runtime R (dd) or R + 1 (usemem), fixed
 #
 # Needs root (mounts, loop devices, cgroups, swap). Everything made is
 # undone on exit, also on Ctrl-C.
@@ -92,11 +97,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
-  "${TASKS:-$(nproc)}" "${PRIME:-1}" $cases <<'PY'
+  "${TASKS:-$(nproc)}" "${PRIME:-1}" "${SAME_TIME:-1}" $cases <<'PY'
 import json, mmap, os, re, statistics as st, subprocess, sys, time
 
-work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on = sys.argv[1:10]
-cases = sys.argv[10:]
+work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on, same_time = sys.argv[1:11]
+cases = sys.argv[11:]
 rounds, tasks = int(rounds), int(tasks)
 rt = str(int(float(runtime)))  # usemem takes whole seconds
 env = dict(os.environ, VMSCALE_DB=f"{work}/vmscale.db")
@@ -291,9 +296,20 @@ def peer_run(entry, p):
 # The cases whose script bounds dd with `timeout RUNTIME` (exact).
 DD = {"lru-file-readonce", "lru-file-readtwice", "lru-memcg"}
 
+def seconds(entry):
+    """vmscale's --runtime: as long as the suite's tasks ran (the median
+    of its rounds so far), else R for dd and R + 1 for usemem."""
+    case, _ = split(entry)
+    ran = [x[2] for run in res[(entry, "peer")] for x in run]
+    if same_time != "0" and ran:
+        return round(st.median(ran), 3)
+    return float(rt) if case in DD else float(rt) + 1
+
 def vmscale_run(entry, p, binary):
     case, s = split(entry)
-    secs = float(rt) if case in DD else float(rt) + 1
+    secs = seconds(entry)
+    if binary == vmscale:
+        given[entry].append(secs)
     out = subprocess.run([binary, "run", "vms", "--case", case, "--tasks", str(tasks),
                           "--size", s, "--runtime", str(secs), "--reps", "1",
                           "--warmup", "0", "--json"],
@@ -331,6 +347,7 @@ def prime(p):
 print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"vmscale {vmscale}" + (f", other {other}" if other else "")
       + f", vm-scalability {peer}, prime {'on' if prime_on != '0' else 'off'}, "
+      f"same time {'on' if same_time != '0' else 'off'}, "
       f"nice {os.nice(0)}; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
 COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file")
@@ -344,6 +361,7 @@ binary = {"vmscale": vmscale, "other": other}
 res = {(c, t): [] for c in cases for t in tools}
 pressure = {(c, t): [] for c in cases for t in tools}
 commands, planned = {}, {}
+given = {c: [] for c in cases}
 for r in range(rounds):
     for c in cases:
         p = plan(c)
@@ -398,6 +416,9 @@ for c in cases:
     cols += [f"{mid(c, 'peer', k):>7}|{mid(c, 'vmscale', k):<7}"
              for k in ("pgsteal", "pswpout")]
     print(f"#   {c:<24} " + " ".join(cols))
+print("# vmscale's --runtime by round (the suite's seconds before it):")
+for c in cases:
+    print(f"#   {c:<24} " + " ".join(f"{x:g}" for x in given[c]))
 print("# sizes: vmscale's per task and file bytes; what the suite's script ran:")
 for c in cases:
     a = planned[c]

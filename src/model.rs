@@ -213,6 +213,13 @@ impl CaseSamples {
     pub fn measured(&self) -> impl Iterator<Item = &Sample> {
         self.samples.iter().filter(|s| !s.warmup)
     }
+
+    /// The measured samples' values of one figure, in order (a sample
+    /// without it is passed over).
+    pub fn values(&self, figure: &str) -> impl Iterator<Item = f64> {
+        self.measured()
+            .filter_map(move |s| s.data.figures.get(figure).copied())
+    }
 }
 
 /// A run with everything it measured.
@@ -220,6 +227,21 @@ impl CaseSamples {
 pub struct Run {
     pub meta: RunMeta,
     pub cases: Vec<CaseSamples>,
+}
+
+impl Run {
+    /// The cases' distinct knob settings ([`Case::knobs_label`]), in the
+    /// order they first appear.
+    pub fn knob_settings(&self) -> Vec<String> {
+        let mut settings: Vec<String> = Vec::new();
+        for c in &self.cases {
+            let k = c.case.knobs_label();
+            if !settings.contains(&k) {
+                settings.push(k);
+            }
+        }
+        settings
+    }
 }
 
 #[cfg(test)]

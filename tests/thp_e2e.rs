@@ -147,7 +147,10 @@ fn bad_input_exits_2_and_stores_nothing() {
     let link = sc.dir.join("link");
     std::os::unix::fs::symlink(&sc.dir, &link).unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["--fragment", "bogus"], "unknown --fragment 'bogus'"),
+        (
+            &["--fragment", "bogus"],
+            "invalid value 'bogus' for '--fragment",
+        ),
         (&["--size", "1M"], "less than one 2 MiB block"),
         (
             &["--size", "64M", "--fault-size", "1M"],

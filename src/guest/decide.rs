@@ -49,8 +49,7 @@ pub fn round_value(path: &Path, figure: Option<&str>) -> Result<Option<RoundValu
         .iter()
         .filter_map(|c| {
             let v: Vec<f64> = c
-                .measured()
-                .filter_map(|s| s.data.figures.get(&name).copied())
+                .values(&name)
                 .filter(|v| *v > 0.0 && v.is_finite())
                 .map(f64::ln)
                 .collect();

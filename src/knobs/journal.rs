@@ -3,7 +3,6 @@
 //! restore, so a run killed with SIGKILL can be repaired later.
 
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 
 use super::state;
 use crate::error::{Error, Result};
@@ -49,20 +48,11 @@ pub fn read(path: &Path) -> Result<Option<Journal>> {
     }
     state::check_dir(dir)
         .map_err(|e| e.context(format!("refusing the knob journal {}", path.display())))?;
-    let Some(mut f) = state::open_read(path).map_err(|e| e.context("refusing the knob journal"))?
-    else {
-        return Ok(None);
-    };
-    let mut text = String::new();
-    f.read_to_string(&mut text)
-        .map_err(|e| Error::io("cannot read the knob journal", path, e))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::Refused(format!(
-            "the knob journal {} is damaged ({e}); inspect it, restore the values by hand \
-             and delete it",
-            path.display()
-        ))
-    })
+    state::read_json(
+        path,
+        "the knob journal",
+        "inspect it, restore the values by hand and delete it",
+    )
 }
 
 /// Removes the journal and makes the removal durable.

@@ -169,6 +169,25 @@ pub fn open_read(path: &Path) -> Result<Option<File>> {
     }
 }
 
+/// Reads a JSON state file through [`open_read`]; Ok(None) when there is
+/// none. `what` names it in errors ("the knob journal"); `fix` is what a
+/// damaged one asks of the user.
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+    fix: &str,
+) -> Result<Option<T>> {
+    let Some(mut f) = open_read(path).map_err(|e| e.context(format!("refusing {what}")))? else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut f, &mut text)
+        .map_err(|e| Error::io(format!("cannot read {what}"), path, e))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| Error::Refused(format!("{what} {} is damaged ({e}); {fix}", path.display())))
+}
+
 /// Creates a new state file (it must not exist yet), mode 0600.
 pub fn create_new(path: &Path) -> Result<File> {
     options()

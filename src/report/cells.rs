@@ -7,11 +7,7 @@ use crate::stats::summary::{Summary, summarise};
 
 /// The summary of `figure` over the measured samples of `case`.
 pub fn summary(case: &CaseSamples, figure: &str, rate: bool) -> Option<Summary> {
-    let values: Vec<f64> = case
-        .measured()
-        .filter_map(|s| s.data.figures.get(figure).copied())
-        .filter(|v| v.is_finite())
-        .collect();
+    let values: Vec<f64> = case.values(figure).filter(|v| v.is_finite()).collect();
     summarise(&values, rate)
 }
 
@@ -37,8 +33,7 @@ pub fn median(case: &CaseSamples, figure: &str) -> Option<f64> {
 pub fn max_over_run(run: &Run, figure: &str) -> f64 {
     run.cases
         .iter()
-        .flat_map(|c| c.measured())
-        .filter_map(|s| s.data.figures.get(figure).copied())
+        .flat_map(|c| c.values(figure))
         .fold(0.0, f64::max)
 }
 

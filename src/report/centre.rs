@@ -41,10 +41,7 @@ fn pct(rel: f64) -> String {
 }
 
 fn values(case: &CaseSamples, figure: &str) -> Vec<f64> {
-    case.measured()
-        .filter_map(|s| s.data.figures.get(figure).copied())
-        .filter(|v| v.is_finite())
-        .collect()
+    case.values(figure).filter(|v| v.is_finite()).collect()
 }
 
 /// "08:40:26" from an RFC 3339 time.

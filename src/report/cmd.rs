@@ -9,11 +9,7 @@ use crate::workload::cmd::Stored;
 use crate::workload::stored::view;
 
 fn values(run: &Run, k: &str) -> Vec<f64> {
-    run.cases
-        .iter()
-        .flat_map(|c| c.measured())
-        .filter_map(|s| s.data.figures.get(k).copied())
-        .collect()
+    run.cases.iter().flat_map(|c| c.values(k)).collect()
 }
 
 fn vm(s: &Sample, k: &str) -> i64 {

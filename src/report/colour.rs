@@ -388,13 +388,7 @@ fn footer(s: &Sample, page: u64) -> String {
 
 /// Side-by-side skew and effective colours per knob combination.
 fn knob_ab(run: &Run, colours: u64) -> Vec<Block> {
-    let mut combos: Vec<String> = Vec::new();
-    for c in &run.cases {
-        let l = c.case.knobs_label();
-        if !combos.contains(&l) {
-            combos.push(l);
-        }
-    }
+    let combos = run.knob_settings();
     if combos.len() < 2 {
         return Vec::new();
     }

@@ -10,10 +10,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let mut rows = Vec::new();
     for c in &run.cases {
         for f in &run.meta.figures {
-            let values: Vec<f64> = c
-                .measured()
-                .filter_map(|s| s.data.figures.get(&f.name).copied())
-                .collect();
+            let values: Vec<f64> = c.values(&f.name).collect();
             if let Some(s) = summarise(&values, f.rate) {
                 rows.push(vec![
                     c.case.variant.clone(),

@@ -10,10 +10,7 @@ pub fn handles(run: &Run) -> bool {
 }
 
 fn fig(run: &Run, i: usize, name: &str) -> Vec<f64> {
-    run.cases[i]
-        .measured()
-        .filter_map(|s| s.data.figures.get(name).copied())
-        .collect()
+    run.cases[i].values(name).collect()
 }
 
 pub fn blocks(run: &Run) -> Vec<Block> {

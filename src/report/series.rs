@@ -58,14 +58,21 @@ pub fn variants(run: &Run) -> Vec<String> {
 
 /// The series of `figure` in `variant`; cases with knobs are kept apart by
 /// the caller (they are skipped here when several knob sets share a variant).
+/// Every task count of the series' points, ascending, once each.
+pub fn task_counts<'a>(series: impl IntoIterator<Item = &'a Series>) -> Vec<usize> {
+    let mut tasks: Vec<usize> = series
+        .into_iter()
+        .flat_map(|s| s.points.iter().map(|p| p.tasks))
+        .collect();
+    tasks.sort_unstable();
+    tasks.dedup();
+    tasks
+}
+
 pub fn series(run: &Run, figure: &Figure, variant: &str) -> Series {
     let mut points: Vec<Point> = Vec::new();
     for c in run.cases.iter().filter(|c| c.case.variant == variant) {
-        let values: Vec<f64> = c
-            .measured()
-            .filter_map(|s| s.data.figures.get(&figure.name).copied())
-            .filter(|v| v.is_finite())
-            .collect();
+        let values: Vec<f64> = c.values(&figure.name).filter(|v| v.is_finite()).collect();
         if points.iter().any(|p| p.tasks == c.case.tasks) {
             continue;
         }

@@ -21,11 +21,7 @@ pub fn summary_table(run: &Run) -> Table {
     let mut rows = Vec::new();
     for c in &run.cases {
         for fig in &run.meta.figures {
-            let values: Vec<f64> = c
-                .measured()
-                .filter_map(|s| s.data.figures.get(&fig.name).copied())
-                .filter(|v| v.is_finite())
-                .collect();
+            let values: Vec<f64> = c.values(&fig.name).filter(|v| v.is_finite()).collect();
             if let Some(s) = summarise(&values, fig.rate) {
                 rows.push(vec![
                     c.case.key(),

@@ -72,12 +72,7 @@ fn curve(title: &str, series: &[&Series]) -> String {
     out.push_str(&format!("{:>9} +{}\n", "", "-".repeat(PLOT_WIDTH)));
     // Task counts under their columns (log2 axis).
     let mut ticks = vec![' '; PLOT_WIDTH + 8];
-    let mut tasks: Vec<usize> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.tasks))
-        .collect();
-    tasks.sort_unstable();
-    tasks.dedup();
+    let tasks = super::series::task_counts(series.iter().copied());
     let mut free_from = 0;
     for n in tasks {
         let c = col((n.max(1) as f64).log2());

@@ -72,10 +72,7 @@ fn reclaimed(s: &Sample) -> (f64, f64) {
 }
 
 fn throughputs(cs: &CaseSamples) -> Vec<f64> {
-    cs.measured()
-        .filter_map(|s| s.data.figures.get("throughput").copied())
-        .filter(|v| v.is_finite())
-        .collect()
+    cs.values("throughput").filter(|v| v.is_finite()).collect()
 }
 
 fn headline(run: &Run) -> Block {

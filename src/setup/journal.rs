@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, TryLockError};
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -194,21 +193,11 @@ fn canonical(dir: &Path) -> Result<PathBuf> {
 }
 
 fn read(path: &Path) -> Result<Option<Record>> {
-    let Some(mut f) =
-        state::open_read(path).map_err(|e| e.context("refusing the set-up journal"))?
-    else {
-        return Ok(None);
-    };
-    let mut text = String::new();
-    f.read_to_string(&mut text)
-        .map_err(|e| Error::io("cannot read the set-up journal", path, e))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::Refused(format!(
-            "the set-up journal {} is damaged ({e}); inspect it, undo its mounts, loop \
-             devices, cgroups and swap by hand and delete it",
-            path.display()
-        ))
-    })
+    state::read_json(
+        path,
+        "the set-up journal",
+        "inspect it, undo its mounts, loop devices, cgroups and swap by hand and delete it",
+    )
 }
 
 /// The journal is data, not a licence: its room must be the one its name

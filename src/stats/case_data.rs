@@ -52,12 +52,7 @@ impl<'a> CaseData<'a> {
         match *self {
             CaseData::Stored(c) => {
                 super::work::pass(c.samples.len());
-                Cow::Owned(
-                    c.measured()
-                        .filter_map(|s| s.data.figures.get(figure).copied())
-                        .filter(|v| v.is_finite())
-                        .collect(),
-                )
+                Cow::Owned(c.values(figure).filter(|v| v.is_finite()).collect())
             }
             CaseData::Values {
                 figure: f, values, ..

@@ -82,11 +82,7 @@ fn series(samples: &[&Sample], figure: &str) -> Vec<(String, Vec<f64>)> {
 /// The mixture of `case`'s measured samples in `figure`, if they form two
 /// clear groups; `limit` bounds the list of what else differed.
 pub fn find(case: &CaseSamples, figure: &str, limit: usize) -> Option<CaseMixture> {
-    let values: Vec<f64> = case
-        .measured()
-        .filter_map(|s| s.data.figures.get(figure).copied())
-        .filter(|v| v.is_finite())
-        .collect();
+    let values: Vec<f64> = case.values(figure).filter(|v| v.is_finite()).collect();
     find_sorted(case, figure, &values, &mixture::sorted(&values), limit)
 }
 

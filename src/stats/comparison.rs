@@ -67,13 +67,7 @@ impl<'a> Side<'a> {
     /// values, one side per distinct knob setting, matched on the rest of
     /// the key. Fewer than two variants gives an empty list.
     pub fn variants(run: &'a Run) -> Vec<Side<'a>> {
-        let mut settings: Vec<String> = Vec::new();
-        for c in &run.cases {
-            let k = c.case.knobs_label();
-            if !settings.contains(&k) {
-                settings.push(k);
-            }
-        }
+        let settings = run.knob_settings();
         if settings.len() < 2 {
             return Vec::new();
         }

@@ -28,11 +28,7 @@ fn headline(run: &Run, case: &CaseSamples) -> Option<String> {
 }
 
 fn interval(case: &CaseSamples, figure: &str) -> Option<MedianCi> {
-    let values: Vec<f64> = case
-        .measured()
-        .filter_map(|s| s.data.figures.get(figure).copied())
-        .filter(|v| v.is_finite())
-        .collect();
+    let values: Vec<f64> = case.values(figure).filter(|v| v.is_finite()).collect();
     median_ci(&values)
 }
 

@@ -54,11 +54,9 @@ pub const SPEC: Spec = Spec {
 /// `vmscale run thp`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// How phase 1 fragments memory: anon (free every other page of
-    /// anonymous memory), files (small page-cache files between freed
-    /// anonymous pages) or none; a list (anon,none) runs each
-    #[arg(long, default_value = "anon")]
-    pub fragment: String,
+    /// How phase 1 fragments memory; a list (anon,none) runs each
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "anon")]
+    pub fragment: Vec<Method>,
     /// Memory phase 1 touches: a size (1G) or a share of MemAvailable (70%)
     #[arg(long, default_value = "70%")]
     pub size: String,
@@ -161,11 +159,7 @@ impl Options for Args {
     type Workload = Thp;
     fn build(&self, env: &Env) -> Result<Thp> {
         let (a, m) = (self, env.machine);
-        let fragment = a
-            .fragment
-            .split(',')
-            .map(|s| s.trim().parse::<Method>())
-            .collect::<Result<Vec<_>>>()?;
+        let fragment = a.fragment.clone();
         let size = size_or_share("--size", &a.size, m)?;
         let fault_size = match &a.fault_size {
             Some(t) => size_or_share("--fault-size", t, m)?,
@@ -375,7 +369,7 @@ impl Measure for Thp {
         super::cost::default_s(size + self.cfg.fault_size, case.tasks)
     }
     fn sample(&self, case: &Case) -> Result<SampleData> {
-        let method: Method = case.variant.parse()?;
+        let method = Method::of_case(&case.variant)?;
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let mut files = self
             .files

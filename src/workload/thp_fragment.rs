@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::exec::region::Region;
 
 /// How phase 1 fragments memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Touch anonymous memory on base pages, then free every other page:
@@ -38,17 +38,11 @@ impl Method {
     }
 }
 
-impl std::str::FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Method> {
-        match s {
-            "anon" => Ok(Method::Anon),
-            "files" => Ok(Method::Files),
-            "none" => Ok(Method::None),
-            _ => Err(Error::Input(format!(
-                "unknown --fragment '{s}': use anon, files or none (a list runs each)"
-            ))),
-        }
+impl Method {
+    /// The method a case's variant names (`as_str`).
+    pub fn of_case(variant: &str) -> Result<Method> {
+        <Method as clap::ValueEnum>::from_str(variant, false)
+            .map_err(|_| Error::Failed(format!("bad thp case '{variant}'")))
     }
 }
 

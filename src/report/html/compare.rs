@@ -30,12 +30,7 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
             series::series(r, fig, &v)
         })
         .collect();
-    let mut tasks: Vec<usize> = per_run
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.tasks))
-        .collect();
-    tasks.sort_unstable();
-    tasks.dedup();
+    let tasks = series::task_counts(&per_run);
     if tasks.is_empty() {
         return None;
     }

@@ -2,7 +2,10 @@
 //! lru-memcg: `dd bs=4k if=FILE of=/dev/null` on a sparse file bigger than
 //! the memory, stopped at the runtime as the suite's `timeout` stops dd.
 //! Each task reads its file with read(2) in 4 KiB blocks and writes each
-//! block to /dev/null, as dd does (two system calls a block).
+//! block to /dev/null, as dd does (two system calls a block), through an
+//! open file description of its own, as each dd opens its file: the
+//! kernel keeps readahead state per open file, and lru-file-readtwice's
+//! two readers of one file must not share it.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -23,14 +26,14 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
         r.fail("no file for this reader");
         return r;
     };
-    let null = match dev_null() {
-        Ok(n) => n,
+    let (own, null) = match reopen(&f.file).and_then(|own| Ok((own, dev_null()?))) {
+        Ok(files) => files,
         Err(e) => {
             r.fail(&e);
             return r;
         }
     };
-    let (fd, out) = (f.file.as_raw_fd(), null.as_raw_fd());
+    let (fd, out) = (own.as_raw_fd(), null.as_raw_fd());
     let mut buf = vec![0u8; BLOCK];
     t.wait_start();
     let before = t.usage();
@@ -68,6 +71,13 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
     r
 }
 
+/// A new open file description of `file` (unnamed: O_TMPFILE), read
+/// only, through our own descriptor's entry in /proc/self/fd.
+fn reopen(file: &File) -> std::result::Result<File, String> {
+    File::open(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|e| format!("cannot open the case's file again for reading: {e}"))
+}
+
 /// dd's `of=/dev/null`: opened without following a link, and refused
 /// unless it is the character device it should be.
 fn dev_null() -> std::result::Result<File, String> {
@@ -81,5 +91,27 @@ fn dev_null() -> std::result::Result<File, String> {
         _ => Err(
             "/dev/null is not a character device: restore it (mknod -m 666 /dev/null c 1 3)".into(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Seek, SeekFrom, Write};
+
+    #[test]
+    fn a_reader_gets_its_own_open_file_of_the_unnamed_file() {
+        let dir = std::env::temp_dir();
+        let mut owned = OwnedFile::tmpfile(&dir, 0).unwrap();
+        owned.file.write_all(b"0123456789").unwrap();
+        let mut own = reopen(&owned.file).unwrap();
+        // The shared one's offset is at the end; the new one starts at 0
+        // and reads what was written: the same file, another description.
+        assert_eq!(owned.file.stream_position().unwrap(), 10);
+        let mut text = String::new();
+        own.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "0123456789");
+        own.seek(SeekFrom::Start(3)).unwrap();
+        assert_eq!(owned.file.stream_position().unwrap(), 10);
     }
 }
