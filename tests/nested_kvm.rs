@@ -35,8 +35,10 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
             "--mem",
             "1G",
             // Bounded: a hung level fails the test rather than the suite.
+            // Wide enough for a loaded host: the inner KVM boots at TCG's
+            // pace and its own bounds stretch to match (accel::kvm_pace).
             "--timeout",
-            "300s",
+            "900s",
             "--out",
             s(&out),
             "--setup",

@@ -246,9 +246,9 @@ impl Qmp {
 /// How long QEMU may take to answer QMP: it greets only once it has
 /// preallocated the guest's memory, which takes time in proportion (a
 /// 512 MiB guest under KVM inside a TCG guest took 10.3 s, about 50 MiB/s;
-/// this allows 16 MiB/s).
+/// this allows 16 MiB/s, times [`super::accel::kvm_pace`]).
 fn prealloc_bound(mem_mib: u64) -> Duration {
-    Duration::from_secs(30 + mem_mib / 16)
+    Duration::from_secs(30 + mem_mib / 16) * super::accel::kvm_pace()
 }
 
 /// QEMU's resident memory in KiB, read through one of its threads.

@@ -3,7 +3,7 @@
 
 use super::snapshot::Cache;
 use super::topology::read_cpulist;
-use super::{read_num, read_trimmed, under};
+use super::{read_num, read_trimmed};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -88,17 +88,11 @@ fn instance_key(root: &Path, dir: &str, cpu: usize) -> Option<(u32, String, Vec<
 
 /// The M of every indexM directory of one CPU, ascending.
 fn cache_indices(root: &Path, cpu: usize) -> Vec<u32> {
-    let dir = under(root, &format!("/sys/devices/system/cpu/cpu{cpu}/cache"));
-    let mut indices: Vec<u32> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().to_str()?.strip_prefix("index")?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    indices.sort_unstable();
-    indices
+    super::numbered(
+        root,
+        &format!("/sys/devices/system/cpu/cpu{cpu}/cache"),
+        "index",
+    )
 }
 
 /// The rest of one index directory, named by its `key`.

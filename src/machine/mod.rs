@@ -25,6 +25,21 @@ pub fn under(root: &Path, abs: &str) -> PathBuf {
     root.join(abs.trim_start_matches('/'))
 }
 
+/// The N of every PREFIXN entry of the directory `abs` under `root`,
+/// ascending (none when it cannot be listed).
+pub fn numbered<N: std::str::FromStr + Ord>(root: &Path, abs: &str, prefix: &str) -> Vec<N> {
+    let mut ns: Vec<N> = std::fs::read_dir(under(root, abs))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix(prefix)?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    ns.sort_unstable();
+    ns
+}
+
 /// Reads a small text file under `root`, trimmed; `None` if absent or unreadable.
 pub fn read_trimmed(root: &Path, abs: &str) -> Option<String> {
     std::fs::read_to_string(under(root, abs))

@@ -57,16 +57,7 @@ pub fn read_nodes(root: &Path) -> Vec<Node> {
 
 /// The N of every nodeN directory under /sys/devices/system/node, ascending.
 fn node_dirs(root: &Path) -> Vec<usize> {
-    let mut ids: Vec<usize> = std::fs::read_dir(under(root, "/sys/devices/system/node"))
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    ids.sort_unstable();
-    ids
+    super::numbered(root, "/sys/devices/system/node", "node")
 }
 
 /// One field of a node meminfo file ("Node 0 MemTotal:  123 kB"), in kB.
