@@ -16,46 +16,96 @@ pub fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// Where /init's `mount -a` finds the file systems to mount.
+pub const FSTAB: &str = "/fstab";
+
+/// The kernel's file systems /init mounts; debugfs and cgroup v2 (as
+/// systemd mounts it: the memory cgroups of run vms) where the kernel has
+/// them.
+pub const MOUNTS: &str = "proc /proc proc defaults 0 0
+sys /sys sysfs defaults 0 0
+dev /dev devtmpfs defaults 0 0
+tmp /tmp tmpfs defaults 0 0
+debugfs /sys/kernel/debug debugfs nofail 0 0
+cgroup2 /sys/fs/cgroup cgroup2 nofail 0 0
+";
+
 /// /init: everything but the plan and the setup lines.
 pub fn init_script() -> String {
     format!(
         r#"#!/bin/sh
 export PATH=/bin HOME=/root VMSCALE_DB=/out/{db} VMSCALE_STATE_DIR=/root/state
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-# cgroup v2, as systemd mounts it: the memory cgroups of run vms.
-mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
-echo "{m} up $(uname -r)"
+# The kernel's file systems, in one process: under TCG each fork and
+# exec of busybox costs a boot some 15 ms, so shell builtins below too
+# where a program would do.
+mount -a -T {fstab}
+read -r release < /proc/sys/kernel/osrelease
+IFS= read -r cmdline < /proc/cmdline
+echo "{m} up $release"
 # A module with a CPU flag after its name (kvm_amd svm) loads only on a
 # CPU that has it.
+cpuflags=
 while read mod flag; do
-  [ -z "$flag" ] || grep -qw "$flag" /proc/cpuinfo || continue
+  if [ -n "$flag" ]; then
+    [ -n "$cpuflags" ] || while IFS=: read -r k v; do
+      case $k in flags*) cpuflags=" $v "; break ;; esac
+    done < /proc/cpuinfo
+    case $cpuflags in *" $flag "*) ;; *) continue ;; esac
+  fi
   insmod /mods/$mod.ko || echo "{m} cannot load module $mod"
 done < /modules.order
-uname -r > /out/{release}
-cat /proc/cmdline > /out/{cmdline}
-# The topology as the guest kernel sees it (copied with cat: sysfs files
-# claim 4096 bytes, which tar would trust).
-for f in /sys/devices/system/cpu/online /sys/devices/system/cpu/cpu*/topology/* \
-         /sys/devices/system/node/online /sys/devices/system/node/node*/cpulist \
-         /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
-  mkdir -p "/out/{topo}${{f%/*}}" && cat "$f" > "/out/{topo}$f" 2>/dev/null
+echo "$release" > /out/{release}
+echo "$cmdline" > /out/{cmdline}
+# The topology as the guest kernel sees it: one cp a directory (sysfs
+# files claim 4096 bytes, which tar would trust, and the shell's read
+# sees nothing in the CPU mask files).
+t=/out/{topo}
+dirs=
+for d in /sys/devices/system/cpu /sys/devices/system/cpu/cpu[0-9]*/topology \
+         /sys/devices/system/node /sys/devices/system/node/node[0-9]*; do
+  [ -d "$d" ] && dirs="$dirs $d"
 done
+set --
+for d in $dirs; do set -- "$@" "$t$d"; done
+mkdir -p "$@"
+for d in $dirs; do
+  case $d in
+    */cpu|*/node) IFS= read -r l < "$d/online" && echo "$l" > "$t$d/online" ;;
+    */topology) cp "$d"/* "$t$d/" ;;
+    *) cp "$d/cpulist" "$d/distance" "$d/meminfo" "$t$d/" ;;
+  esac
+done 2>/dev/null
 # What the kernel brought up against what QEMU was given (the topology
 # on the command line): online CPUs, nodes, MemTotal in KiB.
-topo=$(sed -n 's/.*vmscale\.topology=\([^ ]*\).*/\1/p' /proc/cmdline)
-want() {{ echo "$topo" | tr ',' '\n' | sed -n "s/^$1://p"; }}
-cpus=$(grep -c ^processor /proc/cpuinfo)
-nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
-[ "$nodes" -gt 0 ] || nodes=1
-memkib=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)
+topo=
+case " $cmdline " in *" vmscale.topology="*)
+  topo=" $cmdline "; topo=${{topo##* vmscale.topology=}}; topo=${{topo%% *}} ;;
+esac
+wcpus= wnodes= wmemnodes= wmem=
+IFS=,
+for kv in $topo; do
+  case $kv in
+    cpus:*) wcpus=${{kv#*:}} ;; nodes:*) wnodes=${{kv#*:}} ;;
+    memnodes:*) wmemnodes=${{kv#*:}} ;; mem:*) wmem=${{kv#*:}} ;;
+  esac
+done
+# Online CPUs: the ranges of the kernel's list (0-3,6).
+cpus=0
+read -r online < /sys/devices/system/cpu/online
+for r in $online; do
+  case $r in
+    *-*) cpus=$(( cpus + ${{r#*-}} - ${{r%-*}} + 1 )) ;;
+    *) cpus=$(( cpus + 1 )) ;;
+  esac
+done
+unset IFS
+set -- /sys/devices/system/node/node[0-9]*
+[ -e "$1" ] && nodes=$# || nodes=1
+memkib=
+while read -r k v _; do [ "$k" = MemTotal: ] && memkib=$v && break; done < /proc/meminfo
 echo "$cpus $nodes $memkib" > /out/{shape}
 shape_ok=1
 if [ -n "$topo" ]; then
-  wcpus=$(want cpus); wnodes=$(want nodes); wmemnodes=$(want memnodes); wmem=$(want mem)
   # MemTotal leaves out what the kernel keeps: allow 64 MiB and a tenth.
   [ "$cpus" = "$wcpus" ] && [ "$nodes" = "$(( ${{wnodes:-0}} + ${{wmemnodes:-0}} ))" ] \
     && [ "$memkib" -ge "$(( (${{wmem:-0}} * 9 / 10 - 64) * 1024 ))" ] || shape_ok=0
@@ -69,7 +119,8 @@ else
     sh -x /setup.sh > /out/{setup_log} 2>&1
     echo $? > /out/{setup_status}
   fi
-  sh /plan.sh
+  # In this shell: one process fewer.
+  . /plan.sh
 fi
 i=0
 while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -88,6 +139,7 @@ poweroff -f
         setup_log = files::SETUP_LOG,
         setup_status = files::SETUP_STATUS,
         shape = files::SHAPE,
+        fstab = FSTAB,
     )
 }
 

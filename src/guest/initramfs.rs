@@ -319,6 +319,8 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
         .map_err(io)?;
     a.entry("/init", FILE, scripts.init.as_bytes())
         .map_err(io)?;
+    a.entry(super::init::FSTAB, 0o100644, super::init::MOUNTS.as_bytes())
+        .map_err(io)?;
     a.entry("/plan.sh", FILE, scripts.plan.as_bytes())
         .map_err(io)?;
     a.entry("/setup.sh", FILE, scripts.setup.as_bytes())
