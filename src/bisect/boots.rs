@@ -17,6 +17,7 @@ use crate::guest::accel::Choice;
 use crate::guest::boot::Prepared;
 use crate::guest::initramfs::Userland;
 use crate::guest::kernel::Kernel;
+use crate::guest::modules::room_needed;
 use crate::guest::pool::{self, Round};
 use crate::guest::rounds;
 use crate::guest::topology::Topology;
@@ -69,7 +70,7 @@ impl<'a> Guests<'a> {
         bar: &'a dyn Progress,
         on_build: &'a mut dyn FnMut(Note),
     ) -> Result<Guests<'a>> {
-        let user = Userland::prepare(work)?;
+        let user = Userland::prepare(work, room_needed(&steps, &setup, false))?;
         let n = entries.len();
         Ok(Guests {
             key,

@@ -98,7 +98,8 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
     let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
-    let user = Userland::prepare(work.path())?;
+    let room = crate::guest::modules::room_needed(&steps, &a.setup, nested.is_some());
+    let user = Userland::prepare(work.path(), room)?;
     let prepared = rounds::prepare(
         kernels,
         &labels,

@@ -40,9 +40,9 @@ pub struct Prepared {
     pub append: String,
 }
 
-/// Resolves the modules `kernel` needs (and, for a plan that boots
-/// guests, its KVM modules) and writes its initramfs into `work` as
-/// `initrd-INDEX`.
+/// Resolves the modules `kernel` needs (the set-up room's where `user`
+/// has the room, and, for a plan that boots guests, its KVM modules) and
+/// writes its initramfs into `work` as `initrd-INDEX`.
 pub fn prepare(
     kernel: Kernel,
     label: String,
@@ -55,7 +55,7 @@ pub fn prepare(
         kernel.modules.as_deref(),
         &kernel.release,
         modules::NEEDED,
-        modules::ROOM,
+        if user.room { modules::ROOM } else { &[] },
     )?;
     if scripts.nested.is_some() {
         for m in modules::kvm(kernel.modules.as_deref(), &kernel.release)? {

@@ -1,9 +1,10 @@
 //! The guest's root file system: an uncompressed newc cpio archive (the
 //! `cpio` crate) with a static busybox and its applets, the running
-//! vmscale binary (stripped) and the host's losetup and mkfs.ext4 with the
-//! shared libraries they link, the kernel's modules for the results disk
-//! and the set-up room, /init and the plan. Uncompressed,
-//! because under TCG the guest's own decompression would be emulated.
+//! vmscale binary (stripped) with the shared libraries it links, the
+//! kernel's modules for the results disk, /init and the plan; for a plan
+//! that may use the set-up room, also its modules and the host's losetup
+//! and mkfs.ext4 with their libraries. Uncompressed, because under TCG the
+//! guest's own decompression would be emulated.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -30,6 +31,9 @@ pub struct Userland {
     /// The host's programs the set-up room runs, in place of busybox's
     /// applets of the same name: (name, host file).
     tools: Vec<(String, PathBuf)>,
+    /// Whether the set-up room's tools and modules go in
+    /// ([`super::modules::room_needed`]).
+    pub room: bool,
 }
 
 /// Programs the set-up room of `run vms` runs (src/setup/) that busybox
@@ -53,9 +57,9 @@ fn is_static(bytes: &[u8]) -> bool {
 }
 
 impl Userland {
-    /// Checks busybox and copies vmscale into `work`. Missing busybox is a
-    /// refusal naming the package.
-    pub fn prepare(work: &Path) -> Result<Userland> {
+    /// Checks busybox and copies vmscale into `work`; the set-up room's
+    /// tools where `room`. Missing busybox is a refusal naming the package.
+    pub fn prepare(work: &Path, room: bool) -> Result<Userland> {
         let busybox = PathBuf::from(BUSYBOX);
         let bytes = std::fs::read(&busybox).map_err(|_| {
             Error::Refused(format!(
@@ -85,6 +89,7 @@ impl Userland {
         let vmscale = stripped_copy(&exe, work)?;
         let tools: Vec<(String, PathBuf)> = ROOM_TOOLS
             .iter()
+            .filter(|_| room)
             .filter_map(|n| Some((n.to_string(), host_tool(n)?)))
             .collect();
         let mut libs = shared_libraries(&exe);
@@ -99,6 +104,7 @@ impl Userland {
             vmscale,
             libs,
             tools,
+            room,
         })
     }
 }
@@ -348,6 +354,7 @@ mod tests {
             vmscale: bin.clone(),
             libs: vec![bin.clone()],
             tools: vec![("losetup".into(), bin.clone())],
+            room: true,
         };
         let path = tmp.path().join("initrd");
         let scripts = Scripts {

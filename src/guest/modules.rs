@@ -22,6 +22,23 @@ pub const NEEDED: &[&str] = &["virtio_pci", "virtio_blk"];
 /// missing.
 pub const ROOM: &[&str] = &["loop", "zram", "lzo_rle", "ext4"];
 
+/// What a plan step runs that may use the set-up room: `run vms`, the
+/// quick suite (vms is in it) and `run cmd` (any program).
+const ROOM_USERS: &[&str] = &["vms", crate::cli::QUICK, "cmd"];
+
+/// Whether a guest's plan may use the set-up room (the [`ROOM`] modules,
+/// losetup and mkfs.ext4): a step naming one of [`ROOM_USERS`], any
+/// `--setup` line (a shell line may run anything) or a plan that boots
+/// guests (theirs are set up inside). A guest that cannot need it boots
+/// without it: under TCG each module costs a boot tens of ms.
+pub fn room_needed(steps: &[Vec<String>], setup: &[String], nested: bool) -> bool {
+    nested
+        || !setup.is_empty()
+        || steps
+            .iter()
+            .any(|s| s.iter().any(|w| ROOM_USERS.contains(&w.as_str())))
+}
+
 /// One module to load, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Module {
@@ -275,6 +292,18 @@ mod tests {
         .unwrap();
         assert!(kvm(Some(dir), "x").unwrap().is_empty());
         assert!(kvm(None, "x").unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_plans_that_may_use_the_room_get_it() {
+        let step = |w: &str| w.split(' ').map(String::from).collect::<Vec<_>>();
+        let pft = step("run pft --tasks 1");
+        assert!(!room_needed(&[step("sysinfo"), pft.clone()], &[], false));
+        for s in ["run vms --case swap", "run quick", "-q run cmd -- true"] {
+            assert!(room_needed(&[pft.clone(), step(s)], &[], false), "{s}");
+        }
+        assert!(room_needed(&[pft.clone()], &["true".into()], false));
+        assert!(room_needed(&[pft], &[], true));
     }
 
     #[test]
