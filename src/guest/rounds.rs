@@ -68,12 +68,13 @@ pub fn check_host_memory(mib: u64) -> Result<()> {
 /// The record shared by every boot of this invocation.
 fn session_info(choice: &Choice, t: &Topology) -> GuestInfo {
     let kvm = choice.accel == Accel::Kvm;
-    let host = crate::machine::live();
-    let online = host.online_cpus();
+    // Two files, not a whole snapshot of the host (tens of ms a run).
+    let root = crate::machine::root();
+    let online = crate::machine::topology::online_cpus(&root);
     GuestInfo {
         accel: choice.accel.as_str().into(),
         icount_shift: (choice.accel == Accel::Icount).then_some(qemu::ICOUNT_SHIFT),
-        host_kernel: host.kernel_release.clone(),
+        host_kernel: crate::machine::kernel::release(&root),
         session: Some(format!(
             "{:x}",
             std::time::SystemTime::now()
