@@ -302,8 +302,9 @@ mod tests {
         for s in ["run vms --case swap", "run quick", "-q run cmd -- true"] {
             assert!(room_needed(&[pft.clone(), step(s)], &[], false), "{s}");
         }
-        assert!(room_needed(&[pft.clone()], &["true".into()], false));
-        assert!(room_needed(&[pft], &[], true));
+        let pft = std::slice::from_ref(&pft);
+        assert!(room_needed(pft, &["true".into()], false));
+        assert!(room_needed(pft, &[], true));
     }
 
     #[test]
