@@ -236,8 +236,7 @@ mod tests {
         assert_eq!(name_of("virtio_pci.ko").as_deref(), Some("virtio_pci"));
         assert_eq!(name_of("virtio-blk.ko.xz").as_deref(), Some("virtio_blk"));
         assert_eq!(name_of("README"), None);
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         std::fs::create_dir_all(dir.join("kernel")).unwrap();
         std::fs::write(
             dir.join("modules.builtin"),
@@ -246,26 +245,25 @@ mod tests {
         )
         .unwrap();
         // All built in: nothing to load.
-        assert!(resolve(Some(dir), "x", NEEDED).unwrap().is_empty());
+        assert!(resolve(Some(&dir), "x", NEEDED).unwrap().is_empty());
         // Neither built in nor a file: a missing module, bad input.
         std::fs::write(dir.join("modules.builtin"), "").unwrap();
-        let e = resolve(Some(dir), "x", NEEDED).unwrap_err();
+        let e = resolve(Some(&dir), "x", NEEDED).unwrap_err();
         assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
         assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
     }
 
     #[test]
     fn kvm_modules_missing_broken_or_built_in() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         let kvm_dir = dir.join("kernel/arch/x86/kvm");
         std::fs::create_dir_all(&kvm_dir).unwrap();
         std::fs::write(dir.join("modules.builtin"), "kernel/arch/x86/kvm/kvm.ko\n").unwrap();
-        let e = kvm(Some(dir), "x").unwrap_err();
+        let e = kvm(Some(&dir), "x").unwrap_err();
         assert!(e.is_input() && e.to_string().contains("kvm_amd"), "{e}");
         // A module file that is not ELF is bad input naming it.
         std::fs::write(kvm_dir.join("kvm-amd.ko"), b"not elf").unwrap();
-        let e = kvm(Some(dir), "x").unwrap_err();
+        let e = kvm(Some(&dir), "x").unwrap_err();
         assert!(e.to_string().contains("not an ELF module"), "{e}");
         std::fs::write(
             dir.join("modules.builtin"),
@@ -273,14 +271,13 @@ mod tests {
              kernel/arch/x86/kvm/kvm-intel.ko\n",
         )
         .unwrap();
-        assert!(kvm(Some(dir), "x").unwrap().is_empty());
+        assert!(kvm(Some(&dir), "x").unwrap().is_empty());
         assert!(kvm(None, "x").unwrap().is_empty());
     }
 
     #[test]
     fn optional_modules_the_kernel_lacks_are_left_out() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         std::fs::create_dir_all(dir.join("kernel")).unwrap();
         std::fs::write(
             dir.join("modules.builtin"),
@@ -291,11 +288,11 @@ mod tests {
         // ext4 built in, the others neither built in nor shipped: left
         // out, no error; a missing needed module is still an error.
         assert!(
-            resolve_with(Some(dir), "x", NEEDED, ROOM)
+            resolve_with(Some(&dir), "x", NEEDED, ROOM)
                 .unwrap()
                 .is_empty()
         );
         std::fs::write(dir.join("modules.builtin"), "kernel/fs/ext4/ext4.ko\n").unwrap();
-        assert!(resolve_with(Some(dir), "x", NEEDED, ROOM).is_err());
+        assert!(resolve_with(Some(&dir), "x", NEEDED, ROOM).is_err());
     }
 }
