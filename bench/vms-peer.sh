@@ -47,6 +47,10 @@
 # mount namespace a cgroup the bench made is mounted there, so the
 # script's cgroup is made inside it and removed with it after the run.
 #
+# A run of either tool that ends without its figure (an OOM kill in a
+# swap case was seen) is reported with its message, and that round is
+# left out of the case's pairs: n says how many rounds were paired.
+#
 # Printed per case: the medians of each side, the median and range of the
 # per-round ratios vmscale / vm-scalability, per task the bytes counted
 # and the seconds they took (medians), what the case's cgroup counted
@@ -283,8 +287,10 @@ def peer_run(entry, p):
             b, secs = int(m.group(1)), float(m.group(2))
             out.append(((b >> 10) / secs, b, secs))
     if not out:
-        sys.exit(f"vm-scalability's case-{case} printed no throughput (exit "
-                 f"{r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+        if os.path.exists(f"{work}/cmds"):
+            os.unlink(f"{work}/cmds")
+        raise RunFailed(f"case-{case} printed no throughput (exit {r.returncode}): "
+                        + last_line(r.stderr or r.stdout))
     if entry not in commands:
         # What the script ran (its sizes), once per case.
         commands[entry] = [c for c in open(f"{work}/cmds").read().splitlines()
@@ -293,6 +299,14 @@ def peer_run(entry, p):
     os.unlink(f"{work}/cmds")
     return out, counts
 
+class RunFailed(Exception):
+    """One run of one tool that ended without its figure: reported, and
+    the round left out of that case's pairs."""
+
+def last_line(text):
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[-1][:200] if lines else "(nothing printed)"
+
 # The cases whose script bounds dd with `timeout RUNTIME` (exact).
 DD = {"lru-file-readonce", "lru-file-readtwice", "lru-memcg"}
 
@@ -300,7 +314,7 @@ def seconds(entry):
     """vmscale's --runtime: as long as the suite's tasks ran (the median
     of its rounds so far), else R for dd and R + 1 for usemem."""
     case, _ = split(entry)
-    ran = [x[2] for run in res[(entry, "peer")] for x in run]
+    ran = [x[2] for run in res[(entry, "peer")] if run for x in run]
     if same_time != "0" and ran:
         return round(st.median(ran), 3)
     return float(rt) if case in DD else float(rt) + 1
@@ -310,11 +324,13 @@ def vmscale_run(entry, p, binary):
     secs = seconds(entry)
     if binary == vmscale:
         given[entry].append(secs)
-    out = subprocess.run([binary, "run", "vms", "--case", case, "--tasks", str(tasks),
-                          "--size", s, "--runtime", str(secs), "--reps", "1",
-                          "--warmup", "0", "--json"],
-                         check=True, capture_output=True, text=True, env=env).stdout
-    data = json.loads(out)["cases"][0]["samples"][-1]["data"]
+    r = subprocess.run([binary, "run", "vms", "--case", case, "--tasks", str(tasks),
+                        "--size", s, "--runtime", str(secs), "--reps", "1",
+                        "--warmup", "0", "--json"],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RunFailed(f"exit {r.returncode}: {last_line(r.stderr)}")
+    data = json.loads(r.stdout)["cases"][0]["samples"][-1]["data"]
     res = []
     for t in data["tasks"]:
         kbps, b = t["throughput"], t["bytes"]
@@ -371,8 +387,13 @@ for r in range(rounds):
             if prime_on != "0":
                 prime(p)
             before = vmstat()
-            tasks_out, counts = (peer_run(c, p) if tool == "peer"
-                                 else vmscale_run(c, p, binary[tool]))
+            try:
+                tasks_out, counts = (peer_run(c, p) if tool == "peer"
+                                     else vmscale_run(c, p, binary[tool]))
+            except RunFailed as e:
+                print(f"# round {r + 1}, {c}, {tool} failed: {e}", flush=True)
+                res[(c, tool)].append(None)
+                continue
             after = vmstat()
             res[(c, tool)].append(tasks_out)
             d = {k: after[k] - before[k] for k in COUNTERS}
@@ -382,14 +403,23 @@ for r in range(rounds):
     print(f"# round {r + 1} done, load {load()}", flush=True)
 
 def med(tool, c, i):
-    return st.median(x[i] for run in res[(c, tool)] for x in run)
+    return st.median(x[i] for run in res[(c, tool)] if run for x in run)
+
+def sums(c):
+    """Per tool, its throughput summed over tasks in each round in which
+    every tool's run of case c ended with its figure."""
+    paired = [k for k in range(rounds) if all(res[(c, t)][k] for t in tools)]
+    return {t: [sum(x[0] for x in res[(c, t)][k]) for k in paired] for t in tools}
 
 print(f"{'case':<20} {'suite KB/s':>11} {'vmscale':>11} {'ratio':>6} "
       f"{'range':>11} {'n':>2}  {'MB/task':>13} {'s/task':>11}")
 for c in cases:
-    sums = {t: [sum(x[0] for x in run) for run in res[(c, t)]] for t in tools}
-    ratio = [v / p for v, p in zip(sums["vmscale"], sums["peer"])]
-    print(f"{c:<20} {st.median(sums['peer']):>11.0f} {st.median(sums['vmscale']):>11.0f} "
+    sm = sums(c)
+    if not sm["peer"]:
+        print(f"{c:<20} no round in which both ran")
+        continue
+    ratio = [v / p for v, p in zip(sm["vmscale"], sm["peer"])]
+    print(f"{c:<20} {st.median(sm['peer']):>11.0f} {st.median(sm['vmscale']):>11.0f} "
           f"{st.median(ratio):>6.3f} {min(ratio):>5.2f}-{max(ratio):<5.2f} {len(ratio):>2}  "
           f"{med('peer', c, 1) / 1e6:>6.0f} {med('vmscale', c, 1) / 1e6:>6.0f} "
           f"{med('peer', c, 2):>5.2f} {med('vmscale', c, 2):>5.2f}")
@@ -397,9 +427,11 @@ print(f"# load after {load()}; MB/task and s/task: suite, then vmscale (medians)
 if other:
     print(f"# other vmscale {other}: ratios to the suite and vmscale / other:")
     for c in cases:
-        sums = {t: [sum(x[0] for x in run) for run in res[(c, t)]] for t in tools}
-        o = [a / b for a, b in zip(sums["other"], sums["peer"])]
-        vo = [a / b for a, b in zip(sums["vmscale"], sums["other"])]
+        sm = sums(c)
+        if not sm["peer"]:
+            continue
+        o = [a / b for a, b in zip(sm["other"], sm["peer"])]
+        vo = [a / b for a, b in zip(sm["vmscale"], sm["other"])]
         print(f"#   {c:<24} other/suite {st.median(o):.3f} ({min(o):.2f}-{max(o):.2f})"
               f"   vmscale/other {st.median(vo):.3f} ({min(vo):.2f}-{max(vo):.2f})")
 

@@ -29,6 +29,8 @@ pub mod probes;
 pub mod profile;
 pub mod report;
 pub mod runner;
+#[cfg(test)]
+pub mod scratch;
 pub mod setup;
 pub mod stats;
 pub mod store;

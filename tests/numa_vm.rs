@@ -93,9 +93,8 @@ fn two_node_guest_runs_numa_for_real() {
         "1",
         "--warmup",
         "0",
-        // Every 50 ms: on a quiet host, samples 200 ms apart saw only local
-        // pages in 4 of 8 runs although pages had migrated (the locality
-        // assertion below); 50 ms apart it moved in 10 of 10.
+        // Every 50 ms: a run of about 2 s still gives a series of dozens
+        // of points.
         "--interval",
         "50ms",
         "--label",
@@ -233,6 +232,15 @@ fn two_node_guest_runs_numa_for_real() {
         assert_eq!(figure(s, "pages_sampled"), 2.0 * region_pages);
         assert!(locality_series(s).iter().all(|l| (0.0..=1.0).contains(l)));
     }
+    // Without balancing nothing moves the pages or pulls a thread back to
+    // them, and the scheduler spreads the two busy processes over the two
+    // CPUs: one thread works on node 1 against a region on node 0 for the
+    // whole run, and the sampler sees it remote.
+    assert!(
+        figure(off, "locality_min") < 1.0,
+        "no remote thread seen without balancing: {:?}",
+        locality_series(off)
+    );
     // numa02 with balancing on (the guest's default): its private region
     // moves to the thread working on it, and the figure moves with it.
     let numa02 = show(&scratch.db(), "vm/numa02");
@@ -241,11 +249,12 @@ fn two_node_guest_runs_numa_for_real() {
     assert_eq!(figure(s, "locality_threads"), 2.0);
     assert!(figure(s, "numa_pages_migrated") > 0.0, "{s}");
     assert!(figure(s, "end_on_first_node") < 1.0, "{s}");
-    let series = locality_series(s);
-    assert!(
-        series.iter().any(|l| *l != series[0]),
-        "worst-thread locality never moved: {series:?}"
-    );
+    // Whether the worst-thread series catches numa02's region on its way
+    // is a race: on a fast host the pages followed their thread within one
+    // 50 ms interval and every sample read 1.0 (CI, 2026-11-27). That the
+    // sampler sees remote pages is asserted on numa01 without balancing.
+    assert!(figure(s, "locality_samples") >= 3.0, "{s}");
+    assert!(locality_series(s).iter().all(|l| (0.0..=1.0).contains(l)));
 
     // The host's pft beside the guest's: compare warns that one ran on the
     // host and one under an emulated (or KVM) CPU.

@@ -303,25 +303,32 @@ fn impossible_sizes_exit_2_with_the_reason_and_store_nothing() {
     assert!(!s.db().exists(), "nothing stored");
 }
 
-/// lru-file-readonce reads more than its cgroup holds, swap-w-seq writes
-/// more: reclaim and swap-out, shown by the kernel's counters. One task,
-/// so its writes alone exceed the swap case's cgroup (mem_avail) however
-/// much memory the host has and however the tasks are scheduled (two
-/// tasks of half the size each fit when a loaded host runs them one
-/// after the other: that was seen with no swap-out at all).
-#[test]
-fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
+/// A run of cases that need root's set-up room, holding the room until
+/// the test is done with what the run left (its store, the mounts).
+struct RoomRun {
+    _one: std::sync::MutexGuard<'static, ()>,
+    s: Scratch,
+    v: serde_json::Value,
+}
+
+/// `cases` with one task at 1/512 for 3 s, one sample, as root; None
+/// (the test skipped, which fails under CI) when not root. One task,
+/// so its memory alone exceeds its case's cgroup however much memory
+/// the host has and however the tasks are scheduled (two tasks of half
+/// the size each fit when a loaded host runs them one after the other:
+/// that was seen with no swap-out at all).
+fn run_in_room(cases: &str, needs: &str) -> Option<RoomRun> {
     if !is_root() {
-        common::skip("needs root: a page-cache file system, a memory cgroup, swap");
-        return;
+        common::skip(&format!("needs root: {needs}"));
+        return None;
     }
-    let _one = room();
+    let one = room();
     let s = Scratch::new("vms-room");
     let v = json(&s.vmscale(&[
         "run",
         "vms",
         "--case",
-        "lru-file-readonce,swap-w-seq",
+        cases,
         "--tasks",
         "1",
         "--size",
@@ -334,6 +341,20 @@ fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
         "0",
         "--json",
     ]));
+    Some(RoomRun { _one: one, s, v })
+}
+
+/// lru-file-readonce reads more than its cgroup holds, swap-w-seq writes
+/// more (than mem_avail, swap-w-seq's cgroup): reclaim and swap-out,
+/// shown by the kernel's counters.
+#[test]
+fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
+    let Some(RoomRun { _one, s, v }) = run_in_room(
+        "lru-file-readonce,swap-w-seq",
+        "a page-cache file system, a memory cgroup, swap",
+    ) else {
+        return;
+    };
     // lru-file-readonce: the cgroup's limit is hit and its pages
     // reclaimed (memory.events max, pages uncharged), and reclaim scanned
     // and stole file pages (system-wide counters, which count a cgroup's
@@ -368,39 +389,16 @@ fn reclaim_under_the_case_cgroup_and_swap_out_are_shown() {
 /// written, and the read swapped pages in, major faults of its cgroup.
 #[test]
 fn swapin_pages_its_memory_out_and_reads_it_back_in() {
-    if !is_root() {
-        common::skip("needs root: a memory cgroup and swap");
+    let Some(run) = run_in_room("swapin", "a memory cgroup and swap") else {
         return;
-    }
-    let _one = room();
-    let s = Scratch::new("vms-swapin");
-    let v = json(&s.vmscale(&[
-        "run",
-        "vms",
-        "--case",
-        "swapin",
-        "--tasks",
-        "1",
-        "--size",
-        "1/512",
-        "--runtime",
-        "3",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]));
-    let written = per_task(&v, 0) / page();
-    let out = vmstat(&v, 0, "pswpout") as f64;
-    assert!(
-        out >= written / 2.0,
-        "{out} of {written}: {}",
-        sample(&v, 0)
-    );
-    assert!(vmstat(&v, 0, "pswpin") > 0, "{}", sample(&v, 0));
-    assert!(fig(&v, 0, "memcg.pgmajfault") > 0.0, "{}", sample(&v, 0));
-    assert!(fig(&v, 0, "throughput") > 0.0, "{}", sample(&v, 0));
+    };
+    let v = &run.v;
+    let written = per_task(v, 0) / page();
+    let out = vmstat(v, 0, "pswpout") as f64;
+    assert!(out >= written / 2.0, "{out} of {written}: {}", sample(v, 0));
+    assert!(vmstat(v, 0, "pswpin") > 0, "{}", sample(v, 0));
+    assert!(fig(v, 0, "memcg.pgmajfault") > 0.0, "{}", sample(v, 0));
+    assert!(fig(v, 0, "throughput") > 0.0, "{}", sample(v, 0));
 }
 
 /// The journal of the one set-up a run in `state` made so far.

@@ -488,8 +488,7 @@ mod tests {
 
     #[test]
     fn a_busy_sibling_outside_the_cpus_is_found() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
+        let root = crate::scratch::at("");
         for (c, s) in [(0, "0,2"), (2, "0,2")] {
             let d = root.join(format!("sys/devices/system/cpu/cpu{c}/topology"));
             std::fs::create_dir_all(&d).unwrap();
@@ -502,16 +501,16 @@ mod tests {
             irqs: BTreeMap::new(),
         };
         assert!(matches!(
-            smt_siblings(root, &[0], &act(80)),
+            smt_siblings(&root, &[0], &act(80)),
             Outcome::Found(_)
         ));
         assert!(matches!(
-            smt_siblings(root, &[0], &act(2)),
+            smt_siblings(&root, &[0], &act(2)),
             Outcome::Clear(_)
         ));
         // Both siblings used: none outside.
         assert!(matches!(
-            smt_siblings(root, &[0, 2], &act(80)),
+            smt_siblings(&root, &[0, 2], &act(80)),
             Outcome::Clear(_)
         ));
     }

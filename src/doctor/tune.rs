@@ -80,20 +80,19 @@ mod tests {
     #[test]
     fn tuned_knobs_are_restored_after_a_kill() {
         // A copy of the fixture, so the test writes only its own files.
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
+        let root = crate::scratch::at("");
         let rel = "proc/sys/vm/compaction_proactiveness";
         std::fs::create_dir_all(root.join("proc/sys/vm")).unwrap();
         std::fs::copy(noisy().join(rel), root.join(rel)).unwrap();
-        let (plan, tuned) = plan(root, &Plan::default(), "pft");
+        let (plan, tuned) = plan(&root, &Plan::default(), "pft");
         assert_eq!(tuned.len(), 1);
         let jp = root.join("knobs.journal");
-        let mut s = crate::knobs::Session::begin(&plan, root, &jp, None).unwrap();
+        let mut s = crate::knobs::Session::begin(&plan, &root, &jp, None).unwrap();
         s.apply(&tuned).unwrap();
         let read = || registry::current(&std::fs::read_to_string(root.join(rel)).unwrap());
         assert_eq!(read(), "0");
         std::mem::forget(s); // as SIGKILL would
-        let lines = crate::knobs::session::recover(&jp, root).unwrap();
+        let lines = crate::knobs::session::recover(&jp, &root).unwrap();
         assert_eq!(lines.len(), 1);
         assert_eq!(read(), "20");
     }

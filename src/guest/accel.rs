@@ -88,7 +88,7 @@ pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
             "a KVM probe boot printed nothing in {} s",
             d.as_secs()
         )),
-        End::TimedOut(d) => Some(format!(
+        End::TimedOut(d) | End::NoInit(d) => Some(format!(
             "a KVM probe boot did not reach init in {} s",
             d.as_secs()
         )),
@@ -241,33 +241,32 @@ mod tests {
 
     #[test]
     fn kvm_pvm_and_an_unopenable_device_fall_back_without_booting() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         std::fs::create_dir_all(dir.join("module/kvm_pvm")).unwrap();
         let nodev = dir.join("kvm");
-        let c = choose(Asked::Auto, dir, &nodev, || panic!("no probe boot")).unwrap();
+        let c = choose(Asked::Auto, &dir, &nodev, || panic!("no probe boot")).unwrap();
         assert_eq!(c.accel, Accel::Tcg);
         assert!(c.why.contains("kvm-pvm"), "{}", c.why);
-        let e = choose(Asked::Kvm, dir, &nodev, || panic!("no probe boot")).unwrap_err();
+        let e = choose(Asked::Kvm, &dir, &nodev, || panic!("no probe boot")).unwrap_err();
         assert!(matches!(e, Error::Refused(_)), "{e}");
         std::fs::remove_dir_all(dir.join("module")).unwrap();
-        let c = choose(Asked::Auto, dir, &nodev, || panic!("no probe boot")).unwrap();
+        let c = choose(Asked::Auto, &dir, &nodev, || panic!("no probe boot")).unwrap();
         assert!(c.why.contains("cannot be opened"), "{}", c.why);
         // A device that opens: the probe decides.
         std::fs::write(&nodev, b"").unwrap();
-        let c = choose(Asked::Auto, dir, &nodev, || Ok(None)).unwrap();
+        let c = choose(Asked::Auto, &dir, &nodev, || Ok(None)).unwrap();
         assert_eq!(c.accel, Accel::Kvm);
-        let c = choose(Asked::Auto, dir, &nodev, || {
+        let c = choose(Asked::Auto, &dir, &nodev, || {
             Ok(probe_verdict(&End::TimedOut(PROBE_BOUND), false))
         })
         .unwrap();
         assert_eq!(c.accel, Accel::Tcg);
         assert!(c.why.contains("printed nothing in 30 s"), "{}", c.why);
         assert_eq!(
-            choose(Asked::Tcg, dir, &nodev, || panic!()).unwrap().accel,
+            choose(Asked::Tcg, &dir, &nodev, || panic!()).unwrap().accel,
             Accel::Tcg
         );
-        let c = choose(Asked::Icount, dir, &nodev, || panic!()).unwrap();
+        let c = choose(Asked::Icount, &dir, &nodev, || panic!()).unwrap();
         assert_eq!(c.accel, Accel::Icount);
         assert!(banner(&c).unwrap().contains("instruction count"));
     }

@@ -345,18 +345,17 @@ mod tests {
 
     #[test]
     fn the_archive_reads_back_with_every_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let bin = tmp.path().join("tool");
+        let bin = crate::scratch::at("tool");
         std::fs::write(&bin, b"\x7fELF not really").unwrap();
         let user = Userland {
-            busybox: bin.clone(),
+            busybox: bin.to_path_buf(),
             applets: vec!["sh".into(), "mount".into(), "losetup".into()],
-            vmscale: bin.clone(),
-            libs: vec![bin.clone()],
-            tools: vec![("losetup".into(), bin.clone())],
+            vmscale: bin.to_path_buf(),
+            libs: vec![bin.to_path_buf()],
+            tools: vec![("losetup".into(), bin.to_path_buf())],
             room: true,
         };
-        let path = tmp.path().join("initrd");
+        let path = bin.with_file_name("initrd");
         let scripts = Scripts {
             init: "#!/bin/sh\n",
             plan: "x",
@@ -386,8 +385,9 @@ mod tests {
         // The library's directories come before it.
         let lib = bin.to_string_lossy().trim_start_matches('/').to_string();
         let lib_at = names.iter().position(|(x, _)| *x == lib).unwrap();
-        let parent = tmp
-            .path()
+        let parent = bin
+            .parent()
+            .unwrap()
             .to_string_lossy()
             .trim_start_matches('/')
             .to_string();

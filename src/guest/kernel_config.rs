@@ -160,8 +160,7 @@ mod tests {
 
     #[test]
     fn a_build_trees_config_is_found_and_checked() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
+        let root = crate::scratch::at("");
         let boot = root.join("arch/x86/boot");
         std::fs::create_dir_all(&boot).unwrap();
         let image = boot.join("bzImage");

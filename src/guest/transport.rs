@@ -93,10 +93,13 @@ mod tests {
 
     #[test]
     fn an_unwritten_disk_brings_nothing_and_a_written_one_its_files() {
-        let tmp = tempfile::tempdir().unwrap();
-        let disk = tmp.path().join("out.img");
+        let disk = crate::scratch::at("out.img");
         create_disk(&disk).unwrap();
-        assert!(read_disk(&disk, &tmp.path().join("a")).unwrap().is_none());
+        assert!(
+            read_disk(&disk, &disk.with_file_name("a"))
+                .unwrap()
+                .is_none()
+        );
         // What busybox tar writes: a plain archive at the start of the disk.
         {
             let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
@@ -109,7 +112,9 @@ mod tests {
             b.append_data(&mut h, "./step-1.status", &data[..]).unwrap();
             b.finish().unwrap();
         }
-        let r = read_disk(&disk, &tmp.path().join("b")).unwrap().unwrap();
+        let r = read_disk(&disk, &disk.with_file_name("b"))
+            .unwrap()
+            .unwrap();
         assert_eq!(r.step_status(1), Some(0));
         assert_eq!(r.step_status(2), None);
         assert!(r.store().is_none());

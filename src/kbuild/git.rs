@@ -287,8 +287,7 @@ mod tests {
 
     #[test]
     fn revisions_export_without_touching_the_checkout() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
+        let root = crate::scratch::at("");
         let t = root.join("tree");
         std::fs::create_dir_all(t.join("arch/x86")).unwrap();
         sh(

@@ -147,8 +147,7 @@ mod tests {
 
     #[test]
     fn a_failing_make_gives_its_last_lines() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         let mut mk = String::from("all:\n");
         for i in 0..50 {
             mk.push_str(&format!("\t@echo line {i}\n"));

@@ -66,8 +66,7 @@ mod tests {
 
     #[test]
     fn round_trip_and_remove() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("sub/knobs.journal");
+        let p = crate::scratch::at("sub/knobs.journal");
         assert_eq!(read(&p).unwrap(), None);
         let j = Journal {
             pid: 1,

@@ -142,8 +142,7 @@ mod tests {
 
     #[test]
     fn second_holder_is_refused_and_record_survives() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("run/knobs.lock");
+        let p = crate::scratch::at("run/knobs.lock");
         let mut first = KnobLock::acquire_at(&p, Wait::No).unwrap();
         let h = Holder {
             pid: 7,

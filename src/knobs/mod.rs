@@ -230,8 +230,7 @@ mod tests {
     #[test]
     fn preflight_refuses_missing_files() {
         let p = Plan::parse(&specs(&["thp_defrag=never"])).unwrap();
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("no-such-root");
+        let root = crate::scratch::at("no-such-root");
         let j = root.join("j");
         let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
             panic!("a knob file that is not there is not refused")

@@ -249,8 +249,7 @@ mod tests {
 
     #[test]
     fn creates_private_dir_and_refuses_open_ones() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path();
+        let d = crate::scratch::at("");
         let s = d.join("a/state");
         ensure_dir(&s).unwrap();
         assert_eq!(std::fs::metadata(&s).unwrap().mode() & 0o777, 0o700);
@@ -274,8 +273,7 @@ mod tests {
 
     #[test]
     fn files_are_not_followed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path();
+        let d = crate::scratch::at("");
         let target = d.join("target");
         std::fs::write(&target, "x").unwrap();
         let link = d.join("link");
@@ -289,7 +287,7 @@ mod tests {
         assert!(open_rw(&link).is_err());
         assert!(create_new(&link).is_err());
         assert!(open_read(&d.join("none")).unwrap().is_none());
-        assert_eq!(symlink_below(d, &link), Some(link.clone()));
-        assert_eq!(symlink_below(d, &target), None);
+        assert_eq!(symlink_below(&d, &link), Some(link.clone()));
+        assert_eq!(symlink_below(&d, &target), None);
     }
 }

@@ -64,8 +64,7 @@ mod tests {
 
     #[test]
     fn totals_of_the_machine_and_its_nodes() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
+        let root = crate::scratch::at("");
         let node = |n: u32, kib: u64| {
             let d = root.join(format!("sys/devices/system/node/node{n}"));
             std::fs::create_dir_all(&d).unwrap();
@@ -81,7 +80,7 @@ mod tests {
         node(0, 6_000_000);
         node(1, 2_000_000);
         std::fs::create_dir_all(root.join("sys/devices/system/node/possible")).unwrap();
-        let s = read(root);
+        let s = read(&root);
         assert_eq!(s.total_kib, Some(24_684_092));
         assert_eq!((s.nodes_kib, s.nodes), (8_000_000, 2));
         assert_eq!(read(&root.join("gone")), MemorySize::default());

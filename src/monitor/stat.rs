@@ -202,11 +202,10 @@ intr 456 4 5
     #[test]
     fn quiet_wait_on_frozen_and_missing_fixtures() {
         // A frozen /proc/stat reads as perfectly idle: quiet at once.
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
+        let dir = crate::scratch::at("");
         std::fs::create_dir_all(dir.join("proc")).unwrap();
         std::fs::write(dir.join("proc/stat"), BEFORE).unwrap();
-        let (_, quiet) = wait_quiet(dir, 0.05, Duration::from_millis(1), Duration::from_secs(1));
+        let (_, quiet) = wait_quiet(&dir, 0.05, Duration::from_millis(1), Duration::from_secs(1));
         assert!(quiet);
         let (_, quiet) = wait_quiet(
             &dir.join("missing"),

@@ -244,8 +244,7 @@ mod tests {
 
     #[test]
     fn live_journals_are_not_dead_and_dropped_ones_are() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path().join("setup");
+        let d = crate::scratch::at("setup");
         let mut j = Journal::create(&d).unwrap();
         let room = j.record.room.clone();
         j.push(Step::Dir { path: room.clone() }).unwrap();
@@ -262,8 +261,7 @@ mod tests {
 
     #[test]
     fn paths_outside_the_room_are_refused() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path().join("setup");
+        let d = crate::scratch::at("setup");
         let mut j = Journal::create(&d).unwrap();
         let room = j.record.room.clone();
         j.push(Step::Mount {

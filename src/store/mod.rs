@@ -395,9 +395,7 @@ mod tests {
 
     #[test]
     fn a_store_of_schema_1_is_upgraded_once_and_keeps_its_runs() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("s.db");
-        std::fs::create_dir_all(tmp.path()).unwrap();
+        let path = crate::scratch::at("s.db");
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(schema::first_for_tests()).unwrap();

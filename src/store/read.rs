@@ -248,8 +248,7 @@ mod tests {
 
     #[test]
     fn an_unknown_run_is_input_and_a_damaged_column_a_store_failure() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("s.db");
+        let path = crate::scratch::at("s.db");
         let mut st = Store::open(&path).unwrap();
         let id = one_run(&mut st, &Case::new(1, "x"));
         st.batch("UPDATE runs SET config = '{\"thp\": ' WHERE id = 1")
@@ -277,8 +276,7 @@ mod tests {
 
     #[test]
     fn a_missing_store_is_input_and_is_not_created() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("none/s.db");
+        let path = crate::scratch::at("none/s.db");
         let Err(e) = Store::open_existing(&path) else {
             panic!("opened a store that is not there")
         };
@@ -289,8 +287,7 @@ mod tests {
 
     #[test]
     fn a_non_finite_figure_keeps_the_others() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("s.db");
+        let path = crate::scratch::at("s.db");
         let mut st = Store::open(&path).unwrap();
         let case = Case::new(1, "x");
         let id = one_run(&mut st, &case);

@@ -371,8 +371,7 @@ mod tests {
 
     #[test]
     fn a_spool_reads_back_in_order_and_a_torn_tail_is_ignored() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("x.spool");
+        let path = crate::scratch::at("x.spool");
         let mut run = Map::new();
         run.insert("uuid".into(), "u-1".into());
         run.insert("pid".into(), 7.into());
@@ -409,8 +408,7 @@ mod tests {
 
     #[test]
     fn the_format_version_is_written_and_another_refused_naming_both() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("v.spool");
+        let path = crate::scratch::at("v.spool");
         let head = Entry::Run {
             format: FORMAT,
             store: "postgres://u@h/db".into(),
