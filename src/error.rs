@@ -101,6 +101,10 @@ pub fn assert_input<T>(r: Result<T>) {
 mod tests {
     use super::*;
 
+    fn cannot_read(path: &str, kind: std::io::ErrorKind) -> Error {
+        Error::io("cannot read", path, std::io::Error::from(kind))
+    }
+
     #[test]
     fn context_keeps_the_kind_of_error() {
         let e = Error::Input("--tasks 0".into()).context("run pft");
@@ -113,11 +117,7 @@ mod tests {
 
     #[test]
     fn a_refusal_keeps_the_message_and_exits_2() {
-        let io = Error::io(
-            "cannot read",
-            "/k",
-            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
-        );
+        let io = cannot_read("/k", std::io::ErrorKind::PermissionDenied);
         let m = io.to_string();
         let r = io.refusal();
         assert!(matches!(r, Error::Refused(_)));
@@ -127,11 +127,7 @@ mod tests {
 
     #[test]
     fn io_errors_name_the_path_and_the_cause() {
-        let e = Error::io(
-            "cannot read",
-            "/x/y",
-            std::io::Error::from(std::io::ErrorKind::NotFound),
-        );
+        let e = cannot_read("/x/y", std::io::ErrorKind::NotFound);
         let m = e.to_string();
         assert!(m.starts_with("cannot read /x/y: "), "{m}");
         assert!(m.contains("not found"), "{m}");

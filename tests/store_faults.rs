@@ -550,8 +550,9 @@ impl Ext4Loop {
         );
     }
 
-    fn umount(&self) {
-        let _ = sh("umount", &[self.mnt.to_str().unwrap()]);
+    /// Whether the image came off its mount point.
+    fn umount(&self) -> bool {
+        sh("umount", &[self.mnt.to_str().unwrap()]).status.success()
     }
 
     /// Everything written so far on disk (syncfs).
@@ -581,7 +582,9 @@ impl Ext4Loop {
 
 impl Drop for Ext4Loop {
     fn drop(&mut self) {
-        self.umount();
+        if !self.umount() {
+            let _ = sh("umount", &["-l", self.mnt.to_str().unwrap()]);
+        }
         let _ = sh("losetup", &["-d", &self.dev]);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -630,7 +633,9 @@ fn run_through(options: &str, fault: fn(&Ext4Loop), error: &str) {
     assert_eq!(stat_interval(), original, "the knob was restored");
     // Mounted again, the store holds what was on disk before the fault,
     // and the run, its process gone, is incomplete.
-    disk.umount();
+    // Unmounted for real first: mounted again over a shut-down instance
+    // still busy, the device would give back that instance, EIO and all.
+    wait_for("the image unmounted", || disk.umount());
     disk.mount("errors=continue");
     let run = json(
         &vmscale(db_s, &state, &["show", "1", "--json"])

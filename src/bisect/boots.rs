@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::entries::Entry;
-use super::flow::{Bench, Measured, Role};
+use super::flow::{Bench, Enough, Measured, Pair};
 use super::stored::{self, Stored};
 use crate::error::{Error, Result};
 use crate::guest::accel::Choice;
@@ -158,13 +158,8 @@ impl<'a> Guests<'a> {
 }
 
 impl Bench for Guests<'_> {
-    fn measure(
-        &mut self,
-        role: Role,
-        base: usize,
-        new: usize,
-        enough: &mut dyn FnMut(&[f64]) -> bool,
-    ) -> Result<Measured> {
+    fn measure(&mut self, pair: Pair, enough: Enough) -> Result<Measured> {
+        let Pair { role, base, new } = pair;
         let (lb, ln) = (&self.entries[base].label, &self.entries[new].label);
         let mut logs = self.stored.logs(role, lb, ln);
         let stored = logs.len();

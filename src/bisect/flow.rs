@@ -40,6 +40,15 @@ impl Role {
     }
 }
 
+/// What a bisection measures: entry `new` against entry `base`, for
+/// `role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    pub role: Role,
+    pub base: usize,
+    pub new: usize,
+}
+
 /// The rounds of one pair: ln(new / base) per round, paired.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -52,17 +61,14 @@ pub struct Measured {
 
 /// Boots pairs of entries in turn, round by round.
 pub trait Bench {
-    /// Rounds of `new` against `base` for `role`: those stored, then more
-    /// until `enough` says so. An error is a pair that could not be
-    /// measured (a build or a boot failed), or an interruption.
-    fn measure(
-        &mut self,
-        role: Role,
-        base: usize,
-        new: usize,
-        enough: &mut dyn FnMut(&[f64]) -> bool,
-    ) -> Result<Measured>;
+    /// Rounds of the pair: those stored, then more until `enough` says
+    /// so. An error is a pair that could not be measured (a build or a
+    /// boot failed), or an interruption.
+    fn measure(&mut self, pair: Pair, enough: Enough) -> Result<Measured>;
 }
+
+/// Whether the rounds so far are enough.
+pub type Enough<'a> = &'a mut dyn FnMut(&[f64]) -> bool;
 
 /// One pair's measurement and what it said.
 #[derive(Debug, Clone, Serialize)]
@@ -79,6 +85,22 @@ pub struct Record {
     pub seconds: f64,
     /// Why the pair could not be measured.
     pub failure: Option<String>,
+}
+
+impl Record {
+    /// The record of `pair` measured as `m`, not judged yet.
+    fn of(pair: Pair, m: &Measured) -> Record {
+        Record {
+            base: pair.base,
+            new: pair.new,
+            mark: None,
+            decision: None,
+            rounds: m.logs.len(),
+            stored: m.stored,
+            seconds: m.seconds,
+            failure: None,
+        }
+    }
 }
 
 /// How the bisection ended.
@@ -113,22 +135,16 @@ fn decide(
     new: usize,
 ) -> Result<Record> {
     let max = rule.max_rounds;
-    let m = bench.measure(role, base, new, &mut |logs| {
+    let pair = Pair { role, base, new };
+    let m = bench.measure(pair, &mut |logs| {
         logs.len() >= max
             || rule
                 .judge_logs(logs)
                 .is_some_and(|d| d.verdict != Verdict::Undecided)
     })?;
-    let decision = rule.judge_logs(&m.logs);
     Ok(Record {
-        base,
-        new,
-        mark: None,
-        decision,
-        rounds: m.logs.len(),
-        stored: m.stored,
-        seconds: m.seconds,
-        failure: None,
+        decision: rule.judge_logs(&m.logs),
+        ..Record::of(pair, &m)
     })
 }
 
@@ -136,7 +152,12 @@ fn decide(
 fn step(bench: &mut dyn Bench, rule: &Rule, ends: f64, i: usize) -> Result<Record> {
     let max = rule.max_rounds;
     let told = |logs: &[f64]| step::judge(rule, ends, logs, logs.len() >= max);
-    let measured = bench.measure(Role::Step, 0, i, &mut |logs| {
+    let pair = Pair {
+        role: Role::Step,
+        base: 0,
+        new: i,
+    };
+    let measured = bench.measure(pair, &mut |logs| {
         told(logs).is_some_and(|j| j.mark.is_some())
     });
     let m = match measured {
@@ -144,28 +165,18 @@ fn step(bench: &mut dyn Bench, rule: &Rule, ends: f64, i: usize) -> Result<Recor
         Err(Error::Interrupted) => return Err(Error::Interrupted),
         Err(e) => {
             return Ok(Record {
-                base: 0,
-                new: i,
                 mark: Some(Mark::Skip),
-                decision: None,
-                rounds: 0,
-                stored: 0,
-                seconds: 0.0,
                 failure: Some(e.to_string()),
+                ..Record::of(pair, &Measured::default())
             });
         }
     };
     let judged: Option<Judged> = told(&m.logs);
     Ok(Record {
-        base: 0,
-        new: i,
         // Rounds that ended early without an answer (none left) skip.
         mark: Some(judged.and_then(|j| j.mark).unwrap_or(Mark::Skip)),
         decision: judged.map(|j| j.decision),
-        rounds: m.logs.len(),
-        stored: m.stored,
-        seconds: m.seconds,
-        failure: None,
+        ..Record::of(pair, &m)
     })
 }
 
@@ -254,39 +265,30 @@ mod tests {
         planted: usize,
         step: f64,
         rng: SplitMix64,
-        kept: BTreeMap<(Role, usize, usize), Vec<f64>>,
+        kept: BTreeMap<Pair, Vec<f64>>,
         booted: usize,
         fails: Vec<usize>,
         stop_after: Option<usize>,
     }
 
     impl Bench for Fake {
-        fn measure(
-            &mut self,
-            role: Role,
-            base: usize,
-            new: usize,
-            enough: &mut dyn FnMut(&[f64]) -> bool,
-        ) -> Result<Measured> {
+        fn measure(&mut self, pair: Pair, enough: Enough) -> Result<Measured> {
+            let Pair { base, new, .. } = pair;
             if self.fails.contains(&new) {
                 return Err(Error::Failed("the kernel panicked".into()));
             }
             let level = |i: usize| if i >= self.planted { self.step } else { 0.0 };
-            let mut logs = self
-                .kept
-                .get(&(role, base, new))
-                .cloned()
-                .unwrap_or_default();
+            let mut logs = self.kept.get(&pair).cloned().unwrap_or_default();
             let stored = logs.len();
             while !enough(&logs) {
                 if self.stop_after.is_some_and(|k| self.booted >= k) {
-                    self.kept.insert((role, base, new), logs);
+                    self.kept.insert(pair, logs);
                     return Err(Error::Interrupted);
                 }
                 self.booted += 1;
                 logs.push(level(new) - level(base) + 0.05 * self.rng.normal());
             }
-            self.kept.insert((role, base, new), logs.clone());
+            self.kept.insert(pair, logs.clone());
             Ok(Measured {
                 logs,
                 stored,

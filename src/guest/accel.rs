@@ -88,7 +88,7 @@ pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
             "a KVM probe boot printed nothing in {} s",
             d.as_secs()
         )),
-        End::TimedOut(d) => Some(format!(
+        End::TimedOut(d) | End::NoInit(d) => Some(format!(
             "a KVM probe boot did not reach init in {} s",
             d.as_secs()
         )),

@@ -27,6 +27,9 @@ pub enum End {
     Panicked,
     /// Still running at the bound: stopped.
     TimedOut(Duration),
+    /// Init printed no marker by the boot bound (`Watch::to_init`): stopped
+    /// as hung in early boot.
+    NoInit(Duration),
     /// vmscale got this signal: stopped.
     Interrupted(i32),
     /// Stopped on purpose once the wanted marker came (the probe).
@@ -161,7 +164,7 @@ pub fn supervise(
             .to_init
             .filter(|b| !init_seen && begun.elapsed() >= *b)
         {
-            break End::TimedOut(b);
+            break End::NoInit(b);
         }
         if Instant::now() >= deadline {
             break if panic.is_some() {
@@ -247,7 +250,7 @@ mod tests {
             Some(Duration::from_millis(300)),
             None,
         );
-        assert_eq!(out.end, End::TimedOut(Duration::from_millis(300)));
+        assert_eq!(out.end, End::NoInit(Duration::from_millis(300)));
         assert!(out.spoke && seen.is_empty());
         // Once init has spoken, only the plan's bound applies.
         let (out, seen) = watch_sh_to_init(

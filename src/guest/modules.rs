@@ -231,23 +231,34 @@ fn visit(
 mod tests {
     use super::*;
 
+    /// A modules directory whose modules.builtin lists `builtin`.
+    fn modules(builtin: &[&str]) -> crate::scratch::Scratch {
+        let dir = crate::scratch::at("");
+        std::fs::create_dir_all(dir.join("kernel")).unwrap();
+        set_builtin(&dir, builtin);
+        dir
+    }
+
+    /// modules.builtin lists these modules (paths below kernel/, no .ko).
+    fn set_builtin(dir: &Path, builtin: &[&str]) {
+        let text: String = builtin.iter().map(|m| format!("kernel/{m}.ko\n")).collect();
+        std::fs::write(dir.join("modules.builtin"), text).unwrap();
+    }
+
     #[test]
     fn names_and_the_builtin_list() {
         assert_eq!(name_of("virtio_pci.ko").as_deref(), Some("virtio_pci"));
         assert_eq!(name_of("virtio-blk.ko.xz").as_deref(), Some("virtio_blk"));
         assert_eq!(name_of("README"), None);
-        let dir = crate::scratch::at("");
-        std::fs::create_dir_all(dir.join("kernel")).unwrap();
-        std::fs::write(
-            dir.join("modules.builtin"),
-            "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_pci.ko\n\
-             kernel/drivers/block/virtio_blk.ko\n",
-        )
-        .unwrap();
+        let dir = modules(&[
+            "drivers/virtio/virtio",
+            "drivers/virtio/virtio_pci",
+            "drivers/block/virtio_blk",
+        ]);
         // All built in: nothing to load.
         assert!(resolve(Some(&dir), "x", NEEDED).unwrap().is_empty());
         // Neither built in nor a file: a missing module, bad input.
-        std::fs::write(dir.join("modules.builtin"), "").unwrap();
+        set_builtin(&dir, &[]);
         let e = resolve(Some(&dir), "x", NEEDED).unwrap_err();
         assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
         assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
@@ -255,36 +266,32 @@ mod tests {
 
     #[test]
     fn kvm_modules_missing_broken_or_built_in() {
-        let dir = crate::scratch::at("");
+        let dir = modules(&["arch/x86/kvm/kvm"]);
         let kvm_dir = dir.join("kernel/arch/x86/kvm");
         std::fs::create_dir_all(&kvm_dir).unwrap();
-        std::fs::write(dir.join("modules.builtin"), "kernel/arch/x86/kvm/kvm.ko\n").unwrap();
         let e = kvm(Some(&dir), "x").unwrap_err();
         assert!(e.is_input() && e.to_string().contains("kvm_amd"), "{e}");
         // A module file that is not ELF is bad input naming it.
         std::fs::write(kvm_dir.join("kvm-amd.ko"), b"not elf").unwrap();
         let e = kvm(Some(&dir), "x").unwrap_err();
         assert!(e.to_string().contains("not an ELF module"), "{e}");
-        std::fs::write(
-            dir.join("modules.builtin"),
-            "kernel/arch/x86/kvm/kvm.ko\nkernel/arch/x86/kvm/kvm-amd.ko\n\
-             kernel/arch/x86/kvm/kvm-intel.ko\n",
-        )
-        .unwrap();
+        let all = [
+            "arch/x86/kvm/kvm",
+            "arch/x86/kvm/kvm-amd",
+            "arch/x86/kvm/kvm-intel",
+        ];
+        set_builtin(&dir, &all);
         assert!(kvm(Some(&dir), "x").unwrap().is_empty());
         assert!(kvm(None, "x").unwrap().is_empty());
     }
 
     #[test]
     fn optional_modules_the_kernel_lacks_are_left_out() {
-        let dir = crate::scratch::at("");
-        std::fs::create_dir_all(dir.join("kernel")).unwrap();
-        std::fs::write(
-            dir.join("modules.builtin"),
-            "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/block/virtio_blk.ko\n\
-             kernel/fs/ext4/ext4.ko\n",
-        )
-        .unwrap();
+        let dir = modules(&[
+            "drivers/virtio/virtio_pci",
+            "drivers/block/virtio_blk",
+            "fs/ext4/ext4",
+        ]);
         // ext4 built in, the others neither built in nor shipped: left
         // out, no error; a missing needed module is still an error.
         assert!(
@@ -292,7 +299,7 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
-        std::fs::write(dir.join("modules.builtin"), "kernel/fs/ext4/ext4.ko\n").unwrap();
+        set_builtin(&dir, &["fs/ext4/ext4"]);
         assert!(resolve_with(Some(&dir), "x", NEEDED, ROOM).is_err());
     }
 }

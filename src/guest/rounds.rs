@@ -196,7 +196,7 @@ pub fn boot_all(
                 .join(format!("round-{round}"))
                 .join(format!("kernel-{}", i + 1));
             let given = &session.topology.shape;
-            let verdict = boot::boot(session, p, round, &dir, &mut on_marker)
+            let verdict = boot_again_if_stalled(session, p, round, &dir, &mut on_marker)
                 .and_then(|b| judge(&b, p, round, steps, given));
             match verdict {
                 Ok(Some(store)) => done[i].push(Round { round, store }),
@@ -211,6 +211,41 @@ pub fn boot_all(
         }
     }
     (done, None)
+}
+
+/// Boots `p`; a TCG boot that never reached init is booted once more,
+/// the stalled one's files kept beside as `kernel-K.stalled`. QEMU's
+/// multi-threaded TCG (7.2 here) now and then stalls a many-vCPU guest in
+/// early boot with nearly every vCPU thread queued on QEMU's global lock
+/// (seen: 32 vCPUs on 2 host CPUs, 1 boot in 10, after "sched_clock:
+/// Marking stable", 29 of 32 vCPU threads waiting on the lock); the same
+/// kernel boots the next time. A kernel that hangs by itself hangs twice
+/// and fails as before.
+fn boot_again_if_stalled(
+    session: &Session,
+    p: &Prepared,
+    round: u32,
+    dir: &Path,
+    on_marker: &mut dyn FnMut(&Marker),
+) -> Result<Booted> {
+    let first = boot::boot(session, p, round, dir, on_marker)?;
+    let End::NoInit(after) = first.outcome.end else {
+        return Ok(first);
+    };
+    if session.accel != Accel::Tcg {
+        return Ok(first);
+    }
+    let stalled = dir.with_extension("stalled");
+    std::fs::rename(dir, &stalled).map_err(|e| Error::io("cannot rename", dir, e))?;
+    eprintln!(
+        "vmscale guest: kernel {} ({}), round {round}: no init after {} s under TCG \
+         (console: {}); booting it once more",
+        p.kernel.release,
+        p.label,
+        after.as_secs(),
+        stalled.join(files::CONSOLE_LOG).display()
+    );
+    boot::boot(session, p, round, dir, on_marker)
 }
 
 fn tail_text(lines: &[String]) -> String {
@@ -251,6 +286,13 @@ fn judge(
         End::TimedOut(d) => {
             return fail(format!(
                 "still running after {} s: stopped (raise --timeout if the plan needs longer)",
+                d.as_secs()
+            ));
+        }
+        End::NoInit(d) => {
+            return fail(format!(
+                "no init after {} s: stopped as hung in early boot (raise --timeout if \
+                 this kernel boots slower)",
                 d.as_secs()
             ));
         }

@@ -100,6 +100,35 @@ pub struct Snapshot {
     pub guest: Option<super::guest::GuestInfo>,
 }
 
+#[cfg(test)]
+impl Snapshot {
+    /// A machine for tests: `nodes` nodes of `per_node` CPUs each, one
+    /// thread a core, `per_package` CPUs a package; nothing else known.
+    pub fn fake(nodes: usize, per_node: usize, per_package: usize) -> Snapshot {
+        let cpu = |id| Cpu {
+            id,
+            package: Some(id / per_package),
+            core: Some(id),
+            node: Some(id / per_node),
+            siblings: vec![id],
+            die: None,
+            cluster: None,
+        };
+        let node = |n| Node {
+            id: n,
+            cpus: (n * per_node..(n + 1) * per_node).collect(),
+            mem_total_kib: None,
+            mem_free_kib: None,
+            distances: Vec::new(),
+        };
+        Snapshot {
+            cpus: (0..nodes * per_node).map(cpu).collect(),
+            nodes: (0..nodes).map(node).collect(),
+            ..Default::default()
+        }
+    }
+}
+
 impl Snapshot {
     /// Reads the machine under `root` ("/" for the live machine). Absent
     /// files leave their fields `None` or empty; this never fails.

@@ -65,12 +65,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             header: vec![header],
             align: vec![Align::Right; variants.len() + 1],
             rows,
-            layout: Some(Layout::columns(
-                [("", 4)]
-                    .into_iter()
-                    .chain(variants.iter().map(|_| ("", 10)))
-                    .collect(),
-            )),
+            layout: Some(Layout::label_and(4, variants.len(), 10)),
         })
     };
     out.push(Block::Blank);

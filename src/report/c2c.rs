@@ -142,12 +142,7 @@ fn variant_section(c: &CaseSamples, pairs: &[Pair], cpus: &[usize], colour: bool
         }
         let layout = Layout {
             text_title: block == 0,
-            ..Layout::columns(
-                [("", 5)]
-                    .into_iter()
-                    .chain(chunk.iter().map(|_| ("", width)))
-                    .collect(),
-            )
+            ..Layout::label_and(5, chunk.len(), width)
         };
         out.push(Block::Table(Table {
             title: if block == 0 {

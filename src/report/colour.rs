@@ -249,15 +249,7 @@ fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> Vec<Bloc
                 .collect(),
             header: vec![header],
             rows,
-            layout: Some(
-                Layout::columns(
-                    [("", 0)]
-                        .into_iter()
-                        .chain((lo..hi).map(|_| ("", 4)))
-                        .collect(),
-                )
-                .untitled(),
-            ),
+            layout: Some(Layout::label_and(0, (hi - lo) as usize, 4).untitled()),
         }));
     }
     out
@@ -490,35 +482,14 @@ fn change(base: Option<f64>, v: Option<f64>, better_higher: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Cpu, Node, Snapshot};
+    use crate::machine::Snapshot;
     use crate::model::build::{case, run, sample};
 
     /// 512 tasks on 16 nodes: a summary per node in 80 columns, no
     /// per-task rows, the worst task named.
     #[test]
     fn many_tasks_are_summarised_per_node() {
-        let cpu = |id| Cpu {
-            id,
-            package: Some(id / 256),
-            core: Some(id),
-            node: Some(id / 32),
-            siblings: vec![id],
-            die: None,
-            cluster: None,
-        };
-        let m = Snapshot {
-            cpus: (0..512).map(cpu).collect(),
-            nodes: (0..16)
-                .map(|n| Node {
-                    id: n,
-                    cpus: (n * 32..n * 32 + 32).collect(),
-                    mem_total_kib: None,
-                    mem_free_kib: None,
-                    distances: Vec::new(),
-                })
-                .collect(),
-            ..Default::default()
-        };
+        let m = Snapshot::fake(16, 32, 256);
         let mut one = sample().figure("eff_fraction", 0.4);
         for i in 0..512 {
             let frac = if i == 77 { 0.4 } else { 0.99 };

@@ -117,32 +117,10 @@ fn row(label: String, ts: &[Task], fig: Figure) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Cpu, Node};
 
     #[test]
     fn tasks_are_grouped_by_the_node_of_their_cpu() {
-        let cpu = |id| Cpu {
-            id,
-            package: Some(0),
-            core: Some(id),
-            node: Some(id / 256),
-            siblings: vec![id],
-            die: None,
-            cluster: None,
-        };
-        let m = Snapshot {
-            cpus: (0..512).map(cpu).collect(),
-            nodes: (0..2)
-                .map(|n| Node {
-                    id: n,
-                    cpus: (n * 256..n * 256 + 256).collect(),
-                    mem_total_kib: None,
-                    mem_free_kib: None,
-                    distances: Vec::new(),
-                })
-                .collect(),
-            ..Default::default()
-        };
+        let m = Snapshot::fake(2, 256, 512);
         let tasks: Vec<Task> = (0..512)
             .map(|i| Task {
                 index: i,

@@ -136,49 +136,67 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     }
     let title = "Measured faults (median sample; mmap and munmap timed apart, slowest task):";
     out.push(Block::Blank);
-    out.push(Block::Table(Table {
-        title: title.into(),
-        header: vec![names(&[
-            "Thr",
-            "touched",
-            "faults",
-            "pgfault",
-            "thp_alloc",
-            "mmap",
-            "munmap",
-        ])],
-        align: vec![Align::Right; 7],
-        rows: counts,
-        layout: Some(Layout::spaced(&[4, 11, 11, 11, 9, 10, 10]).with_header(format!(
-            "{title}\n Thr     touched      faults     pgfault  thp_alloc      mmap     munmap\n"
-        ))),
-    }));
+    out.push(right_aligned(title, &COUNTS, counts));
     if !work.is_empty() {
         let title = "Work done (median sample; ready = wall time until all of it is faulted in):";
         out.push(Block::Blank);
-        out.push(Block::Table(Table {
-            title: title.into(),
-            header: vec![names(&[
-                "Thr",
-                "MiB",
-                "ready",
-                "MiB/wsec",
-                "fault/wsec",
-                "pages/fault",
-                "perf faults",
-            ])],
-            align: vec![Align::Right; 7],
-            rows: work,
-            layout: Some(Layout::spaced(&[4, 10, 10, 12, 12, 11, 11]).with_header(format!(
-                "{title}\n Thr        MiB      ready     MiB/wsec   fault/wsec pages/fault perf faults\n"
-            ))),
-        }));
+        out.push(right_aligned(title, &WORK, work));
     }
     if !checks.is_empty() {
         out.push(Block::Paragraph(super::warnings::paragraph(&checks)));
     }
     out.extend(populate_section(run));
     out
+}
+
+/// The columns of a table of numbers: their names, their text widths and
+/// the text header line (in its historical spacing).
+struct Columns {
+    names: &'static [&'static str],
+    widths: &'static [usize],
+    header: &'static str,
+}
+
+/// The measured-faults table.
+const COUNTS: Columns = Columns {
+    names: &[
+        "Thr",
+        "touched",
+        "faults",
+        "pgfault",
+        "thp_alloc",
+        "mmap",
+        "munmap",
+    ],
+    widths: &[4, 11, 11, 11, 9, 10, 10],
+    header: " Thr     touched      faults     pgfault  thp_alloc      mmap     munmap",
+};
+
+/// The work-done table.
+const WORK: Columns = Columns {
+    names: &[
+        "Thr",
+        "MiB",
+        "ready",
+        "MiB/wsec",
+        "fault/wsec",
+        "pages/fault",
+        "perf faults",
+    ],
+    widths: &[4, 10, 10, 12, 12, 11, 11],
+    header: " Thr        MiB      ready     MiB/wsec   fault/wsec pages/fault perf faults",
+};
+
+/// A table of right-aligned `columns` under `title`.
+fn right_aligned(title: &str, columns: &Columns, rows: Vec<Vec<String>>) -> Block {
+    let header = columns.header;
+    Block::Table(Table {
+        title: title.into(),
+        header: vec![names(columns.names)],
+        align: vec![Align::Right; columns.names.len()],
+        rows,
+        layout: Some(Layout::spaced(columns.widths).with_header(format!("{title}\n{header}\n"))),
+    })
 }
 
 /// Faults expected from the pages touched: one per base page, one per THP

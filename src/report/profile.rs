@@ -2,7 +2,6 @@
 //! shape of `perf report --stdio`, the functions whose share moved between
 //! two profiles (like `perf diff`), and a lockmeter-like lock table.
 
-use super::cells::names;
 use super::export::{Align, Block, Layout, Table, text};
 use crate::locks::LockRow;
 use crate::profile::CaseProfile;
@@ -35,33 +34,73 @@ pub fn top_blocks(case: &str, p: &CaseProfile, rows: usize) -> Vec<Block> {
         "Kernel profile, case {case}: {} at {} Hz, {} samples ({} lost)",
         p.event, p.hz, total, p.lost
     );
+    let rows = shares
+        .iter()
+        .take(rows)
+        .map(|s| {
+            vec![
+                format!("{:.2}%", pct(s.total_samples, total)),
+                format!("{:.2}%", pct(s.self_samples, total)),
+                s.self_samples.to_string(),
+                s.name.clone(),
+            ]
+        })
+        .collect();
+    perf_blocks(title, &TOP_COLUMNS, WIDTH - 35, rows, "no kernel samples")
+}
+
+/// The top-functions table's columns: the text before each, its width,
+/// its name.
+const TOP_COLUMNS: [(&str, usize, &str); 4] = [
+    ("   ", 8, "Children"),
+    ("  ", 8, "Self"),
+    ("  ", 8, "Samples"),
+    ("  ", 0, "Symbol"),
+];
+
+/// The lock table's columns.
+const LOCK_COLUMNS: [(&str, usize, &str); 7] = [
+    ("  ", 5, "CON%"),
+    (" ", 8, "MEAN-us"),
+    (" ", 8, "MAX-us"),
+    (" ", 9, "TOTAL-ms"),
+    (" ", 9, "ACQUIRED"),
+    (" ", 7, "CONTEND"),
+    ("  ", 0, "NAME"),
+];
+
+/// A table in the shape of perf's: right-aligned numbers and a last,
+/// left-aligned name cut to `fit` characters, under `# title` and a `#`
+/// line of the column names; `(empty)` where there is no row.
+fn perf_blocks(
+    title: String,
+    columns: &[(&'static str, usize, &str)],
+    fit: usize,
+    rows: Vec<Vec<String>>,
+    empty: &str,
+) -> Vec<Block> {
+    let last = columns.len() - 1;
+    let names: String = columns
+        .iter()
+        .map(|&(sep, w, name)| format!("{sep}{name:>w$}"))
+        .collect();
+    let none = rows.is_empty();
     let mut out = vec![Block::Table(Table {
-        header: vec![names(&["Children", "Self", "Samples", "Symbol"])],
-        align: vec![Align::Right, Align::Right, Align::Right, Align::Left],
-        rows: shares
-            .iter()
-            .take(rows)
-            .map(|s| {
-                vec![
-                    format!("{:.2}%", pct(s.total_samples, total)),
-                    format!("{:.2}%", pct(s.self_samples, total)),
-                    s.self_samples.to_string(),
-                    s.name.clone(),
-                ]
-            })
+        header: vec![columns.iter().map(|c| c.2.to_string()).collect()],
+        align: std::iter::repeat_n(Align::Right, last)
+            .chain([Align::Left])
             .collect(),
+        rows,
         layout: Some(Layout {
-            columns: vec![("   ", 8), ("  ", 8), ("  ", 8), ("  ", 0)],
-            text_header: Some(format!(
-                "# {title}\n#  Children      Self   Samples  Symbol\n"
-            )),
+            columns: columns.iter().map(|&(sep, w, _)| (sep, w)).collect(),
+            text_header: Some(format!("# {title}\n#{}\n", &names[1..])),
             text_title: false,
-            fit: Some((3, WIDTH - 35)),
+            fit: Some((last, fit)),
         }),
         title,
     })];
-    if shares.is_empty() {
-        out.push(Block::Paragraph("   (no kernel samples)\n".into()));
+    if none {
+        out.push(Block::Paragraph(format!("   ({empty})\n")));
     }
     out
 }
@@ -132,34 +171,7 @@ pub fn locks_blocks(case: &str, samples: u64, rows: &[LockRow]) -> Vec<Block> {
             ]);
         }
     }
-    let mut out = vec![Block::Table(Table {
-        header: vec![names(&[
-            "CON%", "MEAN-us", "MAX-us", "TOTAL-ms", "ACQUIRED", "CONTEND", "NAME",
-        ])],
-        align: [Align::Right; 6].into_iter().chain([Align::Left]).collect(),
-        rows: lines,
-        layout: Some(Layout {
-            columns: vec![
-                ("  ", 5),
-                (" ", 8),
-                (" ", 8),
-                (" ", 9),
-                (" ", 9),
-                (" ", 7),
-                ("  ", 0),
-            ],
-            text_header: Some(format!(
-                "# {title}\n#  CON%  MEAN-us   MAX-us  TOTAL-ms  ACQUIRED CONTEND  NAME\n"
-            )),
-            text_title: false,
-            fit: Some((6, WIDTH - 55)),
-        }),
-        title,
-    })];
-    if rows.is_empty() {
-        out.push(Block::Paragraph("   (no lock events)\n".into()));
-    }
-    out
+    perf_blocks(title, &LOCK_COLUMNS, WIDTH - 55, lines, "no lock events")
 }
 
 #[cfg(test)]

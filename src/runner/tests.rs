@@ -112,6 +112,21 @@ fn fixed(warmup: usize, n: usize) -> Plan {
     }
 }
 
+/// Adaptive stopping at 1 % precision, from 3 samples to `max_reps` or
+/// `max_time`.
+fn adaptive(max_reps: usize, max_time: Duration) -> Plan {
+    let rule = Rule {
+        precision: 0.01,
+        min_reps: 3,
+        max_reps,
+        max_time,
+    };
+    Plan {
+        warmup: 0,
+        reps: Reps::Adaptive(rule),
+    }
+}
+
 #[test]
 fn every_sample_is_stored_under_its_case_with_warmups_marked() {
     let db = Db::new();
@@ -178,68 +193,35 @@ fn a_run_that_fails_before_its_first_sample_leaves_nothing() {
 #[test]
 fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
     let db = Db::new();
-    let rule = Rule {
-        precision: 0.01,
-        min_reps: 3,
-        max_reps: 10,
-        max_time: Duration::from_secs(600),
+    // Each case's sample count, and the run's note.
+    let counts = |w: &Fake| {
+        let r = run(&db, w, adaptive(10, Duration::from_secs(600))).unwrap();
+        let n: Vec<usize> = r.cases.iter().map(|c| c.measured().count()).collect();
+        (n, r.meta.note.unwrap_or_default())
     };
-    let steady = Fake::new(&[5.0], None);
-    let run_ = run(
-        &db,
-        &steady,
-        Plan {
-            warmup: 0,
-            reps: Reps::Adaptive(rule),
-        },
-    )
-    .unwrap();
-    for c in &run_.cases {
-        // The order-statistics interval of a median needs 5 samples.
-        assert_eq!(c.measured().count(), 5, "{}", c.case.key());
-    }
-    let note = run_.meta.note.unwrap_or_default();
+    // The order-statistics interval of a median needs 5 samples.
+    let (n, note) = counts(&Fake::new(&[5.0], None));
+    assert_eq!(n, [5, 5]);
     assert!(
         note.contains("precision 1% reached in 2 of 2 cases (n=5)"),
         "{note}"
     );
     // A figure that never settles runs to the cap.
-    let wild = Fake::new(&[1.0, 9.0, 2.0, 8.0, 1.5], None);
-    let run_ = run(
-        &db,
-        &wild,
-        Plan {
-            warmup: 0,
-            reps: Reps::Adaptive(rule),
-        },
-    )
-    .unwrap();
-    for c in &run_.cases {
-        assert_eq!(c.measured().count(), 10, "{}", c.case.key());
-    }
-    let note = run_.meta.note.unwrap_or_default();
+    let (n, note) = counts(&Fake::new(&[1.0, 9.0, 2.0, 8.0, 1.5], None));
+    assert_eq!(n, [10, 10]);
     assert!(note.contains("max-reps 10 stopped 2"), "{note}");
 }
 
 #[test]
 fn without_a_count_a_case_short_of_precision_samples_to_the_time_budget() {
     let db = Db::new();
-    let rule = Rule {
-        precision: 0.01,
-        min_reps: 3,
-        max_reps: usize::MAX,
-        max_time: Duration::from_millis(300),
-    };
     // A figure that is never measured never reaches precision (nor forms
     // groups or a drift, whatever the count the budget allows).
     let never = Fake::new(&[f64::NAN], None);
     let run_ = run(
         &db,
         &never,
-        Plan {
-            warmup: 0,
-            reps: Reps::Adaptive(rule),
-        },
+        adaptive(usize::MAX, Duration::from_millis(300)),
     )
     .unwrap();
     let note = run_.meta.note.unwrap_or_default();

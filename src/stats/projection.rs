@@ -89,13 +89,7 @@ impl Model {
     /// `values` (in sampling order) as a line through them (Sen's slope, the
     /// median intercept) and the robust scatter about it, carried on.
     pub fn trend(values: &[f64]) -> Model {
-        let slope = robust::sen_slope(values);
-        let slope = if slope.is_finite() { slope } else { 0.0 };
-        let resid: Vec<f64> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| v - slope * i as f64)
-            .collect();
+        let (slope, resid) = detrended(values);
         let start = median(&resid);
         let resid: Vec<f64> = resid.iter().map(|r| r - start).collect();
         Model::Trend {
@@ -195,13 +189,7 @@ impl PairedModel {
                 sd: stddev(logs),
             };
         }
-        let slope = robust::sen_slope(logs);
-        let slope = if slope.is_finite() { slope } else { 0.0 };
-        let resid: Vec<f64> = logs
-            .iter()
-            .enumerate()
-            .map(|(i, v)| v - slope * i as f64)
-            .collect();
+        let (slope, resid) = detrended(logs);
         PairedModel {
             slope,
             sd: stddev(&resid),
@@ -217,6 +205,19 @@ impl PairedModel {
         let var = self.sd.powi(2) + self.slope.powi(2) * (nf * nf - 1.0) / 12.0;
         (t95(nf - 1.0) * var.sqrt() / nf.sqrt()).exp() - 1.0
     }
+}
+
+/// Sen's slope of `values` in sampling order (0 where there is none) and
+/// what is left of each value once the slope is taken off.
+fn detrended(values: &[f64]) -> (f64, Vec<f64>) {
+    let slope = robust::sen_slope(values);
+    let slope = if slope.is_finite() { slope } else { 0.0 };
+    let resid = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v - slope * i as f64)
+        .collect();
+    (slope, resid)
 }
 
 /// How many samples a projection says the precision needs.
@@ -305,6 +306,23 @@ mod tests {
         median(&widths)
     }
 
+    /// Fails unless the model's projected interval at each count of `ns`
+    /// is within a factor of 2 of the [`simulated`] one.
+    fn assert_simulated(
+        model: &Model,
+        rng: &mut SplitMix64,
+        ns: &[usize],
+        trials: usize,
+        draw: impl Fn(&mut SplitMix64, usize) -> f64,
+    ) {
+        for &n in ns {
+            let projected = model.relative_ci(n);
+            let truth = simulated(rng, n, trials, &draw);
+            let r = projected / truth;
+            assert!((0.5..2.0).contains(&r), "n={n}: {projected} vs {truth}");
+        }
+    }
+
     /// Two groups (30 % near 554k, 70 % near 689k, 2 % spread each), as
     /// a 1-task pft once showed: the model from the first 10 samples
     /// projects the interval at 60 and 600 samples within a factor of 2
@@ -319,12 +337,7 @@ mod tests {
         let first: Vec<f64> = (0..10).map(|i| draw(&mut rng, i)).collect();
         let m = mixture::detect(&first).expect("two groups");
         let model = Model::groups(&first, &m);
-        for n in [60, 600] {
-            let projected = model.relative_ci(n);
-            let truth = simulated(&mut rng, n, 200, draw);
-            let r = projected / truth;
-            assert!((0.5..2.0).contains(&r), "n={n}: {projected} vs {truth}");
-        }
+        assert_simulated(&model, &mut rng, &[60, 600], 200, draw);
         // At 0.1 % it needs thousands of samples, not a few dozen.
         let need = samples_needed(|n| model.relative_ci(n), 0.001, 10, 1_000_000);
         assert!(!need.more_than && need.samples > 1000, "{need:?}");
@@ -354,12 +367,7 @@ mod tests {
         let first: Vec<f64> = (0..20).map(|i| draw(&mut rng, i)).collect();
         let model = Model::trend(&first);
         assert!(model.relative_ci(200) > model.relative_ci(20));
-        for n in [20, 200] {
-            let projected = model.relative_ci(n);
-            let truth = simulated(&mut rng, n, 100, draw);
-            let r = projected / truth;
-            assert!((0.5..2.0).contains(&r), "n={n}: {projected} vs {truth}");
-        }
+        assert_simulated(&model, &mut rng, &[20, 200], 100, draw);
         let need = samples_needed(|n| model.relative_ci(n), 0.001, 20, 10_000);
         assert_eq!(
             need,

@@ -38,6 +38,17 @@ pub fn counted<T>(f: impl FnOnce() -> T) -> (u64, T) {
     (steps() - before, out)
 }
 
+/// Fails unless the steps `at(n)` counts grow by less than 2.5 times from
+/// each size to the next, its double: n log n grows by a bit more than 2
+/// per doubling, n^2 by 4.
+#[cfg(test)]
+pub fn assert_n_log_n(sizes: &[usize], at: impl FnMut(usize) -> u64) {
+    let steps: Vec<u64> = sizes.iter().copied().map(at).collect();
+    for w in steps.windows(2) {
+        assert!(w[1] * 10 < w[0] * 25, "steps {steps:?} at {sizes:?}");
+    }
+}
+
 /// `f` over `items` in order, on up to as many threads at once as there
 /// are CPUs when `parallel` (else on this thread), each thread's steps
 /// added to this thread's count. For work on whole sides of a large
@@ -104,12 +115,6 @@ mod tests {
     #[test]
     fn stopping_and_the_centre_grow_by_n_log_n() {
         let mut rng = SplitMix64::new(3);
-        let s: Vec<u64> = [2_000, 4_000, 8_000]
-            .iter()
-            .map(|&n| steps(n, &mut rng))
-            .collect();
-        for w in s.windows(2) {
-            assert!(w[1] * 10 < w[0] * 25, "steps {s:?}");
-        }
+        assert_n_log_n(&[2_000, 4_000, 8_000], |n| steps(n, &mut rng));
     }
 }

@@ -301,6 +301,23 @@ mod tests {
             .clone()
     }
 
+    /// Each registered workload with its `run` subcommand.
+    fn subcommands() -> Vec<(&'static crate::workload::Spec, clap::Command)> {
+        let run = run_command();
+        let sub = |name| run.find_subcommand(name).expect("registered").clone();
+        REGISTRY.iter().map(|s| (*s, sub(s.name))).collect()
+    }
+
+    /// The subcommand's option `--flag`.
+    fn option<'a>(sub: &'a clap::Command, flag: &str) -> Option<&'a clap::Arg> {
+        sub.get_arguments().find(|a| a.get_long() == Some(flag))
+    }
+
+    /// The subcommand has the option `--flag`.
+    fn takes(sub: &clap::Command, flag: &str) -> bool {
+        option(sub, flag).is_some()
+    }
+
     #[test]
     fn a_bare_profile_flag_samples_at_the_default_rate() {
         use clap::Parser;
@@ -349,9 +366,7 @@ mod tests {
 
     #[test]
     fn run_help_shows_the_registered_description() {
-        let run = run_command();
-        for s in REGISTRY {
-            let sub = run.find_subcommand(s.name).expect("registered");
+        for (s, sub) in subcommands() {
             let about = sub.get_about().map(|a| a.to_string());
             assert_eq!(about.as_deref(), Some(s.about), "{}", s.name);
             assert!(!s.about.contains('\n') && s.about.len() <= 80, "{}", s.name);
@@ -360,9 +375,7 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_its_examples_and_the_harness_options() {
-        let run = run_command();
-        for s in REGISTRY {
-            let sub = run.find_subcommand(s.name).expect("registered");
+        for (s, sub) in subcommands() {
             let after = sub.get_after_help().map(|a| a.to_string());
             assert_eq!(after.as_deref(), Some(s.examples), "{}", s.name);
             assert!(
@@ -371,21 +384,15 @@ mod tests {
                 s.name
             );
             for flag in ["reps", "knob", "label", "json"] {
-                assert!(
-                    sub.get_arguments().any(|a| a.get_long() == Some(flag)),
-                    "{} has no --{flag}",
-                    s.name
-                );
+                assert!(takes(&sub, flag), "{} has no --{flag}", s.name);
             }
         }
     }
 
     #[test]
     fn every_mode_option_defaults_to_its_spec_mode() {
-        let run = run_command();
-        for s in REGISTRY {
-            let sub = run.find_subcommand(s.name).expect("registered");
-            let mode = sub.get_arguments().find(|a| a.get_long() == Some("mode"));
+        for (s, sub) in subcommands() {
+            let mode = option(&sub, "mode");
             let default = mode.map(|a| a.get_default_values().to_vec());
             match (s.mode, default) {
                 (Some(m), Some(d)) => assert_eq!(d, [m.as_str()], "{}", s.name),
@@ -416,19 +423,13 @@ mod tests {
 
     #[test]
     fn size_fixes_name_options_the_workload_takes() {
-        let run = run_command();
-        for s in REGISTRY {
-            let sub = run.find_subcommand(s.name).expect("registered");
+        for (s, sub) in subcommands() {
             let flags = s
                 .size_flags
                 .split([' ', ','])
                 .filter_map(|w| w.strip_prefix("--"));
             for flag in flags {
-                assert!(
-                    sub.get_arguments().any(|a| a.get_long() == Some(flag)),
-                    "{} has no --{flag}",
-                    s.name
-                );
+                assert!(takes(&sub, flag), "{} has no --{flag}", s.name);
             }
         }
     }

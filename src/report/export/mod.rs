@@ -160,6 +160,13 @@ impl Layout {
         )
     }
 
+    /// A label column `label` wide, then `n` columns `width` wide, with
+    /// nothing between them (the widths hold the spacing).
+    pub fn label_and(label: usize, n: usize, width: usize) -> Layout {
+        let rest = std::iter::repeat_n(("", width), n);
+        Layout::columns([("", label)].into_iter().chain(rest).collect())
+    }
+
     /// The same columns without a title line in text.
     pub fn untitled(mut self) -> Layout {
         self.text_title = false;
