@@ -286,11 +286,14 @@ def peer_run(entry, p):
         elif m := DD_LINE.search(line):
             b, secs = int(m.group(1)), float(m.group(2))
             out.append(((b >> 10) / secs, b, secs))
-    if not out:
+    # One line a task (usemem's process or thread, each dd): fewer means
+    # a task was killed (the OOM killer was seen in the swap cases).
+    want = tasks * (2 if case == "lru-file-readtwice" else 1)
+    if len(out) != want:
         if os.path.exists(f"{work}/cmds"):
             os.unlink(f"{work}/cmds")
-        raise RunFailed(f"case-{case} printed no throughput (exit {r.returncode}): "
-                        + last_line(r.stderr or r.stdout))
+        raise RunFailed(f"case-{case}: {len(out)} of {want} tasks printed a throughput "
+                        f"(exit {r.returncode}): " + last_line(r.stderr or r.stdout))
     if entry not in commands:
         # What the script ran (its sizes), once per case.
         commands[entry] = [c for c in open(f"{work}/cmds").read().splitlines()
