@@ -374,9 +374,7 @@ mod tests {
 
     #[test]
     fn an_existing_path_is_refused_and_ours_is_removed() {
-        let dir = std::env::temp_dir().join(format!("vmscale-fm-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("f");
+        let p = crate::scratch::at("f");
         {
             let f = OwnedFile::create(&p, 8192).unwrap();
             assert_eq!(f.file.metadata().unwrap().len(), 8192);
@@ -390,6 +388,5 @@ mod tests {
         assert!(!p.exists(), "the created file is removed");
         std::os::unix::fs::symlink("/etc/passwd", &p).unwrap();
         assert!(OwnedFile::create(&p, 8192).is_err(), "a symlink is refused");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -450,15 +450,13 @@ mod tests {
 
     #[test]
     fn files_are_made_in_a_private_directory_and_removed() {
-        let parent = std::env::temp_dir().join(format!("thp-frag-test-{}", std::process::id()));
-        std::fs::create_dir_all(&parent).unwrap();
+        let parent = crate::scratch::at("");
         if check_dir(&parent).is_err() {
             // The temporary directory is on tmpfs here: nothing to test.
-            std::fs::remove_dir(&parent).unwrap();
             return;
         }
         let spec = FileSpec {
-            dir: parent.clone(),
+            dir: parent.to_path_buf(),
             file_size: 16 << 10,
         };
         let mut set = FileSet::create(&spec).unwrap();
@@ -479,14 +477,12 @@ mod tests {
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 32);
         drop(set);
         assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
-        std::fs::remove_dir(&parent).unwrap();
     }
 
     #[test]
     fn files_a_killed_run_left_are_swept_and_others_kept() {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let parent = std::env::temp_dir().join(format!("thp-sweep-test-{}", std::process::id()));
-        std::fs::create_dir_all(&parent).unwrap();
+        let parent = crate::scratch::at("");
         // No process has a pid above pid_max.
         let dead = std::fs::read_to_string("/proc/sys/kernel/pid_max")
             .unwrap()
@@ -507,7 +503,7 @@ mod tests {
         let alive = make(&format!("vmscale-thp-{}-3", std::process::id()), 0o700);
         let other = make("unrelated", 0o700);
         let spec = FileSpec {
-            dir: parent.clone(),
+            dir: parent.to_path_buf(),
             file_size: 4096,
         };
         drop(FileSet::create(&spec).unwrap());
@@ -516,18 +512,13 @@ mod tests {
         for kept in [&open, &alive, &other] {
             assert!(kept.join("f0").exists(), "{}", kept.display());
         }
-        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     #[test]
     fn a_symlink_or_a_tmpfs_directory_is_refused() {
-        let base = std::env::temp_dir().join(format!("thp-link-test-{}", std::process::id()));
-        std::fs::create_dir_all(&base).unwrap();
-        let link = base.join("link");
-        std::os::unix::fs::symlink(&base, &link).unwrap();
+        let link = crate::scratch::at("link");
+        std::os::unix::fs::symlink(link.parent().unwrap(), &link).unwrap();
         assert!(matches!(check_dir(&link), Err(Error::Input(_))));
-        std::fs::remove_file(&link).unwrap();
-        std::fs::remove_dir(&base).unwrap();
         if Path::new("/dev/shm").is_dir() {
             let e = check_dir(Path::new("/dev/shm")).unwrap_err();
             assert!(e.to_string().contains("tmpfs"), "{e}");
