@@ -103,7 +103,8 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
     }
 }
 
-/// One line on stderr as each pair is measured.
+/// One line on stderr as each pair is measured; the rounds found in the
+/// store named only for a resumed bisection.
 fn progress_line(named: &[Named], r: &Record) -> String {
     let verdict = match (r.mark, r.decision) {
         (Some(m), _) => format!("like {}", m.as_str()).replace("like skip", "skipped"),
@@ -114,8 +115,46 @@ fn progress_line(named: &[Named], r: &Record) -> String {
         .decision
         .map(|d| format!(" {:.3} [{:.3}, {:.3}]", d.ratio, d.ci.0, d.ci.1))
         .unwrap_or_default();
+    let resumed = if r.stored > 0 {
+        format!(" ({} from the store)", r.stored)
+    } else {
+        String::new()
+    };
     format!(
-        "bisect: {} against {}: {verdict}{ratio}, {} rounds ({} stored)\n",
-        named[r.new].label, named[r.base].label, r.rounds, r.stored
+        "bisect: {} against {}: {verdict}{ratio}, {} rounds{resumed}\n",
+        named[r.new].label, named[r.base].label, r.rounds
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_names_stored_rounds_only_when_resumed() {
+        let named: Vec<Named> = ["good", "bad"]
+            .iter()
+            .map(|l| Named {
+                name: l.to_string(),
+                label: l.to_string(),
+                subject: None,
+            })
+            .collect();
+        let mut r = Record {
+            base: 0,
+            new: 1,
+            mark: None,
+            decision: None,
+            rounds: 3,
+            stored: 0,
+            seconds: 1.0,
+            failure: None,
+        };
+        assert_eq!(
+            progress_line(&named, &r),
+            "bisect: bad against good: undecided, 3 rounds\n"
+        );
+        r.stored = 2;
+        assert!(progress_line(&named, &r).ends_with("3 rounds (2 from the store)\n"));
+    }
 }
