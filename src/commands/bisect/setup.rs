@@ -124,9 +124,12 @@ impl Setup {
         let work = WorkDir::new("vmscale-bisect")?;
         let bar = Bar::new("stages").ticking();
         let quiet = output::quiet();
+        // Each step builds its revision apart: its config's differences
+        // are shown when they differ from those shown last.
+        let mut shown: Option<String> = None;
         let mut on_build = |note: Note| match note {
             Note::Plan(line) if !quiet => bar.say_raw(&format!("kernel build: {line}\n")),
-            Note::Config(text) if !quiet => bar.say_raw(text),
+            Note::Config(text) if !quiet && new_text(&mut shown, text) => bar.say_raw(text),
             Note::Warn(text) => output::warn(&text),
             Note::Stage(s) => bar.note(&format!("building: {s}")),
             _ => {}
@@ -174,5 +177,28 @@ impl Setup {
         drop(bench);
         bar.finish();
         Ok((out?, figure))
+    }
+}
+
+/// Whether `text` differs from `last`, which becomes `text`.
+fn new_text(last: &mut Option<String>, text: &str) -> bool {
+    if last.as_deref() == Some(text) {
+        return false;
+    }
+    *last = Some(text.to_string());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_text_is_shown_again_only_when_it_changed() {
+        let mut last = None;
+        assert!(new_text(&mut last, "+CONFIG_SMP=y\n"));
+        assert!(!new_text(&mut last, "+CONFIG_SMP=y\n"));
+        assert!(new_text(&mut last, "+CONFIG_NUMA=y\n"));
+        assert!(new_text(&mut last, "+CONFIG_SMP=y\n"));
     }
 }
