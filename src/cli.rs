@@ -443,8 +443,7 @@ pub struct RunArgs {
     pub harness: Harness,
 }
 
-/// The `run` subcommand that runs the short suite.
-pub const QUICK: &str = "quick";
+pub use crate::workload::QUICK;
 
 /// The short suite's subcommand.
 fn quick_command() -> clap::Command {

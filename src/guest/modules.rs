@@ -24,7 +24,7 @@ pub const ROOM: &[&str] = &["loop", "zram", "lzo_rle", "ext4"];
 
 /// What a plan step runs that may use the set-up room: `run vms`, the
 /// quick suite (vms is in it) and `run cmd` (any program).
-const ROOM_USERS: &[&str] = &["vms", crate::cli::QUICK, "cmd"];
+const ROOM_USERS: &[&str] = &["vms", crate::workload::QUICK, "cmd"];
 
 /// Whether a guest's plan may use the set-up room (the [`ROOM`] modules,
 /// losetup and mkfs.ext4): a step naming one of [`ROOM_USERS`], any

@@ -86,6 +86,10 @@ pub trait Workload: Measure {
     fn figures(&self) -> Vec<Figure>;
 }
 
+/// The `run` subcommand that runs the short suite (beside the registry's
+/// workloads; the guest also reads plans for it).
+pub const QUICK: &str = "quick";
+
 /// The registry: every workload, in the order `run --help` and the quick
 /// suite list them. Adding a workload is a file with its `SPEC` and one
 /// line here (see CONTRIBUTING.md).
