@@ -23,26 +23,16 @@ cd "$here/.."
 mkdir -p "$out"
 
 eval "$(PG_SCRATCH_PORT=${PG_SCRATCH_PORT:-57432} "$here/pg-scratch.sh")"
-stress=
-stop() {
-    if [ -n "$stress" ]; then
-        kill "$stress" 2>/dev/null || true
-        wait "$stress" 2>/dev/null || true
-    fi
-    stress=
-}
-trap 'stop; "$here/pg-scratch.sh" stop "$PG_SCRATCH_DIR"' EXIT
+# shellcheck source=bench/stress-lib.sh
+. "$here/stress-lib.sh"
+trap 'stress_stop; "$here/pg-scratch.sh" stop "$PG_SCRATCH_DIR"' EXIT
 
 nice -n 19 cargo test --no-run --quiet "$@" 2>&1 | tail -3
 load_args=${STRESS---cpu 2}
 ok=0
 for k in $(seq 1 "$n"); do
     log=$out/run-$k.log
-    if [ -n "$load_args" ]; then
-        # shellcheck disable=SC2086
-        nice -n 19 stress-ng $load_args --quiet &
-        stress=$!
-    fi
+    stress_start "$load_args"
     load=$(cut -d' ' -f1 /proc/loadavg)
     commit=$(git rev-parse --short HEAD)
     start=$(date +%s)
@@ -52,7 +42,7 @@ for k in $(seq 1 "$n"); do
     set -e
     secs=$(($(date +%s) - start))
     end_load=$(cut -d' ' -f1 /proc/loadavg)
-    stop
+    stress_stop
     [ $rc = 0 ] && ok=$((ok + 1))
     printf 'run %d: exit %d, %d s, load %s -> %s, %s\n' "$k" "$rc" "$secs" \
         "$load" "$end_load" "$commit"

@@ -19,15 +19,9 @@ shift $(($# < 3 ? $# : 3))
 [ "${1:-}" = "--" ] && shift
 cd "$here/.."
 mkdir -p "$out"
-stress=
-stop() {
-    if [ -n "$stress" ]; then
-        kill "$stress" 2>/dev/null || true
-        wait "$stress" 2>/dev/null || true
-    fi
-    stress=
-}
-trap stop EXIT
+# shellcheck source=bench/stress-lib.sh
+. "$here/stress-lib.sh"
+trap stress_stop EXIT
 
 exe=$(nice -n 19 cargo test --no-run --test "$name" 2>&1 |
     sed -n 's/.*Executable .* (\(.*\))$/\1/p')
@@ -37,11 +31,7 @@ echo "$exe, built from $commit$(git diff --quiet HEAD || echo ' + changes')"
 ok=0
 for k in $(seq 1 "$n"); do
     log=$out/run-$k.log
-    if [ -n "${STRESS:-}" ]; then
-        # shellcheck disable=SC2086
-        nice -n 19 stress-ng $STRESS --quiet &
-        stress=$!
-    fi
+    stress_start "${STRESS:-}"
     load=$(cut -d' ' -f1 /proc/loadavg)
     start=$(date +%s)
     set +e
@@ -50,7 +40,7 @@ for k in $(seq 1 "$n"); do
     set -e
     secs=$(($(date +%s) - start))
     end_load=$(cut -d' ' -f1 /proc/loadavg)
-    stop
+    stress_stop
     [ $rc = 0 ] && ok=$((ok + 1))
     printf 'run %2d: exit %d, %4d s, load %s -> %s, %s, %s\n' "$k" "$rc" "$secs" \
         "$load" "$end_load" "$commit" "$(date -u +%H:%M)"
