@@ -13,6 +13,10 @@ use crate::report::export::Format;
 use crate::stats::comparison::RatioOf;
 use crate::workload::{REGISTRY, Spec};
 
+/// The `run` subcommand that runs the short suite (defined beside the
+/// registry, which the guest reads too).
+pub use crate::workload::QUICK;
+
 const EXAMPLES: &str = "\
 Examples:
   vmscale run quick                         the short suite (about a minute)
@@ -442,8 +446,6 @@ pub struct RunArgs {
     /// The options every run shares.
     pub harness: Harness,
 }
-
-pub use crate::workload::QUICK;
 
 /// The short suite's subcommand.
 fn quick_command() -> clap::Command {

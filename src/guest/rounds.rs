@@ -230,12 +230,10 @@ fn boot_again_if_stalled(
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
     let first = boot::boot(session, p, round, dir, on_marker)?;
-    let End::NoInit(after) = first.outcome.end else {
+    let (End::NoInit(after), Accel::Tcg) = (&first.outcome.end, session.accel) else {
         return Ok(first);
     };
-    if session.accel != Accel::Tcg {
-        return Ok(first);
-    }
+    let after = *after;
     let stalled = dir.with_extension("stalled");
     std::fs::rename(dir, &stalled).map_err(|e| Error::io("cannot rename", dir, e))?;
     eprintln!(
