@@ -93,6 +93,7 @@ pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
             d.as_secs()
         )),
         End::Panicked => Some("the kernel panicked in a KVM probe boot".into()),
+        End::Wedged(line) => Some(format!("a KVM probe boot's kernel reported: {line}")),
         End::Exited(code) => Some(format!(
             "QEMU exited ({}) in a KVM probe boot before init",
             code.map_or("by a signal".into(), |c| format!("status {c}"))

@@ -2,7 +2,7 @@
 //! own process group (killed with vmscale, as `run cmd` does), each
 //! console line kept in a log and the last 40 in memory, init's markers
 //! passed on for progress, and the guest stopped at a bound, at a panic,
-//! or when vmscale is asked to stop.
+//! when its kernel reports a CPU stuck, or when vmscale is asked to stop.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +30,10 @@ pub enum End {
     /// Init printed no marker by the boot bound (`Watch::to_init`): stopped
     /// as hung in early boot.
     NoInit(Duration),
+    /// The kernel's soft-lockup watchdog reported a CPU stuck for at least
+    /// [`WEDGED`] (this line): stopped, since the guest does not come back
+    /// from that within any bound worth waiting for.
+    Wedged(String),
     /// vmscale got this signal: stopped.
     Interrupted(i32),
     /// Stopped on purpose once the wanted marker came (the probe).
@@ -62,6 +66,20 @@ pub struct Watch<'a> {
 }
 
 const PANIC: &str = "Kernel panic - not syncing";
+/// How long the soft-lockup watchdog must have seen one CPU stuck before
+/// the guest counts as wedged: the watchdog's threshold is 20 s and it
+/// repeats its report every ~25–30 s (seen: 49, 75, 104, 130, 164 s), so
+/// this is its second or third report, well past a host that only
+/// descheduled a vCPU for a while.
+pub const WEDGED: Duration = Duration::from_secs(60);
+
+/// The seconds of a soft-lockup report ("watchdog: BUG: soft lockup -
+/// CPU#0 stuck for 49s! [comm:pid]").
+fn stuck_for(line: &str) -> Option<u64> {
+    let (_, rest) = line.split_once("soft lockup - CPU#")?;
+    let (_, rest) = rest.split_once(" stuck for ")?;
+    rest.split_once("s!")?.0.parse().ok()
+}
 /// After a panic QEMU exits by itself (panic=-1, -no-reboot); this long at
 /// most.
 const AFTER_PANIC: Duration = Duration::from_secs(5);
@@ -129,12 +147,18 @@ pub fn supervise(
                     panic = Some(line.trim().to_string());
                     deadline = deadline.min(Instant::now() + AFTER_PANIC);
                 }
+                let wedged = stuck_for(&line)
+                    .is_some_and(|s| s >= WEDGED.as_secs())
+                    .then(|| line.trim().to_string());
                 if let Some(m) = take(line, &mut tail) {
                     init_seen = true;
                     (watch.on_marker)(&m);
                     if watch.stop_at.as_ref() == Some(&m) {
                         break End::Stopped;
                     }
+                }
+                if let Some(line) = wedged {
+                    break End::Wedged(line);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -238,6 +262,31 @@ mod tests {
         assert_eq!(out.tail.len(), TAIL);
         assert_eq!(out.tail[0], "line 22"); // 61 lines, the last 40
         assert_eq!(seen, vec![Marker::StepExit(1, 1, 0)]);
+    }
+
+    #[test]
+    fn a_cpu_stuck_past_the_bound_wedges_the_guest_and_a_short_stall_does_not() {
+        let first = "[   96.667042] watchdog: BUG: soft lockup - CPU#0 stuck for 49s! [qemu:138]";
+        let second = "[  124.664805] watchdog: BUG: soft lockup - CPU#0 stuck for 75s! [qemu:138]";
+        assert_eq!(stuck_for(first), Some(49));
+        assert_eq!(
+            stuck_for("rcu: INFO: rcu_preempt self-detected stall on CPU"),
+            None
+        );
+        let (out, _) = watch_sh(
+            &format!(
+                "echo '{first}'; echo 'vmscale-guest: step 1/1 start'; echo '{second}'; sleep 30"
+            ),
+            Duration::from_secs(60),
+            None,
+        );
+        assert_eq!(out.end, End::Wedged(second.trim().to_string()));
+        let (out, _) = watch_sh(
+            &format!("echo '{first}'; echo 'vmscale-guest: step 1/1 exit 0'"),
+            Duration::from_secs(20),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)));
     }
 
     #[test]
