@@ -134,12 +134,18 @@ fn workload_options() {
                 "possible values: cas, cas-nopause, storeload",
             ),
             (&["run", "c2c", "--rounds", "0"], "at least 1"),
-            (&["run", "atomic", "--variant", "foo"], "use shared, folded"),
+            (
+                &["run", "atomic", "--variant", "foo"],
+                "possible values: shared, folded",
+            ),
             (&["run", "atomic", "--fold", "0"], "at least 1"),
             (&["run", "atomic", "--ops", "0"], "at least 1"),
             (&["run", "lockfan", "--locks", "0"], "the smallest is 1"),
             (&["run", "lockfan", "--locks", "x"], "cannot parse --locks"),
-            (&["run", "lockfan", "--kind", "foo"], "use spin, mutex"),
+            (
+                &["run", "lockfan", "--kind", "foo"],
+                "possible values: spin, mutex",
+            ),
             (&["run", "lockfan", "--lines", "0"], "use 1 to 64"),
             (&["run", "latency", "--min", "0"], "--min: size '0'"),
             (&["run", "latency", "--max", "x"], "--max: cannot parse"),
@@ -147,7 +153,10 @@ fn workload_options() {
                 &["run", "latency", "--min", "1M", "--max", "4K"],
                 "raise --max",
             ),
-            (&["run", "latency", "--pages", "foo"], "use base, thp"),
+            (
+                &["run", "latency", "--pages", "foo"],
+                "possible values: base, thp",
+            ),
             (
                 &["run", "pft", "--size", "8M", "--backing", "disk"],
                 "anon, memfd",

@@ -121,7 +121,10 @@ fn file_tests_time_passes_over_a_file_already_in_the_page_cache() {
 fn bad_wis_input_is_refused() {
     let s = Scratch::new("wis-bad");
     for (args, says) in [
-        (vec!["--test", "futex1"], "unknown will-it-scale test"),
+        (
+            vec!["--test", "futex1"],
+            "invalid value 'futex1' for '--test",
+        ),
         (vec!["--test", "brk1", "--mode", "thread"], "--mode process"),
         (vec!["--test", "mmap1", "--time", "0"], "--time"),
     ] {

@@ -77,7 +77,7 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>> {
     }
     let (workload, test) = match own_test(test) {
         Some(name) => (crate::workload::wis::SPEC.name, name),
-        None => ("will-it-scale", test),
+        None => ("will-it-scale", test.to_string()),
     };
     Ok(Some(Table {
         workload,
@@ -93,12 +93,13 @@ pub fn parse(text: &str, test: &str) -> Result<Option<Table>> {
 
 /// The vmscale `wis` test a file stem names: the test itself, or the test
 /// followed by `-` or `.` and anything (page_fault1-6.18).
-fn own_test(stem: &str) -> Option<&'static str> {
-    crate::workload::wis::TESTS
+fn own_test(stem: &str) -> Option<String> {
+    use clap::ValueEnum as _;
+    crate::workload::wis::Test::value_variants()
         .iter()
-        .map(|(name, _)| *name)
+        .map(crate::workload::options::name)
         .find(|name| {
-            stem.strip_prefix(name)
+            stem.strip_prefix(name.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
         })
 }

@@ -19,10 +19,7 @@ fn fig(s: &Sample, name: &str) -> String {
 pub fn blocks(run: &Run) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let test = cfg.test.as_deref().unwrap_or("?");
-    let about = crate::workload::wis::TESTS
-        .iter()
-        .find(|(n, _)| *n == test)
-        .map_or("", |(_, a)| *a);
+    let about = crate::workload::wis::Test::named(test).map_or(String::new(), |t| t.about());
     let size = cfg
         .size
         .map(crate::parse::format_size)

@@ -17,7 +17,7 @@ use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
-use super::options::list;
+use super::options::{name, variant};
 use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
@@ -37,7 +37,21 @@ vmscale run atomic --tasks 1,2 --mode process",
     ..Spec::of::<Args>()
 };
 
-pub const VARIANTS: &[&str] = &["shared", "folded", "packed", "locked", "plain"];
+/// Which counter the tasks increment: a case's variant (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// One atomic counter for all tasks (lock xadd)
+    Shared,
+    /// A counter of the task's own, folded into a global every K
+    Folded,
+    /// The tasks' counters packed into shared cache lines
+    Packed,
+    /// An uncontended lock xadd on the task's own line
+    Locked,
+    /// A plain increment of the task's own line
+    Plain,
+}
 
 /// Counters meant to be apart sit 128 bytes apart: adjacent-line
 /// prefetchers move 64-byte lines in pairs.
@@ -47,7 +61,7 @@ const APART: usize = 128;
 pub struct Config {
     #[serde(flatten)]
     pub place: Placed,
-    pub variants: Vec<String>,
+    pub variants: Vec<Variant>,
     /// Increments per task.
     pub ops: u64,
     /// Folded variant: increments between folds into the global.
@@ -72,21 +86,10 @@ pub struct Atomic {
 impl Atomic {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Atomic> {
         cfg.place.check(&machine)?;
-        if let Some(v) = cfg
-            .variants
-            .iter()
-            .find(|v| !VARIANTS.contains(&v.as_str()))
-        {
-            return Err(Error::Input(format!(
-                "unknown atomic variant '{v}': use {}",
-                VARIANTS.join(", ")
-            )));
-        }
         if cfg.variants.is_empty() {
-            return Err(Error::Input(format!(
-                "--variant needs one of {}",
-                VARIANTS.join(", ")
-            )));
+            return Err(Error::Input(
+                "--variant needs one of shared, folded, packed, locked, plain".into(),
+            ));
         }
         if cfg.ops == 0 {
             return Err(Error::Input("--ops must be at least 1".into()));
@@ -131,9 +134,14 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 pub struct Args {
     #[command(flatten)]
     pub place: Placement,
-    /// Counters: shared, folded, packed, locked, plain (comma-separated)
-    #[arg(long, default_value = "shared,folded,packed,locked,plain")]
-    pub variant: String,
+    /// Counters (comma-separated)
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "shared,folded,packed,locked,plain"
+    )]
+    pub variant: Vec<Variant>,
     /// Increments per task
     #[arg(long, default_value_t = 2_000_000)]
     pub ops: u64,
@@ -148,7 +156,7 @@ impl Options for Args {
         let (a, m) = (self, env.machine);
         let cfg = Config {
             place: a.place.resolve(m)?,
-            variants: list(&a.variant),
+            variants: a.variant.clone(),
             ops: a.ops,
             fold: a.fold,
         };
@@ -161,8 +169,8 @@ impl Measure for Atomic {
         use super::cost::{CONTENDED_OP_S, OWN_OP_S, SAMPLE_S, tasks_s};
         // Tasks on one line take turns; on their own lines they overlap.
         let ops = self.cfg.ops as f64;
-        let op = match case.variant.as_str() {
-            "shared" | "packed" => CONTENDED_OP_S * case.tasks as f64,
+        let op = match variant::<Variant>(case) {
+            Ok(Variant::Shared | Variant::Packed) => CONTENDED_OP_S * case.tasks as f64,
             _ => OWN_OP_S * 4.0,
         };
         SAMPLE_S + tasks_s(case.tasks) + ops * op
@@ -173,7 +181,7 @@ impl Measure for Atomic {
     }
 
     fn cases(&self) -> Vec<Case> {
-        Case::grid(&self.cfg.variants, &self.cfg.place.tasks)
+        Case::grid(self.cfg.variants.iter().map(name), &self.cfg.place.tasks)
     }
 
     fn memory_need(&self) -> u64 {
@@ -186,16 +194,16 @@ impl Measure for Atomic {
         let region = Region::shared(layout.bytes())?;
         let cpus = exec::pin::plan(&self.cfg.place.pin, case.tasks, &self.machine)?;
         let (ops, fold) = (self.cfg.ops, self.cfg.fold);
-        let variant = case.variant.as_str();
+        let variant = variant::<Variant>(case)?;
         let outcome = exec::run_tasks(self.cfg.place.mode, &cpus, |task| {
             count_task(task, &region, &layout, variant, ops, fold)
         })?;
         let reports = &outcome.reports;
         exec::first_error(reports)?;
         let counted: u64 = match variant {
-            "shared" => region.u64_at(Layout::SHARED).load(Ordering::Acquire),
-            "folded" => region.u64_at(Layout::GLOBAL).load(Ordering::Acquire),
-            "packed" => (0..case.tasks)
+            Variant::Shared => region.u64_at(Layout::SHARED).load(Ordering::Acquire),
+            Variant::Folded => region.u64_at(Layout::GLOBAL).load(Ordering::Acquire),
+            Variant::Packed => (0..case.tasks)
                 .map(|i| region.u64_at(layout.packed(i)).load(Ordering::Acquire))
                 .sum(),
             _ => (0..case.tasks)
@@ -218,7 +226,7 @@ fn count_task(
     task: &Task,
     region: &Region,
     layout: &Layout,
-    variant: &str,
+    variant: Variant,
     ops: u64,
     fold: u64,
 ) -> TaskReport {
@@ -232,12 +240,12 @@ fn count_task(
     r.start_ns = clock::monotonic_ns();
     let mut folds = 0u64;
     match variant {
-        "shared" => {
+        Variant::Shared => {
             for _ in 0..ops {
                 shared.fetch_add(1, Ordering::Relaxed);
             }
         }
-        "folded" => {
+        Variant::Folded => {
             for i in 1..=ops {
                 // A plain increment of a line only this task writes.
                 own.store(own.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
@@ -252,17 +260,17 @@ fn count_task(
                 folds += 1;
             }
         }
-        "packed" => {
+        Variant::Packed => {
             for _ in 0..ops {
                 packed.store(packed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             }
         }
-        "locked" => {
+        Variant::Locked => {
             for _ in 0..ops {
                 own.fetch_add(1, Ordering::Relaxed);
             }
         }
-        _ => {
+        Variant::Plain => {
             for _ in 0..ops {
                 own.store(own.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             }
@@ -279,7 +287,7 @@ fn count_task(
 mod tests {
     use super::*;
 
-    fn run(variant: &str, tasks: usize, ops: u64, fold: u64) -> SampleData {
+    fn run(variant: Variant, tasks: usize, ops: u64, fold: u64) -> SampleData {
         let m = crate::machine::live();
         let a = Atomic::new(
             Config {
@@ -288,19 +296,19 @@ mod tests {
                     mode: Mode::Thread,
                     pin: crate::exec::pin::Pin::None,
                 },
-                variants: vec![variant.into()],
+                variants: vec![variant],
                 ops,
                 fold,
             },
             m,
         )
         .unwrap();
-        a.sample(&Case::new(tasks, variant)).unwrap()
+        a.sample(&Case::new(tasks, &name(&variant))).unwrap()
     }
 
     #[test]
     fn shared_counter_counts_every_increment() {
-        let d = run("shared", 3, 20_000, 1);
+        let d = run(Variant::Shared, 3, 20_000, 1);
         assert_eq!(d.figures["counted"], 60_000.0);
         assert_eq!(d.figures["lost"], 0.0);
     }
@@ -308,16 +316,16 @@ mod tests {
     #[test]
     fn folded_total_equals_increments() {
         // 10_007 is not a multiple of the fold, so the remainder fold is tested.
-        let d = run("folded", 3, 10_007, 64);
+        let d = run(Variant::Folded, 3, 10_007, 64);
         assert_eq!(d.figures["counted"], 30_021.0);
         assert_eq!(d.figures["folds"], 3.0 * (10_007u64.div_ceil(64)) as f64);
     }
 
     #[test]
     fn every_variant_counts_exactly() {
-        for v in ["packed", "locked", "plain"] {
+        for v in [Variant::Packed, Variant::Locked, Variant::Plain] {
             let d = run(v, 2, 5_000, 16);
-            assert_eq!(d.figures["counted"], 10_000.0, "{v}");
+            assert_eq!(d.figures["counted"], 10_000.0, "{v:?}");
         }
     }
 }

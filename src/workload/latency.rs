@@ -13,7 +13,7 @@ use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{line_size, list};
+use super::options::{line_size, name};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -33,12 +33,21 @@ vmscale run latency --min 16K --max 4M --pages base --pin 1",
     ..Spec::of::<Args>()
 };
 
+/// The pages under the chain (`--pages`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PageKind {
+    /// Base pages
+    Base,
+    /// Transparent huge pages (PMD size)
+    Thp,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     /// Working-set sizes in bytes, ascending.
     pub sizes: Vec<u64>,
-    /// "base" and/or "thp".
-    pub pages: Vec<String>,
+    pub pages: Vec<PageKind>,
     /// The least number of timed loads per sample (at least two laps are done).
     pub loads: u64,
     pub pin: Pin,
@@ -106,22 +115,14 @@ impl Latency {
         if cfg.pages.is_empty() {
             return Err(Error::Input("--pages needs base, thp or both".into()));
         }
-        for p in &cfg.pages {
-            match p.as_str() {
-                "base" => {}
-                "thp" => match machine.thp_enabled.as_deref() {
-                    Some("always") | Some("madvise") => {}
-                    other => {
-                        return Err(Error::Input(format!(
-                            "--pages thp needs /sys/kernel/mm/transparent_hugepage/enabled set \
-                             to always or madvise (it is {}): change it, or use --pages base",
-                            other.unwrap_or("unknown")
-                        )));
-                    }
-                },
+        if cfg.pages.contains(&PageKind::Thp) {
+            match machine.thp_enabled.as_deref() {
+                Some("always") | Some("madvise") => {}
                 other => {
                     return Err(Error::Input(format!(
-                        "unknown --pages '{other}': use base, thp or both"
+                        "--pages thp needs /sys/kernel/mm/transparent_hugepage/enabled set \
+                         to always or madvise (it is {}): change it, or use --pages base",
+                        other.unwrap_or("unknown")
                     )));
                 }
             }
@@ -152,9 +153,9 @@ pub struct Args {
     /// Largest working set (default: 2 x the last-level cache)
     #[arg(long, value_name = "SIZE")]
     pub max: Option<String>,
-    /// Page kinds: base, thp, or both
-    #[arg(long, default_value = "base,thp")]
-    pub pages: String,
+    /// Page kinds (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "base,thp")]
+    pub pages: Vec<PageKind>,
     /// Least timed loads per sample (at least two laps of the chain are timed)
     #[arg(long, default_value_t = 2_000_000)]
     pub loads: u64,
@@ -186,7 +187,7 @@ impl Options for Args {
         }
         let cfg = Config {
             sizes: doubling_sizes(min, max),
-            pages: list(&a.pages),
+            pages: a.pages.clone(),
             loads: a.loads,
             pin: a.pin.clone(),
             line_size: line_size(m),
@@ -213,7 +214,7 @@ impl Measure for Latency {
         let (pages, sizes) = (&self.cfg.pages, &self.cfg.sizes);
         let variants = pages
             .iter()
-            .flat_map(|p| sizes.iter().map(move |&s| variant(p, s)));
+            .flat_map(|p| sizes.iter().map(move |&s| variant(&name(p), s)));
         Case::grid(variants, &[1])
     }
 

@@ -15,7 +15,7 @@ use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
-use super::options::list;
+use super::options::name;
 use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
@@ -36,7 +36,15 @@ vmscale run lockfan --tasks 2 --lines 4 --ops 200000",
     ..Spec::of::<Args>()
 };
 
-pub const KINDS: &[&str] = &["spin", "mutex"];
+/// Which lock guards each slot (`--kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A test-and-set spin lock
+    Spin,
+    /// A process-shared pthread mutex
+    Mutex,
+}
 
 const LINE: usize = 64;
 
@@ -46,8 +54,7 @@ pub struct Config {
     pub place: Placed,
     /// Lock counts K.
     pub locks: Vec<usize>,
-    /// "spin" and/or "mutex".
-    pub kinds: Vec<String>,
+    pub kinds: Vec<Kind>,
     /// Critical sections per task.
     pub ops: u64,
     /// Cache lines of data each lock protects (all touched per operation).
@@ -76,11 +83,6 @@ impl Lockfan {
             return Err(Error::Input(
                 "--locks must name at least one lock count of 1 or more".into(),
             ));
-        }
-        if let Some(k) = cfg.kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
-            return Err(Error::Input(format!(
-                "unknown lock kind '{k}': use spin, mutex or both"
-            )));
         }
         if cfg.kinds.is_empty() {
             return Err(Error::Input("--kind needs spin, mutex or both".into()));
@@ -135,9 +137,9 @@ pub struct Args {
     /// Lock counts K: a list, a range, or auto (1, 2, 4, ... 256)
     #[arg(long, default_value = "auto")]
     pub locks: String,
-    /// Lock kinds: spin, mutex, or both
-    #[arg(long, default_value = "spin,mutex")]
-    pub kind: String,
+    /// Lock kinds (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "spin,mutex")]
+    pub kind: Vec<Kind>,
     /// Critical sections per task
     #[arg(long, default_value_t = 1_000_000)]
     pub ops: u64,
@@ -160,7 +162,7 @@ impl Options for Args {
         let cfg = Config {
             place: a.place.resolve(m)?,
             locks: locks?,
-            kinds: list(&a.kind),
+            kinds: a.kind.clone(),
             ops: a.ops,
             lines: a.lines,
         };
@@ -185,7 +187,7 @@ impl Measure for Lockfan {
         let (kinds, locks) = (&self.cfg.kinds, &self.cfg.locks);
         let variants = kinds
             .iter()
-            .flat_map(|kind| locks.iter().map(move |k| format!("{kind}-{k}")));
+            .flat_map(|kind| locks.iter().map(move |k| format!("{}-{k}", name(kind))));
         Case::grid(variants, &self.cfg.place.tasks)
     }
 
@@ -326,7 +328,7 @@ fn lock_task(
 mod tests {
     use super::*;
 
-    fn run(kind: &str, locks: usize, tasks: usize, mode: Mode) -> SampleData {
+    fn run(kind: Kind, locks: usize, tasks: usize, mode: Mode) -> SampleData {
         let w = Lockfan::new(
             Config {
                 place: Placed {
@@ -335,24 +337,29 @@ mod tests {
                     pin: crate::exec::pin::Pin::None,
                 },
                 locks: vec![locks],
-                kinds: vec![kind.into()],
+                kinds: vec![kind],
                 ops: 20_000,
                 lines: 3,
             },
             crate::machine::live(),
         )
         .unwrap();
-        w.sample(&Case::new(tasks, &format!("{kind}-{locks}")))
+        w.sample(&Case::new(tasks, &format!("{}-{locks}", name(&kind))))
             .unwrap()
     }
 
     #[test]
     fn no_lost_updates_under_either_lock() {
-        for (kind, k) in [("spin", 1), ("spin", 4), ("mutex", 1), ("mutex", 8)] {
+        for (kind, k) in [
+            (Kind::Spin, 1),
+            (Kind::Spin, 4),
+            (Kind::Mutex, 1),
+            (Kind::Mutex, 8),
+        ] {
             let d = run(kind, k, 3, Mode::Thread);
-            assert_eq!(d.figures["counted"], 60_000.0, "{kind}-{k}");
-            assert_eq!(d.figures["lost"], 0.0, "{kind}-{k}");
-            assert_eq!(d.figures["torn locks"], 0.0, "{kind}-{k}");
+            assert_eq!(d.figures["counted"], 60_000.0, "{kind:?}-{k}");
+            assert_eq!(d.figures["lost"], 0.0, "{kind:?}-{k}");
+            assert_eq!(d.figures["torn locks"], 0.0, "{kind:?}-{k}");
         }
     }
 
@@ -365,7 +372,7 @@ mod tests {
                 pin: crate::exec::pin::Pin::None,
             },
             locks,
-            kinds: vec!["spin".into()],
+            kinds: vec![Kind::Spin],
             ops: 1,
             lines: 1,
         };

@@ -11,6 +11,22 @@ pub fn list(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A closed-set option's value by the name clap gives it (serde gives
+/// the same name: the enums say so with `rename_all`, and each workload's
+/// tests check it through its stored config).
+pub fn name<E: clap::ValueEnum>(v: &E) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// A case's variant as the closed set of options it was built from; a
+/// name outside it is a bug in the workload, not bad input.
+pub fn variant<E: clap::ValueEnum>(case: &super::Case) -> crate::error::Result<E> {
+    E::from_str(&case.variant, false)
+        .map_err(|_| crate::error::Error::Failed(format!("bad case variant '{}'", case.variant)))
+}
+
 /// The base page size (4096 if unknown).
 pub fn page_size(m: &Snapshot) -> u64 {
     m.page_size.unwrap_or(4096)
@@ -107,4 +123,27 @@ pub fn with_quick_tasks(m: &Snapshot, line: &str) -> Vec<String> {
         a.push(t);
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    /// Stored cases and configs carry serde's name, the command line
+    /// clap's: they must be one name.
+    fn same_names<E: ValueEnum + serde::Serialize>() {
+        for v in E::value_variants() {
+            assert_eq!(serde_json::to_value(v).unwrap(), super::name(v));
+        }
+    }
+
+    #[test]
+    fn closed_sets_have_one_name_on_the_command_line_and_in_the_store() {
+        same_names::<crate::workload::atomic::Variant>();
+        same_names::<crate::workload::lockfan::Kind>();
+        same_names::<crate::workload::latency::PageKind>();
+        same_names::<crate::workload::wis::Test>();
+        same_names::<crate::workload::c2c::Variant>();
+        same_names::<crate::exec::Mode>();
+    }
 }

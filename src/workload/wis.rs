@@ -28,9 +28,7 @@ pub const SPEC: Spec = Spec {
     about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
     examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
 vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
-vmscale run wis --test mmap2 --mode process --dir /mnt/scratch\n\n\
-Tests: page_fault1 page_fault2 page_fault3 mmap1 mmap2 brk1 malloc1 malloc2\n\
-tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
+vmscale run wis --test mmap2 --mode process --dir /mnt/scratch",
     // Will-it-scale's figures: operations per second first.
     figures: &[
         rate("ops/s", "ops/s"),
@@ -44,42 +42,63 @@ tlb_flush1 tlb_flush2 tlb_flush3 (see docs/wis.md).",
     ..Spec::of::<Args>()
 };
 
-/// The tests, by will-it-scale's names.
-pub const TESTS: &[(&str, &str)] = &[
-    (
-        "page_fault1",
-        "anonymous private mapping: write each page, unmap",
-    ),
-    (
-        "page_fault2",
-        "file private mapping: write (COW) each page, unmap",
-    ),
-    ("page_fault3", "file shared mapping: write each page, unmap"),
-    ("mmap1", "anonymous mmap and munmap, untouched"),
-    ("mmap2", "file mmap and munmap, untouched"),
-    ("brk1", "brk up and down by one page"),
-    (
-        "malloc1",
-        "malloc and free of a large block (mmap'd by glibc)",
-    ),
-    ("malloc2", "malloc and free of 1 KiB"),
-    (
-        "tlb_flush1",
-        "file private: write, MADV_DONTNEED, read back, per page",
-    ),
-    (
-        "tlb_flush2",
-        "anonymous 1 MiB: write, MADV_DONTNEED, read back, per page",
-    ),
-    (
-        "tlb_flush3",
-        "file shared: write, MADV_DONTNEED, read back, per page",
-    ),
-];
+/// The tests, by will-it-scale's names (`--test`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum Test {
+    /// anonymous private mapping: write each page, unmap
+    PageFault1,
+    /// file private mapping: write (COW) each page, unmap
+    PageFault2,
+    /// file shared mapping: write each page, unmap
+    PageFault3,
+    /// anonymous mmap and munmap, untouched
+    Mmap1,
+    /// file mmap and munmap, untouched
+    Mmap2,
+    /// brk up and down by one page
+    Brk1,
+    /// malloc and free of a large block (mmap'd by glibc)
+    Malloc1,
+    /// malloc and free of 1 KiB
+    Malloc2,
+    /// file private: write, MADV_DONTNEED, read back, per page
+    TlbFlush1,
+    /// anonymous 1 MiB: write, MADV_DONTNEED, read back, per page
+    TlbFlush2,
+    /// file shared: write, MADV_DONTNEED, read back, per page
+    TlbFlush3,
+}
+
+impl Test {
+    /// The test a name stands for (`None` for a name will-it-scale's VM
+    /// tests do not have).
+    pub fn named(name: &str) -> Option<Test> {
+        <Test as clap::ValueEnum>::from_str(name, false).ok()
+    }
+
+    /// What the test does, as `--help` says it.
+    pub fn about(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value()
+            .and_then(|p| p.get_help().map(ToString::to_string))
+            .unwrap_or_default()
+    }
+
+    /// Whether each task works on a file of its own.
+    fn uses_file(self) -> bool {
+        use Test::*;
+        matches!(
+            self,
+            PageFault2 | PageFault3 | Mmap2 | TlbFlush1 | TlbFlush3
+        )
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
-    pub test: String,
+    pub test: Test,
     pub tasks: Vec<usize>,
     pub modes: Vec<Mode>,
     /// Bytes mapped per loop (will-it-scale: 128 MiB; tlb_flush2: 1 MiB).
@@ -124,14 +143,6 @@ pub struct Wis {
 impl Wis {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Wis> {
         super::check_tasks(&cfg.tasks)?;
-        if !TESTS.iter().any(|(n, _)| *n == cfg.test) {
-            let names: Vec<&str> = TESTS.iter().map(|(n, _)| *n).collect();
-            return Err(Error::Input(format!(
-                "unknown will-it-scale test '{}': use one of {}",
-                cfg.test,
-                names.join(", ")
-            )));
-        }
         if cfg.modes.is_empty() {
             return Err(Error::Input(
                 "--mode must name thread, process or both".into(),
@@ -145,14 +156,14 @@ impl Wis {
             cfg.size,
             cfg.page_size,
         )?;
-        if cfg.test == "brk1" && cfg.modes.contains(&Mode::Thread) {
+        if cfg.test == Test::Brk1 && cfg.modes.contains(&Mode::Thread) {
             return Err(Error::Input(
                 "brk1 in threads moves one shared program break under the allocator of the \
                  process: run it with --mode process"
                     .into(),
             ));
         }
-        if uses_file(&cfg.test) {
+        if cfg.test.uses_file() {
             OwnedFile::tmpfile(&cfg.dir, cfg.page_size).map_err(|e| {
                 Error::Input(format!(
                     "--dir: {e}; name a directory on a local filesystem"
@@ -166,13 +177,6 @@ impl Wis {
             files: Mutex::new(Vec::new()),
         })
     }
-}
-
-fn uses_file(test: &str) -> bool {
-    matches!(
-        test,
-        "page_fault2" | "page_fault3" | "mmap2" | "tlb_flush1" | "tlb_flush3"
-    )
 }
 
 /// `run quick`: page_fault1 and tlb_flush2 in threads on every CPU, each
@@ -192,10 +196,9 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run wis`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The will-it-scale test: page_fault1, page_fault2, page_fault3, mmap1, mmap2, brk1,
-    /// malloc1, malloc2, tlb_flush1, tlb_flush2, tlb_flush3
-    #[arg(long)]
-    pub test: String,
+    /// The will-it-scale test
+    #[arg(long, value_enum)]
+    pub test: Test,
     /// Task counts: a list (1,2,4), a range (1-8) or auto
     #[arg(long, default_value = "auto")]
     pub tasks: String,
@@ -228,12 +231,12 @@ impl Options for Args {
     type Workload = Wis;
     fn build(&self, env: &Env) -> Result<Wis> {
         let (a, m) = (self, env.machine);
-        let default = match a.test.as_str() {
-            "tlb_flush2" => "1M",
+        let default = match a.test {
+            Test::TlbFlush2 => "1M",
             _ => "128M",
         };
         let cfg = Config {
-            test: a.test.clone(),
+            test: a.test,
             tasks: super::options::tasks(&a.tasks, m)?,
             modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
                 if !out.contains(&m) {
@@ -266,11 +269,10 @@ impl Measure for Wis {
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's
         // file, which stays for the run.
-        let per = match self.cfg.test.as_str() {
-            "page_fault2" => 2 * self.cfg.size,
-            "page_fault1" | "page_fault3" | "tlb_flush1" | "tlb_flush2" | "tlb_flush3" => {
-                self.cfg.size
-            }
+        use Test::*;
+        let per = match self.cfg.test {
+            PageFault2 => 2 * self.cfg.size,
+            PageFault1 | PageFault3 | TlbFlush1 | TlbFlush2 | TlbFlush3 => self.cfg.size,
             _ => self.cfg.page_size * 16,
         };
         (self.cfg.tasks.iter().copied().max().unwrap_or(1) as u64).saturating_mul(per)
@@ -303,7 +305,7 @@ impl Wis {
             .files
             .lock()
             .map_err(|_| Error::Failed("the wis files' lock was poisoned".into()))?;
-        while uses_file(&self.cfg.test) && files.len() < tasks {
+        while self.cfg.test.uses_file() && files.len() < tasks {
             let f = OwnedFile::tmpfile(&self.cfg.dir, self.cfg.size)?;
             self.pass(Some(&f))?;
             files.push(f);
@@ -314,24 +316,25 @@ impl Wis {
     /// One pass of the test: its operations, counted.
     fn pass(&self, file: Option<&OwnedFile>) -> Result<u64> {
         let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
-        match self.cfg.test.as_str() {
-            "page_fault1" => touch_pass(None, false, len, ps, false),
-            "page_fault2" => touch_pass(file, false, len, ps, false),
-            "page_fault3" => touch_pass(file, true, len, ps, false),
-            "tlb_flush1" => touch_pass(file, false, len, ps, true),
-            "tlb_flush2" => touch_pass(None, false, len, ps, true),
-            "tlb_flush3" => touch_pass(file, true, len, ps, true),
-            "mmap1" => map_unmap(None, len, 256),
-            "mmap2" => map_unmap(file, len, 256),
-            "brk1" => brk_pass(ps, 256),
-            "malloc1" => malloc_pass(len, 256),
-            _ => malloc_pass(1024, 4096),
+        use Test::*;
+        match self.cfg.test {
+            PageFault1 => touch_pass(None, false, len, ps, false),
+            PageFault2 => touch_pass(file, false, len, ps, false),
+            PageFault3 => touch_pass(file, true, len, ps, false),
+            TlbFlush1 => touch_pass(file, false, len, ps, true),
+            TlbFlush2 => touch_pass(None, false, len, ps, true),
+            TlbFlush3 => touch_pass(file, true, len, ps, true),
+            Mmap1 => map_unmap(None, len, 256),
+            Mmap2 => map_unmap(file, len, 256),
+            Brk1 => brk_pass(ps, 256),
+            Malloc1 => malloc_pass(len, 256),
+            Malloc2 => malloc_pass(1024, 4096),
         }
     }
 
     fn task(&self, task: &Task, series: &Series, file: Option<&OwnedFile>) -> TaskReport {
         let mut r = TaskReport::default();
-        if uses_file(&self.cfg.test) && file.is_none() {
+        if self.cfg.test.uses_file() && file.is_none() {
             r.fail("no file for this task");
             return r;
         }
