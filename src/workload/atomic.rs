@@ -9,7 +9,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::stored::Text;
+use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -68,14 +68,13 @@ pub struct Config {
     pub fold: u64,
 }
 
-/// What the atomic report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    pub mode: Text,
-    pub ops: Text,
-    pub fold: Text,
+view_struct! {
+    /// What the atomic report prints of a stored run's configuration.
+    pub struct Stored {
+        pub mode: Text,
+        pub ops: Text,
+        pub fold: Text,
+    }
 }
 
 pub struct Atomic {

@@ -11,7 +11,7 @@
 use super::spec::lower;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::stored::{Text, lenient};
+use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::{self, Region};
@@ -131,23 +131,17 @@ pub struct Config {
     pub per_class: Option<usize>,
 }
 
-/// What the c2c report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    #[serde(deserialize_with = "lenient")]
-    pub cpus: Vec<usize>,
-    #[serde(deserialize_with = "lenient")]
-    pub pairs: Vec<Pair>,
-    #[serde(deserialize_with = "lenient")]
-    pub fresh_line: bool,
-    pub rounds: Text,
-    pub batches: Text,
-    #[serde(deserialize_with = "lenient")]
-    pub pairs_total: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
-    pub classes: Vec<(Class, u64)>,
+view_struct! {
+    /// What the c2c report prints of a stored run's configuration.
+    pub struct Stored {
+        pub cpus: Vec<usize>,
+        pub pairs: Vec<Pair>,
+        pub fresh_line: bool,
+        pub rounds: Text,
+        pub batches: Text,
+        pub pairs_total: Option<u64>,
+        pub classes: Vec<(Class, u64)>,
+    }
 }
 
 pub struct C2c {

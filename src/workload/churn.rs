@@ -4,7 +4,7 @@
 //! timestamp of each reading, so rates never assume the interval.
 
 use super::spec::rate;
-use super::stored::lenient;
+use super::stored::view_struct;
 use serde::{Deserialize, Serialize};
 
 use super::{Case, Measure, SampleData};
@@ -50,17 +50,13 @@ pub struct Config {
     pub page_size: u64,
 }
 
-/// What the churn report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    #[serde(deserialize_with = "lenient")]
-    pub chunk: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub secs: f64,
-    #[serde(deserialize_with = "lenient")]
-    pub mode: Option<String>,
+view_struct! {
+    /// What the churn report prints of a stored run's configuration.
+    pub struct Stored {
+        pub chunk: u64,
+        pub secs: f64,
+        pub mode: Option<String>,
+    }
 }
 
 /// Readings kept per task (time, count); later readings overwrite the last.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
 use super::spec::Spec;
-use super::stored::{Text, lenient};
+use super::stored::{Text, view_struct};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
@@ -64,24 +64,18 @@ pub struct Config {
     pub page_size: u64,
 }
 
-/// What the colour report prints of a stored run's configuration: fields
-/// of runs stored by older versions may be missing ("?").
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    pub mode: Text,
-    pub thp: Text,
-    pub colours_from: Text,
-    #[serde(deserialize_with = "lenient")]
-    pub page_size: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
-    pub size_per_task: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub interleave: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
-    pub colours: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub l2_colours: Option<u64>,
+view_struct! {
+    /// What the colour report prints of a stored run's configuration.
+    pub struct Stored {
+        pub mode: Text,
+        pub thp: Text,
+        pub colours_from: Text,
+        pub page_size: Option<u64>,
+        pub size_per_task: u64,
+        pub interleave: Option<u64>,
+        pub colours: u64,
+        pub l2_colours: Option<u64>,
+    }
 }
 
 /// Indices into a task report's values.

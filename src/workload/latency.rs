@@ -5,7 +5,7 @@
 //! TLB's share of the latency shows as the difference.
 
 use super::spec::{higher, lower};
-use super::stored::Text;
+use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::{Pages, Region};
@@ -55,13 +55,12 @@ pub struct Config {
     pub thp_size: u64,
 }
 
-/// What the latency report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    pub line_size: Text,
-    pub loads: Text,
+view_struct! {
+    /// What the latency report prints of a stored run's configuration.
+    pub struct Stored {
+        pub line_size: Text,
+        pub loads: Text,
+    }
 }
 
 pub struct Latency {

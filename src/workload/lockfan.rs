@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::stored::Text;
+use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -61,14 +61,13 @@ pub struct Config {
     pub lines: usize,
 }
 
-/// What the lockfan report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    pub ops: Text,
-    pub lines: Text,
-    pub mode: Text,
+view_struct! {
+    /// What the lockfan report prints of a stored run's configuration.
+    pub struct Stored {
+        pub ops: Text,
+        pub lines: Text,
+        pub mode: Text,
+    }
 }
 
 pub struct Lockfan {

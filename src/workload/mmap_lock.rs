@@ -9,7 +9,7 @@
 use super::spec::rate;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::stored::lenient;
+use super::stored::view_struct;
 use serde::{Deserialize, Serialize};
 
 use super::{Case, Measure, SampleData};
@@ -56,15 +56,12 @@ pub struct Config {
     pub page_size: u64,
 }
 
-/// What the mmap-lock report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    #[serde(deserialize_with = "lenient")]
-    pub size: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
-    pub rate: Option<f64>,
+view_struct! {
+    /// What the mmap-lock report prints of a stored run's configuration.
+    pub struct Stored {
+        pub size: Option<u64>,
+        pub rate: Option<f64>,
+    }
 }
 
 const V_ROLE_CHANGER: usize = 0;

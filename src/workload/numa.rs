@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::stored::lenient;
+use super::stored::view_struct;
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
@@ -136,29 +136,19 @@ pub struct Config {
     pub numa_balancing: Option<String>,
 }
 
-/// What the numa report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    #[serde(deserialize_with = "lenient")]
-    pub processes: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub threads: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub size: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub loops: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub first_node: u64,
-    #[serde(deserialize_with = "lenient")]
-    pub region_per_process: Option<bool>,
-    #[serde(deserialize_with = "lenient")]
-    pub nodes_with_memory: Option<Vec<serde::de::IgnoredAny>>,
-    #[serde(deserialize_with = "lenient")]
-    pub threshold: Option<f64>,
-    #[serde(deserialize_with = "lenient")]
-    pub numa_balancing: Option<String>,
+view_struct! {
+    /// What the numa report prints of a stored run's configuration.
+    pub struct Stored {
+        pub processes: u64,
+        pub threads: u64,
+        pub size: u64,
+        pub loops: u64,
+        pub first_node: u64,
+        pub region_per_process: Option<bool>,
+        pub nodes_with_memory: Option<Vec<serde::de::IgnoredAny>>,
+        pub threshold: Option<f64>,
+        pub numa_balancing: Option<String>,
+    }
 }
 
 impl Config {

@@ -15,6 +15,26 @@ pub fn view<T: DeserializeOwned + Default>(config: &serde_json::Value) -> T {
     serde_json::from_value(config.clone()).unwrap_or_default()
 }
 
+/// A view struct: `Debug`, `Default`, and every field read [`lenient`]ly,
+/// so a field that is absent or of another type reads as its default.
+macro_rules! view_struct {
+    ($(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* pub $f:ident: $t:ty,)*
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Default, serde::Deserialize)]
+        #[serde(default)]
+        pub struct $name {
+            $(
+                $(#[$fm])*
+                #[serde(deserialize_with = "crate::workload::stored::lenient")]
+                pub $f: $t,
+            )*
+        }
+    };
+}
+pub(crate) use view_struct;
+
 /// serde `deserialize_with` for view fields: the value, or the field's
 /// default when it has another type.
 pub fn lenient<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -64,14 +84,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[derive(Deserialize, Default)]
-    struct View {
-        #[serde(default)]
-        mode: Text,
-        #[serde(default, deserialize_with = "lenient")]
-        size: Option<u64>,
-        #[serde(default, deserialize_with = "lenient")]
-        on: Option<bool>,
+    view_struct! {
+        pub struct View {
+            pub mode: Text,
+            pub size: Option<u64>,
+            pub on: Option<bool>,
+        }
     }
 
     #[test]

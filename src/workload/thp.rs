@@ -8,6 +8,7 @@
 use super::spec::{higher, lower};
 use std::sync::Mutex;
 
+use super::stored::view_struct;
 use serde::{Deserialize, Serialize};
 
 use super::options::{page_size, tasks};
@@ -98,15 +99,15 @@ pub struct Config {
     pub thp_defrag: String,
 }
 
-/// What the thp report prints of a stored configuration.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    pub size: u64,
-    pub fault_size: u64,
-    pub step: u64,
-    pub thp_enabled: String,
-    pub thp_defrag: String,
+view_struct! {
+    /// What the thp report prints of a stored run's configuration.
+    pub struct Stored {
+        pub size: u64,
+        pub fault_size: u64,
+        pub step: u64,
+        pub thp_enabled: String,
+        pub thp_defrag: String,
+    }
 }
 
 pub struct Thp {

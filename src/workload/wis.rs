@@ -6,7 +6,7 @@
 //! of /proc/interrupts over the sample.
 
 use super::spec::{lower, lower_rate, rate};
-use super::stored::lenient;
+use super::stored::view_struct;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 
@@ -113,17 +113,13 @@ pub struct Config {
     pub page_size: u64,
 }
 
-/// What the wis report prints of a stored run's configuration: fields of
-/// runs stored by older versions may be missing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Stored {
-    #[serde(deserialize_with = "lenient")]
-    pub test: Option<String>,
-    #[serde(deserialize_with = "lenient")]
-    pub size: Option<u64>,
-    #[serde(deserialize_with = "lenient")]
-    pub secs: Option<f64>,
+view_struct! {
+    /// What the wis report prints of a stored run's configuration.
+    pub struct Stored {
+        pub test: Option<String>,
+        pub size: Option<u64>,
+        pub secs: Option<f64>,
+    }
 }
 
 const V_OPS: usize = 0;
