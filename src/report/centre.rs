@@ -97,10 +97,6 @@ fn levels_row(key: &str, l: &Levels) -> Vec<String> {
     ]
 }
 
-fn strings(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
-
 /// The mixture's lines, indented under a title naming the case.
 pub fn mixture_lines(what: &str, m: &CaseMixture) -> String {
     // A long name (a file's path) keeps its end, where it differs.
@@ -257,7 +253,9 @@ pub fn blocks(run: &Run) -> Vec<Block> {
                 "Centre of {} per case: median, 95% CI by order statistics:",
                 names.join(", ")
             ),
-            header: vec![strings(&["case", "n", "median", "95% CI", "±", "mean"])],
+            header: vec![super::cells::names(&[
+                "case", "n", "median", "95% CI", "±", "mean",
+            ])],
             align: right(5),
             rows,
             layout: Some(Layout::spaced(&[16, 4, 10, 23, 10, 10, 0])),
@@ -285,7 +283,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             } else {
                 "Between invocations (relative sd; interval from the invocation means):".into()
             },
-            header: vec![strings(&[
+            header: vec![super::cells::names(&[
                 "case",
                 "inv",
                 "n/inv",

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::cells::names;
 use super::export::{Align, Block, Records, Report, Table};
 use crate::stats::usl::{Estimate, Fit, Prediction};
 
@@ -45,10 +46,6 @@ fn full(v: Option<f64>) -> String {
     v.filter(|v| v.is_finite())
         .map(|v| format!("{v}"))
         .unwrap_or_default()
-}
-
-fn strings<const N: usize>(cells: [&str; N]) -> Vec<String> {
-    cells.iter().map(|s| s.to_string()).collect()
 }
 
 // The cells of both tables are padded to the fixed widths `fit` has always
@@ -182,7 +179,7 @@ fn records(r: &FitReport) -> Records {
             "",
             "",
         ];
-        rows.push(strings(cells));
+        rows.push(names(&cells));
     }
     for p in &r.extrapolation {
         let (lo, hi) = p.ci95.unzip();
@@ -198,7 +195,7 @@ fn records(r: &FitReport) -> Records {
         ]);
     }
     Records {
-        columns: strings([
+        columns: names(&[
             "kind",
             "name",
             "n",

@@ -234,19 +234,14 @@ fn series_table(a: &Analysis) -> Table {
             ]
         })
         .collect();
-    Table {
-        title: "Series".into(),
-        header: vec![
-            [
-                "run", "started", "kernel", "host", "label", "n", "median", "95% +-", "segment",
-            ]
-            .map(String::from)
-            .to_vec(),
+    Table::plain(
+        "Series".into(),
+        &[
+            "run", "started", "kernel", "host", "label", "n", "median", "95% +-", "segment",
         ],
-        align: Align::runs(&[(Align::Right, 1), (Align::Left, 4), (Align::Right, 4)]),
+        Align::runs(&[(Align::Right, 1), (Align::Left, 4), (Align::Right, 4)]),
         rows,
-        layout: None,
-    }
+    )
 }
 
 fn steps_table(a: &Analysis) -> Table {
@@ -267,27 +262,22 @@ fn steps_table(a: &Analysis) -> Table {
             ]
         })
         .collect();
-    Table {
-        title: "Steps".into(),
-        header: vec![
-            [
-                "before run",
-                "after run",
-                "change",
-                "95% CI",
-                "%",
-                "",
-                "p",
-                "runs p",
-                "samples p",
-            ]
-            .map(String::from)
-            .to_vec(),
+    Table::plain(
+        "Steps".into(),
+        &[
+            "before run",
+            "after run",
+            "change",
+            "95% CI",
+            "%",
+            "",
+            "p",
+            "runs p",
+            "samples p",
         ],
-        align: Align::runs(&[(Align::Right, 5), (Align::Left, 1), (Align::Right, 3)]),
+        Align::runs(&[(Align::Right, 5), (Align::Left, 1), (Align::Right, 3)]),
         rows,
-        layout: None,
-    }
+    )
 }
 
 /// One record per run; the step columns are set on the first run after a step.

@@ -4,7 +4,6 @@
 //! mmtests' derived figures (THP success, compaction and scan efficiency),
 //! beside the share of steps found huge and its cross-checks.
 
-use super::cells::names;
 use super::export::{Align, Block, Table};
 use crate::model::{CaseSamples, Run, Sample};
 use crate::parse::format_size;
@@ -89,17 +88,16 @@ fn latency_table(c: &CaseSamples, s: &Sample, step: u64) -> Table {
     }
     rows.push(row("Max", "max", 1));
     rows.push(row("Amean", "mean", 1));
-    Table {
-        title: format!(
+    Table::plain(
+        format!(
             "{}: us per {} step (first write, then one per page)",
             label(c),
             format_size(step)
         ),
-        header: vec![names(&["", "base", "huge", "all"])],
-        align: Align::runs(&[(Align::Left, 1), (Align::Right, 3)]),
+        &["", "base", "huge", "all"],
+        Align::runs(&[(Align::Left, 1), (Align::Right, 3)]),
         rows,
-        layout: None,
-    }
+    )
 }
 
 /// A ratio in percent, None when the denominator is 0.

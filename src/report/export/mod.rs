@@ -102,6 +102,23 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table under `title` with one header line and columns as wide as
+    /// their widest cell.
+    pub fn plain(
+        title: String,
+        header: &[&str],
+        align: Vec<Align>,
+        rows: Vec<Vec<String>>,
+    ) -> Table {
+        Table {
+            title,
+            header: vec![header.iter().map(|h| h.to_string()).collect()],
+            align,
+            rows,
+            layout: None,
+        }
+    }
+
     /// The number of columns: the widest header line or row.
     pub fn columns(&self) -> usize {
         self.header
