@@ -49,13 +49,9 @@ pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
     let yr = span(0.0, top * 1.15);
     let yt = axis(&yr, LABELS);
     let svg = svg::render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .caption(format!("{} ({})", fig.name, fig.unit), ("sans-serif", 18))
-            .build_cartesian_2d(-0.5..tasks.len() as f64 - 0.5, yr.clone())
-            .map_err(e)?;
+        let caption = format!("{} ({})", fig.name, fig.unit);
+        let x = -0.5..tasks.len() as f64 - 0.5;
+        let mut chart = svg::chart(root, &caption, 70, x, yr.clone())?;
         let names = tasks.clone();
         chart
             .configure_mesh()

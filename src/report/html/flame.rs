@@ -177,10 +177,7 @@ pub fn diff_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn f(lines: &[(&str, u64)]) -> BTreeMap<String, u64> {
-        lines.iter().map(|(s, n)| (s.to_string(), *n)).collect()
-    }
+    use crate::profile::folded::of as f;
 
     #[test]
     fn frames_carry_names_as_titles_and_widths_follow_samples() {

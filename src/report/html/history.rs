@@ -53,13 +53,7 @@ fn plot(a: &Analysis, figure: &Figure) -> String {
     let (xr, yr) = (0.0..n + 1.0, (lo - pad)..(hi + pad));
     let (xt, yt) = (axis(&xr, LABELS), axis(&yr, LABELS));
     svg::render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .caption(caption.as_str(), ("sans-serif", 18))
-            .build_cartesian_2d(xr.clone(), yr.clone())
-            .map_err(e)?;
+        let mut chart = svg::chart(root, &caption, 70, xr.clone(), yr.clone())?;
         chart
             .configure_mesh()
             .x_desc("run, in series order")

@@ -103,13 +103,8 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
     let yr = span(0.0, top * 1.05);
     let yt = axis(&yr, LABELS);
     let mut svg = svg::render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .caption("latency against working set", ("sans-serif", 18))
-            .build_cartesian_2d((x0..x1).log_scale().base(2.0), yr.clone())
-            .map_err(e)?;
+        let x = (x0..x1).log_scale().base(2.0);
+        let mut chart = svg::chart(root, "latency against working set", 60, x, yr.clone())?;
         chart
             .configure_mesh()
             .x_desc("working set (bytes, log2)")

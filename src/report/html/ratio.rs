@@ -158,16 +158,8 @@ pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
     let xr = (lo - pad)..(hi + pad);
     let xt = svg::axis(&xr, svg::LABELS);
     let svg = svg::render_sized(svg::WIDTH, height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(170)
-            .caption(
-                format!("{}: ratio to run {}", fig.name, runs[0].meta.id),
-                ("sans-serif", 18),
-            )
-            .build_cartesian_2d(xr.clone(), -0.5..n as f64 - 0.5)
-            .map_err(e)?;
+        let caption = format!("{}: ratio to run {}", fig.name, runs[0].meta.id);
+        let mut chart = svg::chart(root, &caption, 170, xr.clone(), -0.5..n as f64 - 0.5)?;
         chart
             .configure_mesh()
             .disable_y_mesh()

@@ -1,11 +1,14 @@
 //! Scaling curves (figure against tasks: mean with 95 % CI bars, the ideal
 //! line from the smallest-N point, the USL fit) and efficiency per task.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::svg::{self, LABELS, axis, colour, e, span};
+use crate::error::Result;
 use crate::model::{Better, Run};
 use crate::report::series::{self, Series};
+use crate::report::ticks::Ticks;
 use crate::stats::usl;
 
 /// The plots for one figure of a run: one scaling curve with all variants,
@@ -50,6 +53,25 @@ fn lx(n: f64) -> f64 {
 fn x_range(max_n: f64) -> std::ops::Range<f64> {
     let hi = lx(max_n).max(1.0);
     -0.15 * hi.max(1.0) / 4.0..hi * 1.04 + 0.05
+}
+
+/// The grid and labels of a plot against tasks on a log2 axis.
+fn tasks_mesh(
+    chart: &mut svg::Chart<RangedCoordf64, RangedCoordf64>,
+    max_n: f64,
+    y_desc: &str,
+    yt: &Ticks,
+) -> Result<()> {
+    chart
+        .configure_mesh()
+        .x_desc("tasks (log2 axis)")
+        .x_labels(x_labels(max_n))
+        .x_label_formatter(&pow2_tick)
+        .y_desc(y_desc)
+        .y_labels(LABELS)
+        .y_label_formatter(&|v| yt.label(*v))
+        .draw()
+        .map_err(e)
 }
 
 /// One tick per power of two (at most 12): labelled with the task count.
@@ -100,23 +122,9 @@ fn curve(all: &[Series]) -> String {
     let yr = span(0.0, top * 1.05);
     let yt = axis(&yr, LABELS);
     svg::render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .caption(format!("{name} ({unit})"), ("sans-serif", 18))
-            .build_cartesian_2d(x_range(max_n), yr.clone())
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("tasks (log2 axis)")
-            .x_labels(x_labels(max_n))
-            .x_label_formatter(&pow2_tick)
-            .y_desc(unit.as_str())
-            .y_labels(LABELS)
-            .y_label_formatter(&|v| yt.label(*v))
-            .draw()
-            .map_err(e)?;
+        let caption = format!("{name} ({unit})");
+        let mut chart = svg::chart(root, &caption, 70, x_range(max_n), yr.clone())?;
+        tasks_mesh(&mut chart, max_n, &unit, &yt)?;
         for (i, s) in all.iter().enumerate() {
             let c = colour(i);
             let pts: Vec<(f64, f64, f64)> = s
@@ -216,23 +224,8 @@ fn efficiency(all: &[Series]) -> String {
     let yr = span(0.0, top * 1.1);
     let yt = axis(&yr, LABELS);
     svg::render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .caption("efficiency per task", ("sans-serif", 18))
-            .build_cartesian_2d(x_range(max_n), yr.clone())
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("tasks (log2 axis)")
-            .x_labels(x_labels(max_n))
-            .x_label_formatter(&pow2_tick)
-            .y_desc("efficiency (1 = linear)")
-            .y_labels(LABELS)
-            .y_label_formatter(&|v| yt.label(*v))
-            .draw()
-            .map_err(e)?;
+        let mut chart = svg::chart(root, "efficiency per task", 60, x_range(max_n), yr.clone())?;
+        tasks_mesh(&mut chart, max_n, "efficiency (1 = linear)", &yt)?;
         chart
             .draw_series(DashedLineSeries::new(
                 [(0.0, 1.0), (lx(max_n), 1.0)],

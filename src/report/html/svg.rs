@@ -3,6 +3,7 @@
 //! font is read at run time.
 
 use plotters::chart::SeriesAnno;
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -23,6 +24,27 @@ pub const PALETTE: [RGBColor; 7] = [
     RGBColor(86, 180, 233),
     RGBColor(0, 0, 0),
 ];
+
+/// A chart on the page's SVG canvas with axes of coordinates `X` and `Y`.
+pub type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// A chart on `root` with the margins and caption every plot has; `y_area`
+/// is the width of the y axis's labels.
+pub fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    caption: &str,
+    y_area: u32,
+    x: X,
+    y: Y,
+) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>> {
+    ChartBuilder::on(root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(y_area)
+        .caption(caption, ("sans-serif", 18))
+        .build_cartesian_2d(x, y)
+        .map_err(e)
+}
 
 pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
