@@ -4,7 +4,7 @@
 //! held until dropped: the anonymous pages left, and the files, each in a
 //! private directory that is removed on drop.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -234,6 +234,23 @@ fn open_dir(dir: &Path) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Directory `name` in `parent`, opened without following a link.
+fn open_dir_at(parent: &OwnedFd, name: &CStr) -> std::io::Result<OwnedFd> {
+    // SAFETY: parent is open, name a valid C string; the fd is checked.
+    let fd = unsafe {
+        libc::openat(
+            parent.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// The run's files: a private directory (mode 0700, made by this
 /// process, never an existing one) of sparse files `f0`, `f1`, ... of one
 /// size, all removed on drop, by name under the directory's descriptor,
@@ -265,25 +282,19 @@ impl FileSet {
                 std::io::Error::last_os_error(),
             ));
         }
-        // SAFETY: as above; O_NOFOLLOW: the entry just made, not a link.
-        let fd = unsafe {
-            libc::openat(
-                parent.as_raw_fd(),
-                name.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
+        // O_NOFOLLOW: the entry just made, not a link.
+        let dir = match open_dir_at(&parent, &name) {
+            Ok(dir) => dir,
+            Err(e) => {
+                // SAFETY: removing the empty directory just made.
+                unsafe { libc::unlinkat(parent.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
+                return Err(io("cannot open the directory made in", e));
+            }
         };
-        if fd < 0 {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: removing the empty directory just made.
-            unsafe { libc::unlinkat(parent.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
-            return Err(io("cannot open the directory made in", e));
-        }
         Ok(FileSet {
             parent,
             name,
-            // SAFETY: fd was just opened and is owned here alone.
-            dir: unsafe { OwnedFd::from_raw_fd(fd) },
+            dir,
             count: 0,
             file_size: spec.file_size,
         })
@@ -374,19 +385,9 @@ fn sweep(parent: &OwnedFd) {
             continue;
         }
         let Ok(c) = CString::new(name) else { continue };
-        // SAFETY: parent is open, c a valid C string; the fd is checked.
-        let fd = unsafe {
-            libc::openat(
-                parent.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
+        let Ok(dir) = open_dir_at(parent, &c) else {
             continue;
-        }
-        // SAFETY: fd was just opened and is owned here alone.
-        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        };
         // SAFETY: a zeroed stat is valid; fstat fills it from an open fd.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: dir is open, st writable; geteuid has no preconditions.
