@@ -260,6 +260,26 @@ mod tests {
         Plan::parse(&["thp_defrag=never,always".into(), "swappiness=10".into()]).unwrap()
     }
 
+    /// A file `recover` must never write, holding "keep".
+    fn victim(root: &Path) -> PathBuf {
+        let victim = root.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        victim
+    }
+
+    /// A journal left by no live process, restoring one knob at `path`.
+    fn planted(name: &str, path: PathBuf, original: &str) -> Journal {
+        Journal {
+            pid: u32::MAX,
+            started_at: String::new(),
+            entries: vec![Entry {
+                name: name.into(),
+                path,
+                original: original.into(),
+            }],
+        }
+    }
+
     #[test]
     fn set_verify_restore_and_journal() {
         let tmp = fake_root();
@@ -335,21 +355,8 @@ mod tests {
         let tmp = fake_root();
         let root = tmp.path();
         let jp = root.join("knobs.journal");
-        let victim = root.join("victim");
-        std::fs::write(&victim, "keep").unwrap();
-        journal::write(
-            &jp,
-            &Journal {
-                pid: u32::MAX,
-                started_at: String::new(),
-                entries: vec![Entry {
-                    name: "thp_defrag".into(),
-                    path: victim.clone(),
-                    original: "never".into(),
-                }],
-            },
-        )
-        .unwrap();
+        let victim = victim(root);
+        journal::write(&jp, &planted("thp_defrag", victim.clone(), "never")).unwrap();
         assert!(
             recover(&jp, root)
                 .unwrap_err()
@@ -367,20 +374,11 @@ mod tests {
         let tmp = fake_root();
         let root = tmp.path();
         let jp = root.join("state/knobs.journal");
-        let victim = root.join("victim");
-        std::fs::write(&victim, "keep").unwrap();
+        let victim = victim(root);
         let elsewhere = root.join("evil/proc/sys/vm/swappiness");
         std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&victim, &elsewhere).unwrap();
-        let planted = |path: PathBuf| Journal {
-            pid: u32::MAX,
-            started_at: String::new(),
-            entries: vec![Entry {
-                name: "swappiness".into(),
-                path,
-                original: "10".into(),
-            }],
-        };
+        let planted = |path: PathBuf| planted("swappiness", path, "10");
         journal::write(&jp, &planted(elsewhere.clone())).unwrap();
         let e = recover(&jp, root).unwrap_err();
         assert!(matches!(e, Error::Refused(_)), "{e:?}");

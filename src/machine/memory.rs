@@ -102,26 +102,24 @@ mod tests {
 
     #[test]
     fn bracketed_selection() {
-        assert_eq!(
-            selected("always [madvise] never").as_deref(),
-            Some("madvise")
-        );
-        assert_eq!(
-            selected("always defer defer+madvise [madvise] never\n").as_deref(),
-            Some("madvise")
-        );
-        assert_eq!(
-            selected("[always] madvise never").as_deref(),
-            Some("always")
-        );
-        assert_eq!(
-            selected("always defer [defer+madvise] madvise never").as_deref(),
-            Some("defer+madvise")
-        );
-        assert_eq!(selected("never").as_deref(), Some("never"));
-        assert_eq!(selected("always madvise never"), None);
-        assert_eq!(selected("[]"), None);
-        assert_eq!(selected(""), None);
+        for (text, want) in [
+            ("always [madvise] never", Some("madvise")),
+            (
+                "always defer defer+madvise [madvise] never\n",
+                Some("madvise"),
+            ),
+            ("[always] madvise never", Some("always")),
+            (
+                "always defer [defer+madvise] madvise never",
+                Some("defer+madvise"),
+            ),
+            ("never", Some("never")),
+            ("always madvise never", None),
+            ("[]", None),
+            ("", None),
+        ] {
+            assert_eq!(selected(text).as_deref(), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -103,13 +103,16 @@ pub fn shifts(base: &BTreeMap<String, u64>, other: &BTreeMap<String, u64>) -> Ve
     v
 }
 
+/// Folded stacks from `(stack, count)` pairs, for tests.
+#[cfg(test)]
+pub fn of(lines: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    lines.iter().map(|(s, n)| (s.to_string(), *n)).collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::of as folded;
     use super::*;
-
-    fn folded(lines: &[(&str, u64)]) -> BTreeMap<String, u64> {
-        lines.iter().map(|(s, n)| (s.to_string(), *n)).collect()
-    }
 
     #[test]
     fn self_is_the_kernel_leaf_and_total_counts_each_stack_once() {

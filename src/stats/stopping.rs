@@ -495,15 +495,20 @@ mod tests {
         }
     }
 
+    /// `n` samples near 300 and near 600 in turn, 1 % noise.
+    fn two_groups(n: usize) -> Vec<f64> {
+        let mut rng = SplitMix64::new(4);
+        (0..n)
+            .map(|i| if i % 2 == 0 { 300.0 } else { 600.0 } * (1.0 + 0.01 * rng.normal()))
+            .collect()
+    }
+
     #[test]
     fn two_even_groups_stop_early_with_their_sizes_centres_and_need() {
         // Samples near 300 and near 600 in turn (1 % noise): once the
         // groups' sizes leave no doubt that they are even, the median's
         // interval spans the gap at the 30 samples allowed.
-        let mut rng = SplitMix64::new(4);
-        let seq: Vec<f64> = (0..60)
-            .map(|i| if i % 2 == 0 { 300.0 } else { 600.0 } * (1.0 + 0.01 * rng.normal()))
-            .collect();
+        let seq = two_groups(60);
         let (n, stop) = run(&rule(), &seq);
         assert!((CANNOT_CONVERGE_MIN_N..30).contains(&n), "{n}");
         let (why, p) = early(stop);
@@ -575,10 +580,7 @@ mod tests {
 
     #[test]
     fn at_the_budget_the_stop_keeps_what_did_not_settle() {
-        let mut rng = SplitMix64::new(4);
-        let seq: Vec<f64> = (0..12)
-            .map(|i| if i % 2 == 0 { 300.0 } else { 600.0 } * (1.0 + 0.01 * rng.normal()))
-            .collect();
+        let seq = two_groups(12);
         let r = Rule {
             max_time: Duration::from_secs(5),
             ..rule()
