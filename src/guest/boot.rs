@@ -29,6 +29,9 @@ pub struct Session<'a> {
     pub bound: Duration,
     /// How long the kernel may take to reach init (None: only `bound`).
     pub to_init: Option<Duration>,
+    /// How long the console of a guest with a heartbeat (TCG) may stay
+    /// silent after init.
+    pub silence: Option<Duration>,
 }
 
 /// A kernel with its initramfs, ready to boot.
@@ -142,6 +145,7 @@ pub fn boot(
         Watch {
             bound: s.bound,
             to_init: s.to_init,
+            silence: s.silence,
             log: &dir.join(files::CONSOLE_LOG),
             stop_at: None,
             on_marker,
