@@ -101,11 +101,12 @@ pub struct Booted {
     pub dir: PathBuf,
 }
 
-/// Boots `p` for `round` with its files in `dir`.
+/// Boots `p` for `round` with its files in `dir`; `rebooted`: the round's
+/// first boot stalled.
 pub fn boot(
     s: &Session,
     p: &Prepared,
-    round: u32,
+    (round, rebooted): (u32, bool),
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
@@ -113,6 +114,7 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
+    info.rebooted = rebooted;
     info.kernel = Some(p.kernel.identity());
     info.revision = p.kernel.revision.clone();
     let append = cmdline(&info, &format!("{} {}", s.append, p.append));

@@ -240,7 +240,7 @@ fn boot_again_if_stalled(
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
-    let first = boot::boot(session, p, round, dir, on_marker)?;
+    let first = boot::boot(session, p, (round, false), dir, on_marker)?;
     let why = match (&first.outcome.end, session.accel) {
         (End::NoInit(after), Accel::Tcg) => format!("no init after {} s", after.as_secs()),
         (End::Wedged(why), Accel::Tcg) => why.clone(),
@@ -255,7 +255,7 @@ fn boot_again_if_stalled(
         p.label,
         stalled.join(files::CONSOLE_LOG).display()
     );
-    boot::boot(session, p, round, dir, on_marker)
+    boot::boot(session, p, (round, true), dir, on_marker)
 }
 
 fn tail_text(lines: &[String]) -> String {
