@@ -294,9 +294,11 @@ mod tests {
     use crate::workload::{REGISTRY, find};
     use clap::CommandFactory;
 
+    /// `run`, built: its subcommands and their options are deferred.
     fn run_command() -> clap::Command {
-        crate::cli::Cli::command()
-            .find_subcommand("run")
+        let mut cli = crate::cli::Cli::command();
+        cli.build();
+        cli.find_subcommand("run")
             .expect("a run subcommand")
             .clone()
     }
