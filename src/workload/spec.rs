@@ -344,7 +344,7 @@ mod tests {
         let listed: Vec<String> = run_command()
             .get_subcommands()
             .map(|c| c.get_name().to_string())
-            .filter(|n| n != "quick")
+            .filter(|n| n != "quick" && n != "help")
             .collect();
         let registered: Vec<&str> = REGISTRY.iter().map(|s| s.name).collect();
         assert_eq!(listed, registered);
