@@ -93,6 +93,7 @@ pub fn probe_verdict(end: &End, spoke: bool) -> Option<String> {
             d.as_secs()
         )),
         End::Panicked => Some("the kernel panicked in a KVM probe boot".into()),
+        End::Wedged(why) => Some(format!("a KVM probe boot stopped as wedged: {why}")),
         End::Exited(code) => Some(format!(
             "QEMU exited ({}) in a KVM probe boot before init",
             code.map_or("by a signal".into(), |c| format!("status {c}"))
@@ -125,6 +126,7 @@ pub fn probe(
         Watch {
             bound: PROBE_BOUND * kvm_pace(),
             to_init: None,
+            silence: None,
             log: &work.join("probe.console"),
             stop_at: Some(Marker::ProbeOk),
             on_marker: &mut ignore,

@@ -29,6 +29,9 @@ pub struct Session<'a> {
     pub bound: Duration,
     /// How long the kernel may take to reach init (None: only `bound`).
     pub to_init: Option<Duration>,
+    /// How long the console of a guest with a heartbeat (TCG) may stay
+    /// silent after init.
+    pub silence: Option<Duration>,
 }
 
 /// A kernel with its initramfs, ready to boot.
@@ -98,11 +101,12 @@ pub struct Booted {
     pub dir: PathBuf,
 }
 
-/// Boots `p` for `round` with its files in `dir`.
+/// Boots `p` for `round` with its files in `dir`; `rebooted`: the round's
+/// first boot stalled.
 pub fn boot(
     s: &Session,
     p: &Prepared,
-    round: u32,
+    (round, rebooted): (u32, bool),
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
@@ -110,6 +114,7 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
+    info.rebooted = rebooted;
     info.kernel = Some(p.kernel.identity());
     info.revision = p.kernel.revision.clone();
     let append = cmdline(&info, &format!("{} {}", s.append, p.append));
@@ -142,6 +147,7 @@ pub fn boot(
         Watch {
             bound: s.bound,
             to_init: s.to_init,
+            silence: s.silence,
             log: &dir.join(files::CONSOLE_LOG),
             stop_at: None,
             on_marker,

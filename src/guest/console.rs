@@ -2,7 +2,7 @@
 //! own process group (killed with vmscale, as `run cmd` does), each
 //! console line kept in a log and the last 40 in memory, init's markers
 //! passed on for progress, and the guest stopped at a bound, at a panic,
-//! or when vmscale is asked to stop.
+//! when its kernel reports a CPU stuck, or when vmscale is asked to stop.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +30,11 @@ pub enum End {
     /// Init printed no marker by the boot bound (`Watch::to_init`): stopped
     /// as hung in early boot.
     NoInit(Duration),
+    /// Stopped as wedged, and why: the kernel's soft-lockup watchdog
+    /// reported a CPU stuck for at least [`WEDGED`], or a console with a
+    /// heartbeat was silent for `Watch::silence`. Such a guest does not
+    /// come back within any bound worth waiting for.
+    Wedged(String),
     /// vmscale got this signal: stopped.
     Interrupted(i32),
     /// Stopped on purpose once the wanted marker came (the probe).
@@ -54,6 +59,9 @@ pub struct Watch<'a> {
     /// A guest whose init has printed no marker this long after the start
     /// is stopped as hung in boot, without waiting for the plan's bound.
     pub to_init: Option<Duration>,
+    /// A guest whose init has spoken and whose console then stays silent
+    /// this long is stopped as wedged (for a guest with a heartbeat).
+    pub silence: Option<Duration>,
     /// The console log written as lines come.
     pub log: &'a Path,
     /// Stop the guest when this marker comes.
@@ -62,6 +70,20 @@ pub struct Watch<'a> {
 }
 
 const PANIC: &str = "Kernel panic - not syncing";
+/// How long the soft-lockup watchdog must have seen one CPU stuck before
+/// the guest counts as wedged: the watchdog's threshold is 20 s and it
+/// repeats its report every ~25–30 s (seen: 49, 75, 104, 130, 164 s), so
+/// this is its second or third report, well past a host that only
+/// descheduled a vCPU for a while.
+pub const WEDGED: Duration = Duration::from_secs(60);
+
+/// The seconds of a soft-lockup report ("watchdog: BUG: soft lockup -
+/// CPU#0 stuck for 49s! [comm:pid]").
+fn stuck_for(line: &str) -> Option<u64> {
+    let (_, rest) = line.split_once("soft lockup - CPU#")?;
+    let (_, rest) = rest.split_once(" stuck for ")?;
+    rest.split_once("s!")?.0.parse().ok()
+}
 /// After a panic QEMU exits by itself (panic=-1, -no-reboot); this long at
 /// most.
 const AFTER_PANIC: Duration = Duration::from_secs(5);
@@ -109,13 +131,16 @@ pub fn supervise(
     let mut panic: Option<String> = None;
     let mut spoke = false;
     let mut init_seen = false;
+    let mut last_line = begun;
     let mut take = |line: String, tail: &mut VecDeque<String>| -> Option<Marker> {
         spoke = true;
-        if tail.len() == TAIL {
-            tail.pop_front();
-        }
         let m = marker(&line);
-        tail.push_back(line);
+        if m != Some(Marker::Alive) {
+            if tail.len() == TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
         m
     };
     // QEMU's exit status once seen, and when: its last console lines are
@@ -129,12 +154,19 @@ pub fn supervise(
                     panic = Some(line.trim().to_string());
                     deadline = deadline.min(Instant::now() + AFTER_PANIC);
                 }
+                last_line = Instant::now();
+                let wedged = stuck_for(&line)
+                    .is_some_and(|s| s >= WEDGED.as_secs())
+                    .then(|| format!("its kernel reported \"{}\"", line.trim()));
                 if let Some(m) = take(line, &mut tail) {
                     init_seen = true;
                     (watch.on_marker)(&m);
                     if watch.stop_at.as_ref() == Some(&m) {
                         break End::Stopped;
                     }
+                }
+                if let Some(line) = wedged {
+                    break End::Wedged(line);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -166,6 +198,15 @@ pub fn supervise(
         {
             break End::NoInit(b);
         }
+        if let Some(s) = watch
+            .silence
+            .filter(|s| init_seen && last_line.elapsed() >= *s)
+        {
+            break End::Wedged(format!(
+                "its console was silent for {} s after init",
+                s.as_secs()
+            ));
+        }
         if Instant::now() >= deadline {
             break if panic.is_some() {
                 End::Panicked
@@ -194,13 +235,23 @@ mod tests {
     use super::*;
 
     fn watch_sh(script: &str, bound: Duration, stop_at: Option<Marker>) -> (Outcome, Vec<Marker>) {
-        watch_sh_to_init(script, bound, None, stop_at)
+        watch_sh_bounded(script, bound, (None, None), stop_at)
     }
 
     fn watch_sh_to_init(
         script: &str,
         bound: Duration,
         to_init: Option<Duration>,
+        stop_at: Option<Marker>,
+    ) -> (Outcome, Vec<Marker>) {
+        watch_sh_bounded(script, bound, (to_init, None), stop_at)
+    }
+
+    /// `(to_init, silence)` as in [`Watch`].
+    fn watch_sh_bounded(
+        script: &str,
+        bound: Duration,
+        (to_init, silence): (Option<Duration>, Option<Duration>),
         stop_at: Option<Marker>,
     ) -> (Outcome, Vec<Marker>) {
         let tmp = tempfile::tempdir().unwrap();
@@ -215,6 +266,7 @@ mod tests {
             Watch {
                 bound,
                 to_init,
+                silence,
                 log: &tmp.path().join("console.log"),
                 stop_at,
                 on_marker: &mut on,
@@ -238,6 +290,69 @@ mod tests {
         assert_eq!(out.tail.len(), TAIL);
         assert_eq!(out.tail[0], "line 22"); // 61 lines, the last 40
         assert_eq!(seen, vec![Marker::StepExit(1, 1, 0)]);
+    }
+
+    #[test]
+    fn a_cpu_stuck_past_the_bound_wedges_the_guest_and_a_short_stall_does_not() {
+        let first = "[   96.667042] watchdog: BUG: soft lockup - CPU#0 stuck for 49s! [qemu:138]";
+        let second = "[  124.664805] watchdog: BUG: soft lockup - CPU#0 stuck for 75s! [qemu:138]";
+        assert_eq!(stuck_for(first), Some(49));
+        assert_eq!(
+            stuck_for("rcu: INFO: rcu_preempt self-detected stall on CPU"),
+            None
+        );
+        let (out, _) = watch_sh(
+            &format!(
+                "echo '{first}'; echo 'vmscale-guest: step 1/1 start'; echo '{second}'; sleep 30"
+            ),
+            Duration::from_secs(60),
+            None,
+        );
+        assert_eq!(
+            out.end,
+            End::Wedged(format!("its kernel reported \"{}\"", second.trim()))
+        );
+        let (out, _) = watch_sh(
+            &format!("echo '{first}'; echo 'vmscale-guest: step 1/1 exit 0'"),
+            Duration::from_secs(20),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)));
+    }
+
+    #[test]
+    fn a_console_silent_after_init_wedges_the_guest_and_a_heartbeat_keeps_it() {
+        let silence = Some(Duration::from_secs(1));
+        let (out, _) = watch_sh_bounded(
+            "echo 'vmscale-guest: step 1/1 start'; sleep 30",
+            Duration::from_secs(60),
+            (None, silence),
+            None,
+        );
+        assert_eq!(
+            out.end,
+            End::Wedged("its console was silent for 1 s after init".into())
+        );
+        // Heartbeats every 0.3 s for 3 s: alive, and kept out of the tail.
+        let (out, seen) = watch_sh_bounded(
+            "echo 'vmscale-guest: step 1/1 start'; \
+             for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.3; echo 'vmscale-guest: alive'; done; \
+             echo 'vmscale-guest: step 1/1 exit 0'",
+            Duration::from_secs(60),
+            (None, silence),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)));
+        assert_eq!(seen.iter().filter(|m| **m == Marker::Alive).count(), 10);
+        assert_eq!(out.tail.len(), 2, "{:?}", out.tail);
+        // Before init only the boot bound applies.
+        let (out, _) = watch_sh_bounded(
+            "sleep 2; echo 'vmscale-guest: step 1/1 exit 0'",
+            Duration::from_secs(60),
+            (None, silence),
+            None,
+        );
+        assert_eq!(out.end, End::Exited(Some(0)));
     }
 
     #[test]

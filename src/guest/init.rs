@@ -10,6 +10,10 @@ use super::files;
 
 /// The prefix of every line the guest's init prints for the host.
 pub const MARKER: &str = "vmscale-guest:";
+/// How often a TCG guest's init says it is alive (`{MARKER} alive`).
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(30);
+/// The FIFO in the initramfs the heartbeat waits on.
+pub const BEAT_FIFO: &str = "/beat";
 
 /// A word in single quotes for sh.
 pub fn quote(word: &str) -> String {
@@ -42,6 +46,13 @@ mount -a -T {fstab}
 read -r release < /proc/sys/kernel/osrelease
 IFS= read -r cmdline < /proc/cmdline
 echo "{m} up $release"
+# Under TCG a heartbeat on the console: vmscale stops a guest whose console
+# stays silent (QEMU's multi-threaded TCG can stall a guest without a word).
+# It waits in the shell's own read on the initramfs's FIFO, which nobody
+# writes: no fork, no exec, a beat.
+case " $cmdline " in *" vmscale.accel=tcg "*)
+  ( exec 3<> {fifo}; while :; do read -t {beat} _ <&3; echo "{m} alive"; done ) & ;;
+esac
 # A module with a CPU flag after its name (kvm_amd svm) loads only on a
 # CPU that has it.
 cpuflags=
@@ -132,6 +143,8 @@ fi
 poweroff -f
 "#,
         m = MARKER,
+        beat = HEARTBEAT.as_secs(),
+        fifo = BEAT_FIFO,
         db = files::STORE,
         release = files::RELEASE,
         cmdline = files::CMDLINE,
@@ -191,6 +204,8 @@ pub enum Marker {
     StepExit(usize, usize, i32),
     Written,
     ProbeOk,
+    /// The heartbeat of a TCG guest.
+    Alive,
     Other(String),
 }
 
@@ -212,6 +227,7 @@ pub fn marker(line: &str) -> Option<Marker> {
         }
         ["results", "written"] => Marker::Written,
         ["probe", "ok"] => Marker::ProbeOk,
+        ["alive"] => Marker::Alive,
         _ => Marker::Other(rest.to_string()),
     })
 }
@@ -248,6 +264,7 @@ mod tests {
             marker("vmscale-guest: step 1/3 start"),
             Some(Marker::StepStart(1, 3))
         );
+        assert_eq!(marker("vmscale-guest: alive"), Some(Marker::Alive));
         assert_eq!(marker("[    0.1] random kernel line"), None);
         assert_eq!(marker("vmscale-guest: step x/3 start"), None);
         assert_eq!(

@@ -194,6 +194,7 @@ const DIR: u32 = 0o040755;
 const FILE: u32 = 0o100755;
 const LINK: u32 = 0o120777;
 const CHAR: u32 = 0o020600;
+const FIFO: u32 = 0o010600;
 
 impl<W: Write> Archive<W> {
     fn entry(&mut self, name: &str, mode: u32, data: &[u8]) -> std::io::Result<()> {
@@ -270,6 +271,8 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
         .write(&mut a.out, 0);
     console.flush().map_err(io)?;
     console.finish().map_err(io)?;
+    // The FIFO a TCG guest's heartbeat waits on (no mkfifo process).
+    a.entry(super::init::BEAT_FIFO, FIFO, b"").map_err(io)?;
     let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io("cannot read", p, e));
     a.entry("/bin/busybox", FILE, &read(&user.busybox)?)
         .map_err(io)?;
@@ -375,6 +378,8 @@ mod tests {
         }
         let has = |n: &str| names.iter().any(|(x, _)| x == n);
         assert!(has("bin/busybox") && has("bin/sh") && has("init") && has("dev/console"));
+        let beat = super::super::init::BEAT_FIFO.trim_start_matches('/');
+        assert!(names.contains(&(beat.to_string(), FIFO)), "{names:?}");
         // A host tool takes the place of busybox's applet of its name.
         let losetup: Vec<u32> = names
             .iter()

@@ -166,10 +166,19 @@ fn write_pooled(
 ) -> Result<i64> {
     let first = parts[0].1;
     let rounds: Vec<u32> = parts.iter().map(|(r, _)| *r).collect();
+    let rebooted: Vec<u32> = parts
+        .iter()
+        .filter(|(_, run)| run.meta.machine["guest"]["rebooted"] == true)
+        .map(|(r, _)| *r)
+        .collect();
     let mut machine = first.meta.machine.clone();
     if let Some(g) = machine.get_mut("guest").and_then(|g| g.as_object_mut()) {
         g.insert("round".into(), serde_json::Value::Null);
         g.insert("rounds".into(), serde_json::json!(rounds));
+        g.remove("rebooted");
+        if !rebooted.is_empty() {
+            g.insert("rebooted_rounds".into(), serde_json::json!(rebooted));
+        }
     }
     let mut cases: Vec<Case> = Vec::new();
     for (_, run) in parts {
@@ -229,4 +238,68 @@ fn write_pooled(
     let ended = parts.last().and_then(|(_, r)| r.meta.ended_at.as_deref());
     into.set_times(id, &first.meta.started_at, ended)?;
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Better, Figure, Sample, SampleData};
+
+    /// A guest store of round `round` in `dir` holding one run of one
+    /// sample.
+    fn round_store(dir: &Path, round: u32, rebooted: bool) -> Round {
+        let path = dir.join(format!("round-{round}.db"));
+        let mut st = Store::open(&path).unwrap();
+        let case = Case::new(1, "x");
+        let machine = serde_json::json!({"guest": {
+            "accel": "tcg", "round": round, "rebooted": rebooted, "session": "s"
+        }});
+        let id = st
+            .create_run(&NewRun {
+                label: Some("k"),
+                workload: "synthetic",
+                command_line: "run synthetic",
+                config: &serde_json::json!({}),
+                figures: &[Figure::new("rate", "1/s", Better::Higher, true)],
+                machine: &machine,
+                knobs: &serde_json::json!({}),
+                cases: std::slice::from_ref(&case),
+                origin: "measured",
+            })
+            .unwrap();
+        let sample = Sample {
+            seq: 0,
+            warmup: false,
+            taken_at: String::new(),
+            data: SampleData {
+                figures: BTreeMap::from([("rate".to_string(), f64::from(round))]),
+                tasks: Vec::new(),
+            },
+            vmstat: BTreeMap::new(),
+            noise: BTreeMap::new(),
+            flagged: false,
+        };
+        st.add_sample(id, &case, &sample).unwrap();
+        st.finish_run(id, Status::Complete, None).unwrap();
+        Round { round, store: path }
+    }
+
+    #[test]
+    fn a_pooled_run_names_the_rounds_whose_boot_was_a_second_one() {
+        let dir = crate::scratch::at("");
+        std::fs::create_dir_all(&*dir).unwrap();
+        let rounds = [1, 2, 3].map(|r| round_store(&dir, r, r == 2));
+        let mut into = Store::open(&dir.join("pooled.db")).unwrap();
+        let pooled = pool("k", &rounds, &mut into).unwrap();
+        let run = into.load(pooled[0].id).unwrap();
+        let g = &run.meta.machine["guest"];
+        assert_eq!(g["rounds"], serde_json::json!([1, 2, 3]), "{g}");
+        assert_eq!(g["rebooted_rounds"], serde_json::json!([2]), "{g}");
+        assert!(g.get("rebooted").is_none(), "{g}");
+        // Without a second boot the pooled run says nothing of one.
+        let rounds = [round_store(&dir, 4, false)];
+        let pooled = pool("k", &rounds, &mut into).unwrap();
+        let run = into.load(pooled[0].id).unwrap();
+        assert!(run.meta.machine["guest"].get("rebooted_rounds").is_none());
+    }
 }

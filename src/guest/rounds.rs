@@ -137,6 +137,13 @@ pub fn prepare(
         .collect()
 }
 
+/// How long a TCG guest's console may be silent after init: its init
+/// says it is alive every [`init::HEARTBEAT`], so this is a guest stalled
+/// (seen: 2 vCPUs, both threads queued on QEMU's global lock and its main
+/// loop spinning, no console line for 8 minutes), not a loaded host (the
+/// slowest healthy nested_kvm run here at load 12 took 170 s in all).
+const SILENCE: Duration = Duration::from_secs(180);
+
 /// What every boot shares. The bound of a boot is the user's `timeout`
 /// (which then replaces the bound to init too) or derived from the plan:
 /// `steps` steps, `suites` of them the quick suite.
@@ -157,6 +164,7 @@ pub fn session<'a>(
         info: session_info(choice, topology),
         bound: timeout.unwrap_or_else(|| derived_bound(steps, suites, choice.accel, cpus)),
         to_init: timeout.is_none().then(|| boot_bound(choice.accel, cpus)),
+        silence: (choice.accel == Accel::Tcg).then_some(SILENCE),
     }
 }
 
@@ -214,14 +222,17 @@ pub fn boot_all(
     (done, None)
 }
 
-/// Boots `p`; a TCG boot that never reached init is booted once more,
-/// the stalled one's files kept beside as `kernel-K.stalled`. QEMU's
-/// multi-threaded TCG (7.2 here) now and then stalls a many-vCPU guest in
-/// early boot with nearly every vCPU thread queued on QEMU's global lock
-/// (seen: 32 vCPUs on 2 host CPUs, 1 boot in 10, after "sched_clock:
-/// Marking stable", 29 of 32 vCPU threads waiting on the lock); the same
-/// kernel boots the next time. A kernel that hangs by itself hangs twice
-/// and fails as before.
+/// Boots `p`; a TCG boot that never reached init, or whose kernel
+/// reported a CPU stuck past [`console::WEDGED`], is booted once more, the
+/// stalled one's files kept beside as `kernel-K.stalled`. QEMU's
+/// multi-threaded TCG (7.2 here) now and then stalls a guest: a many-vCPU
+/// one in early boot with nearly every vCPU thread queued on QEMU's global
+/// lock (seen: 32 vCPUs on 2 host CPUs, 1 boot in 10, after "sched_clock:
+/// Marking stable", 29 of 32 vCPU threads waiting on the lock); a 2-vCPU
+/// one running a nested KVM guest with one CPU's timers never firing and
+/// the other stuck in KVM (RCU stall, then "soft lockup - CPU#0 stuck for
+/// 49s" rising; 1 run in 11 of tests/nested_kvm.rs). The same kernel boots
+/// the next time. A kernel that hangs by itself hangs twice and fails.
 fn boot_again_if_stalled(
     session: &Session,
     p: &Prepared,
@@ -229,22 +240,22 @@ fn boot_again_if_stalled(
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
-    let first = boot::boot(session, p, round, dir, on_marker)?;
-    let (End::NoInit(after), Accel::Tcg) = (&first.outcome.end, session.accel) else {
-        return Ok(first);
+    let first = boot::boot(session, p, (round, false), dir, on_marker)?;
+    let why = match (&first.outcome.end, session.accel) {
+        (End::NoInit(after), Accel::Tcg) => format!("no init after {} s", after.as_secs()),
+        (End::Wedged(why), Accel::Tcg) => why.clone(),
+        _ => return Ok(first),
     };
-    let after = *after;
     let stalled = dir.with_extension("stalled");
     std::fs::rename(dir, &stalled).map_err(|e| Error::io("cannot rename", dir, e))?;
     eprintln!(
-        "vmscale guest: kernel {} ({}), round {round}: no init after {} s under TCG \
-         (console: {}); booting it once more",
+        "vmscale guest: kernel {} ({}), round {round}: {why} under TCG (console: {}); \
+         booting it once more",
         p.kernel.release,
         p.label,
-        after.as_secs(),
         stalled.join(files::CONSOLE_LOG).display()
     );
-    boot::boot(session, p, round, dir, on_marker)
+    boot::boot(session, p, (round, true), dir, on_marker)
 }
 
 fn tail_text(lines: &[String]) -> String {
@@ -295,6 +306,7 @@ fn judge(
                 d.as_secs()
             ));
         }
+        End::Wedged(why) => return fail(format!("stopped as wedged: {why}")),
         End::Stopped | End::Exited(_) => {}
     }
     let Some(r) = &b.results else {

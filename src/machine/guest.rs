@@ -100,6 +100,14 @@ pub struct GuestInfo {
     /// The rounds whose samples a pooled run holds (set on the host).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<u32>,
+    /// This boot is the second of its round: the first stalled under TCG
+    /// (no init, a CPU stuck, a silent console) and was stopped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rebooted: bool,
+    /// The rounds of a pooled run whose boot was a second one (set on the
+    /// host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebooted_rounds: Vec<u32>,
     /// One `vmscale guest` invocation: runs of one session were booted in
     /// turn, round by round, so they pair by round.
     pub session: Option<String>,
@@ -167,6 +175,9 @@ impl GuestInfo {
         if let Some(r) = self.round {
             p.push(format!("{PREFIX}round={r}"));
         }
+        if self.rebooted {
+            p.push(format!("{PREFIX}rebooted=1"));
+        }
         if let Some(s) = &self.session {
             p.push(format!("{PREFIX}session={}", encode(s)));
         }
@@ -210,6 +221,7 @@ impl GuestInfo {
                 "label" => g.label = Some(decode(v)),
                 "host" => g.host_kernel = Some(decode(v)),
                 "round" => g.round = v.parse().ok(),
+                "rebooted" => g.rebooted = v == "1",
                 "session" => g.session = Some(decode(v)),
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
@@ -241,6 +253,8 @@ mod tests {
             host_kernel: Some("6.1.0-48-amd64".into()),
             round: Some(3),
             rounds: Vec::new(),
+            rebooted: true,
+            rebooted_rounds: Vec::new(),
             session: Some("a1b2".into()),
             topology: Some(GuestTopology {
                 cpus: 16,
