@@ -6,6 +6,7 @@
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::deferred::Deferred;
 use crate::guest::accel::Asked;
 use crate::history::select::By;
 use crate::model::Better;
@@ -63,6 +64,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each command's options are built only when it is the one invoked
+/// ([`Deferred`]).
 #[derive(Subcommand, Debug)]
 #[allow(clippy::large_enum_variant)] // parsed once; boxing would buy nothing
 pub enum Command {
@@ -73,90 +76,90 @@ vmscale run fork --tasks 1,2 --reps 3 --label base\n  \
 vmscale run pft --tasks 1-2 --size 64M --thp always --knob thp=never,always\n\n\
 Every workload also takes --reps, --warmup, --precision, --max-reps, --max-time,\n\
 --label, --json and --knob: see `vmscale run pft --help`.")]
-    Run(RunArgs),
+    Run(Deferred<RunArgs>),
     /// Reprint a stored run (an id, a label, `last` or `last~N`)
     #[command(after_help = "Examples:\n  vmscale show\n  vmscale show last~1\n  \
 vmscale show 7 --markdown\n  vmscale show base --csv > samples.csv\n  vmscale show last --json\n  \
 vmscale show base --plot --figure flt/cpu/s\n  vmscale show -o base.txt base")]
-    Show(ShowArgs),
+    Show(Deferred<ShowArgs>),
     /// List stored runs
     #[command(after_help = "Examples:\n  vmscale list\n  vmscale list --json\n  \
 vmscale list --markdown                    also --csv\n  \
 vmscale list --label before                a suite: before/pft, before/fork, ...\n  \
 vmscale list --kernel 6.18 --until 2026-06-01\n  \
 vmscale --db /tmp/other.db list")]
-    List(ListArgs),
+    List(Deferred<ListArgs>),
     /// Compare runs (the first is the baseline), the knob variants of one run, or sample files
     #[command(after_help = COMPARE_EXAMPLES)]
-    Compare(CompareArgs),
+    Compare(Deferred<CompareArgs>),
     /// Describe this machine: CPUs, caches, nodes, pages, kernel, sysctls
     #[command(after_help = "Examples:\n  vmscale sysinfo\n  vmscale sysinfo --json")]
-    Sysinfo(SysinfoArgs),
+    Sysinfo(Deferred<SysinfoArgs>),
     /// Put back kernel knobs a killed `run --knob` left changed (from its journal)
     #[command(after_help = "Examples:\n  vmscale restore\n  \
 VMSCALE_STATE_DIR=/root/vmscale-state vmscale restore   a journal kept elsewhere")]
-    Restore(RestoreArgs),
+    Restore(Deferred<RestoreArgs>),
     /// Write an HTML report with plots for one or more runs
     #[command(after_help = "Examples:\n  vmscale report last --html report.html\n  \
 vmscale report 3 4 5 --html compare.html --figure fault/wsec\n  \
 vmscale report --html history.html --history --workload pft --by kernel")]
-    Report(ReportArgs),
+    Report(Deferred<ReportArgs>),
     /// Fit the Universal Scalability Law to a run (or to a file of `N X` pairs)
     #[command(after_help = "Examples:\n  vmscale fit last\n  \
 vmscale fit 3 --figure flt/cpu/s --extrapolate 16,64,512\n  \
 vmscale fit --file pairs.txt --json\n  \
 vmscale fit last --markdown                also --csv")]
-    Fit(FitArgs),
+    Fit(Deferred<FitArgs>),
     /// Import pft tables or will-it-scale CSV into the store as runs
     #[command(after_help = "Examples:\n  vmscale import lameter-2005.txt\n  \
 vmscale import page_fault1.csv --label wis-pf1")]
-    Import(ImportArgs),
+    Import(Deferred<ImportArgs>),
     /// Per-CPU page lists from /proc/zoneinfo: count, high, batch per CPU and zone
     #[command(
         after_help = "Examples:\n  vmscale pcp\n  vmscale pcp --per-cpu\n  vmscale pcp --json"
     )]
-    Pcp(PcpArgs),
+    Pcp(Deferred<PcpArgs>),
     /// List what on this machine can bias or scatter a measurement, with evidence and fixes
     #[command(
         after_help = "Examples:\n  vmscale doctor\n  vmscale doctor --cpus 0,1 --json\n  \
 vmscale run pft --tune            applies the reversible fixes, restored after\n\n\
 See docs/noise.md."
     )]
-    Doctor(DoctorArgs),
+    Doctor(Deferred<DoctorArgs>),
     /// Delete stored runs and all their samples
     #[command(
         after_help = "Examples:\n  vmscale delete 3\n  vmscale delete 3 4 base\n  \
 vmscale delete last"
     )]
-    Delete(DeleteArgs),
+    Delete(Deferred<DeleteArgs>),
     /// Give a stored run a new label (an empty label removes it)
     #[command(after_help = "Examples:\n  vmscale rename last base\n  vmscale rename 7 thp-on")]
-    Rename(RenameArgs),
+    Rename(Deferred<RenameArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Examples:\n  \
 vmscale completions bash > /etc/bash_completion.d/vmscale\n  \
 vmscale completions zsh > ~/.zfunc/_vmscale")]
-    Completions(CompletionsArgs),
+    Completions(Deferred<CompletionsArgs>),
     /// Print vmscale's man page (roff)
     #[command(
         after_help = "Examples:\n  vmscale man > vmscale.1 && man ./vmscale.1\n  \
 vmscale man -o /usr/local/share/man/man1/vmscale.1"
     )]
-    Man(ManArgs),
+    Man(Deferred<ManArgs>),
     /// Copy the runs of other stores (e.g. one SQLite file per node) into this store
     #[command(after_help = "Examples:\n  vmscale merge node1.db node2.db\n  \
 vmscale --db postgres://vmscale@db/lab merge /shared/run-*.db\n\n\
 A run is copied once, by its identity: merging the same files again adds nothing.")]
-    Merge(MergeArgs),
+    Merge(Deferred<MergeArgs>),
     /// Boot each kernel in a QEMU guest, run the same plan in each, and compare them
     #[command(after_help = GUEST_EXAMPLES)]
-    Guest(GuestArgs),
+    Guest(Deferred<GuestArgs>),
     /// Which kernel of a list, or which commit of a tree, moved the plan's figure
     #[command(after_help = crate::bisect::args::EXAMPLES)]
-    Bisect(crate::bisect::args::BisectArgs),
+    Bisect(Deferred<crate::bisect::args::BisectArgs>),
     /// One figure across like runs (by time or kernel) and the steps where it moved
     #[command(after_help = HISTORY_EXAMPLES)]
-    History(HistoryArgs),
+    History(Deferred<HistoryArgs>),
 }
 
 /// `--json`: every command with a machine-readable output has it.
@@ -460,12 +463,25 @@ vmscale run quick --json > quick.json",
         )
 }
 
-/// A registered workload's subcommand: its options, then the harness's.
+/// A registered workload's subcommand: its options, then the harness's,
+/// added only when it is the one invoked (as [`Command`]'s).
 fn workload_command(spec: &Spec) -> clap::Command {
-    let mut cmd = (spec.args)(clap::Command::new(spec.name));
+    let cmd = clap::Command::new(spec.name)
+        .about(spec.about)
+        .after_help(spec.examples);
+    crate::deferred::defer(cmd, workload_options)
+}
+
+/// The options of the workload `cmd` is named after.
+fn workload_options(cmd: clap::Command) -> clap::Command {
+    let Some(spec) = crate::workload::find(cmd.get_name()) else {
+        return cmd;
+    };
+    let mut cmd = (spec.args)(cmd);
     if let Some(mode) = spec.mode {
         cmd = cmd.mut_arg("mode", |a| a.default_value(mode.as_str()));
     }
+    // Again: the options' structs may carry an about of their own.
     Harness::augment_args(cmd)
         .about(spec.about)
         .after_help(spec.examples)

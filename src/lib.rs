@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod cache;
 pub mod cli;
 pub mod commands;
+pub mod deferred;
 pub mod doctor;
 pub mod error;
 pub mod exec;

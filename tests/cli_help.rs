@@ -4,8 +4,16 @@
 use clap::{CommandFactory, Parser};
 use vmscale::cli::Cli;
 
+/// The whole command tree, built: each command's options and
+/// subcommands are deferred until then.
+fn tree() -> clap::Command {
+    let mut root = Cli::command();
+    root.build();
+    root
+}
+
 fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
-    for sub in cmd.get_subcommands() {
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = format!("{path} {}", sub.get_name());
         let help = sub
             .get_after_help()
@@ -19,7 +27,7 @@ fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
 #[test]
 fn every_subcommand_has_examples() {
     let mut all = Vec::new();
-    walk(&Cli::command(), "vmscale", &mut all);
+    walk(&tree(), "vmscale", &mut all);
     assert!(all.len() > 20, "{all:?}");
     for (name, help) in &all {
         assert!(
@@ -31,7 +39,7 @@ fn every_subcommand_has_examples() {
 
 #[test]
 fn examples_parse() {
-    let root = Cli::command();
+    let root = tree();
     let mut all = vec![(
         "vmscale".to_string(),
         root.get_after_help()
@@ -79,4 +87,32 @@ fn split_words(line: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Every command's descriptions, built or not: each command's options are
+/// deferred until it is invoked, and an `Args` struct's doc comment would
+/// then replace the about of the command it is in.
+#[test]
+fn deferred_options_keep_each_command_s_description() {
+    fn abouts(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let name = format!("{path} {}", sub.get_name());
+            let text = |t: Option<&clap::builder::StyledStr>| t.map(|t| t.to_string());
+            out.push(format!(
+                "{name}: {:?} {:?}",
+                text(sub.get_about()),
+                text(sub.get_long_about())
+            ));
+            abouts(sub, &name, out);
+        }
+    }
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    abouts(&Cli::command(), "vmscale", &mut before);
+    abouts(&tree(), "vmscale", &mut after);
+    assert!(before.len() > 15, "{before:?}");
+    // Unbuilt, a deferred command has no subcommands yet: compare those
+    // it has.
+    for line in &before {
+        assert!(after.contains(line), "changed once built: {line}");
+    }
 }

@@ -284,6 +284,10 @@ fn completions_and_man_page() {
         bash.contains("complete -F") && bash.contains("sysinfo"),
         "{bash}"
     );
+    // The options of each command are built for the script (they are
+    // deferred when parsing), and so is the `help` tree.
+    assert!(bash.contains("--size-per-task"), "{bash}");
+    assert!(bash.contains("help__subcmd__run__subcmd__pft"), "{bash}");
     let zsh = ok(&s.vmscale(&["completions", "zsh"]));
     assert!(zsh.starts_with("#compdef vmscale"), "{zsh}");
     let man = ok(&s.vmscale(&["man"]));

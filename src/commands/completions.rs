@@ -9,6 +9,7 @@ use crate::cli::Cli;
 
 /// The completion script for `shell`, on stdout (or `-o FILE`).
 pub fn completions(shell: clap_complete::Shell) -> Result<()> {
+    crate::deferred::eager();
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "vmscale", &mut script);
@@ -17,6 +18,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<()> {
 
 /// The man page vmscale(1): every command with its options, on stdout.
 pub fn man() -> Result<()> {
+    crate::deferred::eager();
     let cmd = Cli::command();
     let mut page = Vec::new();
     let man = clap_mangen::Man::new(cmd.clone());

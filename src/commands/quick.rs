@@ -125,7 +125,7 @@ pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunArgs> {
         Ok(Cli {
             command: Command::Run(r),
             ..
-        }) => Ok(r),
+        }) => Ok(r.0),
         Ok(_) => Err(Error::Failed(format!("quick: {} is not a run", spec.name))),
         Err(e) => Err(Error::Failed(format!(
             "quick: the entry `{} {}` does not parse: {e}",

@@ -294,9 +294,11 @@ mod tests {
     use crate::workload::{REGISTRY, find};
     use clap::CommandFactory;
 
+    /// `run`, built: its subcommands and their options are deferred.
     fn run_command() -> clap::Command {
-        crate::cli::Cli::command()
-            .find_subcommand("run")
+        let mut cli = crate::cli::Cli::command();
+        cli.build();
+        cli.find_subcommand("run")
             .expect("a run subcommand")
             .clone()
     }
@@ -342,7 +344,7 @@ mod tests {
         let listed: Vec<String> = run_command()
             .get_subcommands()
             .map(|c| c.get_name().to_string())
-            .filter(|n| n != "quick")
+            .filter(|n| n != "quick" && n != "help")
             .collect();
         let registered: Vec<&str> = REGISTRY.iter().map(|s| s.name).collect();
         assert_eq!(listed, registered);
