@@ -165,8 +165,8 @@ pub fn supervise(
                         break End::Stopped;
                     }
                 }
-                if let Some(line) = wedged {
-                    break End::Wedged(line);
+                if let Some(why) = wedged {
+                    break End::Wedged(why);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -236,15 +236,6 @@ mod tests {
 
     fn watch_sh(script: &str, bound: Duration, stop_at: Option<Marker>) -> (Outcome, Vec<Marker>) {
         watch_sh_bounded(script, bound, (None, None), stop_at)
-    }
-
-    fn watch_sh_to_init(
-        script: &str,
-        bound: Duration,
-        to_init: Option<Duration>,
-        stop_at: Option<Marker>,
-    ) -> (Outcome, Vec<Marker>) {
-        watch_sh_bounded(script, bound, (to_init, None), stop_at)
     }
 
     /// `(to_init, silence)` as in [`Watch`].
@@ -359,19 +350,19 @@ mod tests {
     fn a_kernel_that_never_reaches_init_is_stopped_at_the_boot_bound() {
         // Speaks (an early boot line) but never prints init's marker: stopped
         // at the boot bound, not at the plan's.
-        let (out, seen) = watch_sh_to_init(
+        let (out, seen) = watch_sh_bounded(
             "echo 'RETBleed: WARNING'; sleep 30",
             Duration::from_secs(60),
-            Some(Duration::from_millis(300)),
+            (Some(Duration::from_millis(300)), None),
             None,
         );
         assert_eq!(out.end, End::NoInit(Duration::from_millis(300)));
         assert!(out.spoke && seen.is_empty());
         // Once init has spoken, only the plan's bound applies.
-        let (out, seen) = watch_sh_to_init(
+        let (out, seen) = watch_sh_bounded(
             "echo 'vmscale-guest: step 1/1 start'; sleep 1; echo 'vmscale-guest: step 1/1 exit 0'",
             Duration::from_secs(20),
-            Some(Duration::from_millis(300)),
+            (Some(Duration::from_millis(300)), None),
             None,
         );
         assert_eq!(out.end, End::Exited(Some(0)), "{seen:?}");
