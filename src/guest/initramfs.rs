@@ -13,6 +13,7 @@ use std::process::Command;
 
 use super::modules::{self, Module};
 use super::nested::{Nested, Source};
+use super::transport::Bus;
 use crate::error::{Error, Result};
 
 /// Where Debian's busybox-static puts its binary.
@@ -238,8 +239,14 @@ pub struct Scripts<'a> {
     pub nested: Option<&'a Nested>,
 }
 
-/// Writes the archive for a kernel whose results disk needs `mods`.
-pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -> Result<()> {
+/// Writes the archive for a kernel whose results disk is on `bus` and
+/// needs `mods`.
+pub fn write(
+    path: &Path,
+    user: &Userland,
+    (mods, bus): (&[Module], Bus),
+    scripts: &Scripts,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::io("cannot write", path, e);
     let file = File::create(path).map_err(io)?;
     let mut a = Archive {
@@ -326,6 +333,8 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     }
     a.entry("/modules.order", 0o100644, order.as_bytes())
         .map_err(io)?;
+    a.entry(super::init::DISK, 0o100644, bus.device().as_bytes())
+        .map_err(io)?;
     a.entry("/init", FILE, scripts.init.as_bytes())
         .map_err(io)?;
     a.entry(super::init::FSTAB, 0o100644, super::init::MOUNTS.as_bytes())
@@ -365,7 +374,7 @@ mod tests {
             setup: "",
             nested: None,
         };
-        write(&path, &user, &[], &scripts).unwrap();
+        write(&path, &user, (&[], Bus::Nvme), &scripts).unwrap();
         let mut names = Vec::new();
         let mut f = File::open(&path).unwrap();
         loop {
@@ -378,6 +387,7 @@ mod tests {
         }
         let has = |n: &str| names.iter().any(|(x, _)| x == n);
         assert!(has("bin/busybox") && has("bin/sh") && has("init") && has("dev/console"));
+        assert!(has("disk"), "{names:?}");
         let beat = super::super::init::BEAT_FIFO.trim_start_matches('/');
         assert!(names.contains(&(beat.to_string(), FIFO)), "{names:?}");
         // A host tool takes the place of busybox's applet of its name.
