@@ -425,18 +425,13 @@ impl Measure for C2c {
             let median = r[0].values[V_MEDIAN];
             medians.push(median);
             d.figures.insert(p.figure(), median);
-            d.tasks.push(
-                [
-                    ("a", p.a as f64),
-                    ("b", p.b as f64),
-                    ("median ns", median),
-                    ("min ns", r[0].values[V_MIN]),
-                    ("hand-offs", final_value as f64),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            );
+            d.tasks.push(super::task_row([
+                ("a", p.a as f64),
+                ("b", p.b as f64),
+                ("median ns", median),
+                ("min ns", r[0].values[V_MIN]),
+                ("hand-offs", final_value as f64),
+            ]));
         }
         d.figures
             .insert("median ns".into(), crate::stats::summary::median(&medians));

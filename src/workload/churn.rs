@@ -262,22 +262,14 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData> {
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
     interval_rates(f, reports, V_POINTS, series);
-    d.tasks = reports
-        .iter()
-        .zip(&rates)
-        .map(|(r, rate)| {
-            [
-                ("cpu", r.cpu as f64),
-                ("zfod/s", *rate),
-                ("faults", r.minflt as f64),
-                ("loops", r.values[V_LOOPS]),
-                ("pages", r.values[V_PAGES]),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |i, r| {
+        [
+            ("zfod/s", rates[i]),
+            ("faults", r.minflt as f64),
+            ("loops", r.values[V_LOOPS]),
+            ("pages", r.values[V_PAGES]),
+        ]
+    });
     Ok(d)
 }
 

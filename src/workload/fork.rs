@@ -385,20 +385,13 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData> 
     if wall > 0.0 {
         f.insert("forks/s".into(), forks / wall);
     }
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("forks", r.values[V_FORKS]),
-                ("wall", r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9),
-                ("system", r.sys_ns as f64 / 1e9),
-                ("child_system", r.values[V_CHILD_SYS_NS] / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("forks", r.values[V_FORKS]),
+            ("wall", r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9),
+            ("system", r.sys_ns as f64 / 1e9),
+            ("child_system", r.values[V_CHILD_SYS_NS] / 1e9),
+        ]
+    });
     Ok(d)
 }

@@ -321,21 +321,14 @@ fn summarise(reports: &[TaskReport]) -> Result<SampleData> {
     );
     f.insert("changers".into(), changers.len() as f64);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("changer", r.values[V_ROLE_CHANGER]),
-                ("faults", r.minflt as f64),
-                ("pages", r.values[V_PAGES]),
-                ("changes", r.values[V_CHANGES]),
-                ("system", r.sys_ns as f64 / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("changer", r.values[V_ROLE_CHANGER]),
+            ("faults", r.minflt as f64),
+            ("pages", r.values[V_PAGES]),
+            ("changes", r.values[V_CHANGES]),
+            ("system", r.sys_ns as f64 / 1e9),
+        ]
+    });
     Ok(d)
 }

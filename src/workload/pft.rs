@@ -494,25 +494,18 @@ fn summarise(
     };
     f.insert("mmap".into(), max(V_MMAP_NS));
     f.insert("munmap".into(), max(V_MUNMAP_NS));
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("start", (r.start_ns - start) as f64 / 1e9),
-                ("wall", (r.end_ns - r.start_ns) as f64 / 1e9),
-                ("user", r.user_ns as f64 / 1e9),
-                ("system", r.sys_ns as f64 / 1e9),
-                ("faults", (r.minflt + r.majflt) as f64),
-                ("kfaults", r.values[V_KFAULTS]),
-                ("pages", r.values[V_PAGES]),
-                ("mmap", r.values[V_MMAP_NS] / 1e9),
-                ("munmap", r.values[V_MUNMAP_NS] / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("start", (r.start_ns - start) as f64 / 1e9),
+            ("wall", (r.end_ns - r.start_ns) as f64 / 1e9),
+            ("user", r.user_ns as f64 / 1e9),
+            ("system", r.sys_ns as f64 / 1e9),
+            ("faults", (r.minflt + r.majflt) as f64),
+            ("kfaults", r.values[V_KFAULTS]),
+            ("pages", r.values[V_PAGES]),
+            ("mmap", r.values[V_MMAP_NS] / 1e9),
+            ("munmap", r.values[V_MUNMAP_NS] / 1e9),
+        ]
+    });
     Ok(d)
 }

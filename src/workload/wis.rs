@@ -525,21 +525,13 @@ fn summarise(
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
     churn::interval_rates(f, reports, V_POINTS, series);
-    d.tasks = reports
-        .iter()
-        .zip(&rates)
-        .map(|(r, rate)| {
-            [
-                ("cpu", r.cpu as f64),
-                ("ops/s", *rate),
-                ("ops", r.values[V_OPS]),
-                ("faults", (r.minflt + r.majflt) as f64),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |i, r| {
+        [
+            ("ops/s", rates[i]),
+            ("ops", r.values[V_OPS]),
+            ("faults", (r.minflt + r.majflt) as f64),
+        ]
+    });
     Ok(d)
 }
 

@@ -130,14 +130,11 @@ impl Numa {
         d.tasks = reports
             .iter()
             .map(|r| {
-                BTreeMap::from([
-                    (
-                        "wall".to_string(),
-                        (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9,
-                    ),
-                    ("user".to_string(), r.user_ns as f64 / 1e9),
-                    ("system".to_string(), r.sys_ns as f64 / 1e9),
-                    ("passes".to_string(), r.values[V_PASSES]),
+                crate::workload::task_row([
+                    ("wall", (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9),
+                    ("user", r.user_ns as f64 / 1e9),
+                    ("system", r.sys_ns as f64 / 1e9),
+                    ("passes", r.values[V_PASSES]),
                 ])
             })
             .collect();
