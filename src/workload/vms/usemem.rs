@@ -14,15 +14,20 @@ use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
+use crate::workload::values::task_values;
 
-/// TaskReport values: bytes counted, nanoseconds the task's time began
-/// before its start (the shared mapping's making, which usemem counts).
-pub const V_BYTES: usize = 0;
-pub const V_BEFORE_NS: usize = 1;
+task_values! {
+    /// TaskReport values: bytes counted, nanoseconds the task's time began
+    /// before its start (the shared mapping's making, which usemem counts).
+    pub enum V {
+        Bytes,
+        BeforeNs,
+    }
+}
 
 /// Times one task's `work` as every engine here does: from the tasks'
 /// common start, the task's clock and rusage around it, and the bytes
-/// `work` counts in [`V_BYTES`]. `work` gets the deadline `runtime_ns`
+/// `work` counts in [`V::Bytes`]. `work` gets the deadline `runtime_ns`
 /// after the start, and fails the task in `r` itself.
 pub fn timed(
     mut r: TaskReport,
@@ -37,7 +42,7 @@ pub fn timed(
     let bytes = work(&mut r, deadline);
     r.end_ns = clock::monotonic_ns();
     r.set_usage(&t.usage().since(&before));
-    r.values[V_BYTES] = bytes as f64;
+    r.values[V::Bytes] = bytes as f64;
     r
 }
 
@@ -210,7 +215,7 @@ pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u
             0
         })
     });
-    r.values[V_BEFORE_NS] = p.prealloc_ns as f64;
+    r.values[V::BeforeNs] = p.prealloc_ns as f64;
     if u.mlock && r.error().is_none() {
         let locked = match &p.prealloc {
             Some(region) => lock(region),
