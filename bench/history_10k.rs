@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use vmscale::history::{Point, analyse};
+use vmscale::history::{Point, RunRef, analyse};
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
 use vmscale::stats::changepoint::Options;
 use vmscale::stats::rng::SplitMix64;
@@ -99,11 +99,11 @@ fn analysis(values: &[Vec<f64>]) {
         .iter()
         .enumerate()
         .map(|(i, v)| Point {
-            run: i as i64 + 1,
-            label: None,
+            run: RunRef {
+                id: i as i64 + 1,
+                ..RunRef::default()
+            },
             started_at: String::new(),
-            kernel: None,
-            host: None,
             values: v.clone(),
         })
         .collect();
@@ -270,11 +270,11 @@ fn validate(file: &Path) {
                 .iter()
                 .enumerate()
                 .map(|(i, r)| Point {
-                    run: i as i64 + 1,
-                    label: None,
+                    run: RunRef {
+                        id: i as i64 + 1,
+                        ..RunRef::default()
+                    },
                     started_at: String::new(),
-                    kernel: None,
-                    host: None,
                     values: r
                         .as_array()
                         .expect("samples array")

@@ -12,6 +12,7 @@ use crate::history::select::By;
 use crate::model::Better;
 use crate::report::export::Format;
 use crate::stats::comparison::RatioOf;
+use crate::store::manage::ListFilter;
 use crate::workload::{REGISTRY, Spec};
 
 /// The `run` subcommand that runs the short suite (defined beside the
@@ -170,6 +171,15 @@ pub struct Json {
     pub json: bool,
 }
 
+/// `--root` (hidden): the machine is read under this root instead of /,
+/// for fixtures (`sysinfo`, `pcp`, `doctor`).
+#[derive(Args, Debug, Clone)]
+pub struct MachineRoot {
+    /// Read sysfs/procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
+    pub root: PathBuf,
+}
+
 /// The output formats besides text, one at a time: `--json`,
 /// `--markdown`, `--csv`. A command words their help for what it prints
 /// (`mut_arg`).
@@ -189,27 +199,6 @@ impl OutputFormat {
     pub fn format(&self) -> Format {
         Format::from_flags(self.markdown, self.csv, self.json.json)
     }
-}
-
-/// Which stored runs a command looks at (`list`, `history`,
-/// `report --history`).
-#[derive(Args, Debug, Clone, Default)]
-pub struct RunFilter {
-    /// Only runs of this workload (pft, fork, ...)
-    #[arg(long)]
-    pub workload: Option<String>,
-    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
-    #[arg(long, value_name = "TEXT")]
-    pub kernel: Option<String>,
-    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only runs started before DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
 }
 
 const HISTORY_EXAMPLES: &str = "\
@@ -246,7 +235,7 @@ pub struct HistoryArgs {
 )))]
 pub struct HistorySelect {
     #[command(flatten)]
-    pub filter: RunFilter,
+    pub filter: ListFilter,
     /// The case, as `variant/tasks` (e.g. fault/2) [default: the runs' first]
     #[arg(long)]
     pub case: Option<String>,
@@ -669,7 +658,7 @@ pub struct CompareArgs {
 )]
 pub struct ListArgs {
     #[command(flatten)]
-    pub filter: RunFilter,
+    pub filter: ListFilter,
     /// A trend column: the headline median against the previous like run
     /// (same workload and configuration), `step` where `history` finds one
     #[arg(long)]
@@ -685,18 +674,16 @@ pub struct PcpArgs {
     /// Also list every CPU's page list in every zone
     #[arg(long)]
     pub per_cpu: bool,
-    /// Read procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }
 
 #[derive(Args, Debug)]
 pub struct SysinfoArgs {
     #[command(flatten)]
     pub json: Json,
-    /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }
 
 #[derive(Args, Debug)]
@@ -773,7 +760,6 @@ pub struct DoctorArgs {
     /// How long to watch CPU activity and interrupts (0s: one reading)
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub window: String,
-    /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }

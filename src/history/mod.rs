@@ -21,25 +21,31 @@ use crate::stats::significance::{Moments, figure_p, log_t_ratio_ci_of, welch_p_o
 use crate::stats::summary::median;
 use serde::Serialize;
 
+/// A run as a history names it: its id, label, and the kernel and host it
+/// was measured on (a step names the runs either side of it so).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunRef {
+    #[serde(rename = "run")]
+    pub id: i64,
+    pub label: Option<String>,
+    pub kernel: Option<String>,
+    pub host: Option<String>,
+}
+
 /// One run of a series with the samples of its figure.
 #[derive(Debug, Clone)]
 pub struct Point {
-    pub run: i64,
-    pub label: Option<String>,
+    pub run: RunRef,
     pub started_at: String,
-    pub kernel: Option<String>,
-    pub host: Option<String>,
     pub values: Vec<f64>,
 }
 
 /// One run as the history prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
-    pub run: i64,
-    pub label: Option<String>,
+    #[serde(flatten)]
+    pub run: RunRef,
     pub started_at: String,
-    pub kernel: Option<String>,
-    pub host: Option<String>,
     pub n: usize,
     pub median: f64,
     /// The median's 95 % interval by order statistics (5 samples or more).
@@ -49,15 +55,6 @@ pub struct Entry {
     /// That segment's centre: the geometric mean of its runs' medians
     /// (arithmetic where a median is not positive).
     pub segment_centre: f64,
-}
-
-/// A run either side of a step, as a step names it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Side {
-    pub run: i64,
-    pub label: Option<String>,
-    pub kernel: Option<String>,
-    pub host: Option<String>,
 }
 
 /// A step: where, how large, how sure.
@@ -82,8 +79,8 @@ pub struct ChangePoint {
     /// Runs in the segments before and after.
     pub runs_before: usize,
     pub runs_after: usize,
-    pub before: Side,
-    pub after: Side,
+    pub before: RunRef,
+    pub after: RunRef,
     /// Whether the change is an improvement in the figure's direction.
     pub better: bool,
 }
@@ -139,11 +136,8 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
             let p = &points[i];
             residuals.push(y[i] - cy);
             entries.push(Entry {
-                run: p.run,
-                label: p.label.clone(),
+                run: p.run.clone(),
                 started_at: p.started_at.clone(),
-                kernel: p.kernel.clone(),
-                host: p.host.clone(),
                 n: p.values.len(),
                 median: medians[i],
                 ci: median_ci(&p.values).map(|c| [c.lo, c.hi]),
@@ -199,15 +193,6 @@ fn runs_p(y: &[f64], b: &Sides) -> Option<f64> {
     welch_p_of(&Moments::of(&y[b.before()]), &Moments::of(&y[b.after()]))
 }
 
-fn side(p: &Point) -> Side {
-    Side {
-        run: p.run,
-        label: p.label.clone(),
-        kernel: p.kernel.clone(),
-        host: p.host.clone(),
-    }
-}
-
 fn step(
     points: &[Point],
     y: &[f64],
@@ -234,8 +219,8 @@ fn step(
         crate::model::Better::Lower => change < 1.0,
     };
     ChangePoint {
-        before_run: points[b.at - 1].run,
-        after_run: points[b.at].run,
+        before_run: points[b.at - 1].run.id,
+        after_run: points[b.at].run.id,
         index: b.at,
         change,
         ci,
@@ -244,8 +229,8 @@ fn step(
         p_samples: figure_p(&pooled(b.before()), &pooled(b.after()), true),
         runs_before: b.before().len(),
         runs_after: b.after().len(),
-        before: side(&points[b.at - 1]),
-        after: side(&points[b.at]),
+        before: points[b.at - 1].run.clone(),
+        after: points[b.at].run.clone(),
         better,
     }
 }

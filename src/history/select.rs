@@ -3,7 +3,7 @@
 //! by kernel version. Runs of mixed configurations are refused with what
 //! differs, so a step never comes from a changed option.
 
-use super::Point;
+use super::{Point, RunRef};
 use crate::error::{Error, Result};
 use crate::machine::release;
 use crate::model::Figure;
@@ -102,11 +102,13 @@ pub fn series(store: &Store, req: &Request) -> Result<Series> {
             let v = values.remove(&r.listing.id)?;
             Some((
                 Point {
-                    run: r.listing.id,
-                    label: r.listing.label.clone(),
+                    run: RunRef {
+                        id: r.listing.id,
+                        label: r.listing.label.clone(),
+                        kernel: kernel(r),
+                        host: host(r),
+                    },
                     started_at: r.listing.started_at.clone(),
-                    kernel: kernel(r),
-                    host: host(r),
                     values: v,
                 },
                 r,
@@ -122,24 +124,24 @@ pub fn series(store: &Store, req: &Request) -> Result<Series> {
     }
     match req.by {
         By::Time => points.sort_by(|a, b| {
-            (a.0.started_at.as_str(), a.0.run).cmp(&(b.0.started_at.as_str(), b.0.run))
+            (a.0.started_at.as_str(), a.0.run.id).cmp(&(b.0.started_at.as_str(), b.0.run.id))
         }),
         By::Kernel => {
-            let unknown = points.iter().filter(|p| p.0.kernel.is_none()).count();
+            let unknown = points.iter().filter(|p| p.0.run.kernel.is_none()).count();
             if unknown > 0 {
                 notes.push(format!(
                     "{unknown} run(s) with no kernel release recorded come last"
                 ));
             }
             points.sort_by(|a, b| {
-                let k = match (&a.0.kernel, &b.0.kernel) {
+                let k = match (&a.0.run.kernel, &b.0.run.kernel) {
                     (Some(x), Some(y)) => release::compare(x, y),
                     (Some(_), None) => std::cmp::Ordering::Less,
                     (None, Some(_)) => std::cmp::Ordering::Greater,
                     (None, None) => std::cmp::Ordering::Equal,
                 };
                 k.then_with(|| a.0.started_at.cmp(&b.0.started_at))
-                    .then(a.0.run.cmp(&b.0.run))
+                    .then(a.0.run.id.cmp(&b.0.run.id))
             })
         }
     }

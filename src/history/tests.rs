@@ -63,11 +63,11 @@ fn simulate(seed: u64, steps: usize) -> Sim {
         .map(|(i, level)| {
             let run = level + run_sd * rng.normal();
             Point {
-                run: i as i64 + 1,
-                label: None,
+                run: RunRef {
+                    id: i as i64 + 1,
+                    ..RunRef::default()
+                },
                 started_at: String::new(),
-                kernel: None,
-                host: None,
                 values: (0..k)
                     .map(|_| 100.0 * (run + sample_sd * rng.normal()).exp())
                     .collect(),

@@ -3,7 +3,7 @@
 //! and `step` where the history of those runs has a change point.
 
 use super::select::like_key;
-use super::{Point, analyse};
+use super::{Point, RunRef, analyse};
 use crate::error::Result;
 use crate::stats::changepoint::Options;
 use crate::stats::summary::median;
@@ -51,11 +51,11 @@ pub fn trends(store: &Store, runs: &[RunListing]) -> Result<HashMap<i64, Trend>>
             .iter()
             .filter_map(|r| {
                 Some(Point {
-                    run: r.listing.id,
-                    label: None,
+                    run: RunRef {
+                        id: r.listing.id,
+                        ..RunRef::default()
+                    },
                     started_at: r.listing.started_at.clone(),
-                    kernel: None,
-                    host: None,
                     values: values.remove(&r.listing.id)?,
                 })
             })
@@ -69,10 +69,10 @@ pub fn trends(store: &Store, runs: &[RunListing]) -> Result<HashMap<i64, Trend>>
         for p in &points {
             let m = median(&p.values);
             out.insert(
-                p.run,
+                p.run.id,
                 Trend {
                     change: previous.filter(|&b| b != 0.0).map(|b| m / b),
-                    step: steps.contains(&p.run),
+                    step: steps.contains(&p.run.id),
                 },
             );
             previous = Some(m);

@@ -133,8 +133,8 @@ fn change_text(c: &ChangePoint) -> String {
     )
 }
 
-fn who(s: &history::Side) -> String {
-    let mut parts = vec![format!("run {}", s.run)];
+fn who(s: &history::RunRef) -> String {
+    let mut parts = vec![format!("run {}", s.id)];
     if let Some(l) = &s.label {
         parts.push(format!("label {l}"));
     }
@@ -170,14 +170,14 @@ fn text(a: &Analysis, heading: &str, method: &str, alpha: f64) -> String {
         }
         let line = format!(
             "{:>5} {:<11} {:<15} {:<8} {:>4} {:>10} {:>7}  {}",
-            e.run,
+            e.run.id,
             short_time(&e.started_at),
-            clip(e.kernel.as_deref().unwrap_or("-"), 15),
-            clip(e.host.as_deref().unwrap_or("-"), 8),
+            clip(e.run.kernel.as_deref().unwrap_or("-"), 15),
+            clip(e.run.host.as_deref().unwrap_or("-"), 8),
             e.n,
             sig4(e.median),
             half_width(e),
-            clip(e.label.as_deref().unwrap_or(""), 12),
+            clip(e.run.label.as_deref().unwrap_or(""), 12),
         );
         out.push_str(line.trim_end());
         out.push('\n');
@@ -222,11 +222,11 @@ fn series_table(a: &Analysis) -> Table {
         .iter()
         .map(|e| {
             vec![
-                e.run.to_string(),
+                e.run.id.to_string(),
                 e.started_at.clone(),
-                e.kernel.clone().unwrap_or_default(),
-                e.host.clone().unwrap_or_default(),
-                e.label.clone().unwrap_or_default(),
+                e.run.kernel.clone().unwrap_or_default(),
+                e.run.host.clone().unwrap_or_default(),
+                e.run.label.clone().unwrap_or_default(),
                 e.n.to_string(),
                 sig4(e.median),
                 half_width(e),
@@ -307,11 +307,11 @@ fn records(a: &Analysis) -> Records {
         .map(|(i, e)| {
             let step = a.change_points.iter().find(|c| c.index == i);
             vec![
-                e.run.to_string(),
+                e.run.id.to_string(),
                 e.started_at.clone(),
-                e.label.clone().unwrap_or_default(),
-                e.kernel.clone().unwrap_or_default(),
-                e.host.clone().unwrap_or_default(),
+                e.run.label.clone().unwrap_or_default(),
+                e.run.kernel.clone().unwrap_or_default(),
+                e.run.host.clone().unwrap_or_default(),
                 e.n.to_string(),
                 e.median.to_string(),
                 num(e.ci.map(|c| c[0])),

@@ -10,6 +10,7 @@
 use std::sync::atomic::Ordering;
 
 use super::stored::{Text, view_struct};
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -209,17 +210,22 @@ impl Measure for Atomic {
                 .map(|i| region.u64_at(layout.own(i)).load(Ordering::Acquire))
                 .sum(),
         };
-        let mut d = super::ops::counted_figures(reports, V_DONE, "increments", counted);
+        let mut d = super::ops::counted_figures(reports, V::Done as usize, "increments", counted);
         d.figures.insert(
             "folds".into(),
-            reports.iter().map(|r| r.values[V_FOLDS]).sum(),
+            reports.iter().map(|r| r.values[V::Folds]).sum(),
         );
         Ok(d)
     }
 }
 
-const V_DONE: usize = 0;
-const V_FOLDS: usize = 1;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Done,
+        Folds,
+    }
+}
 
 fn count_task(
     task: &Task,
@@ -277,8 +283,8 @@ fn count_task(
     }
     r.end_ns = clock::monotonic_ns();
     r.set_usage(&task.usage().since(&before));
-    r.values[V_DONE] = ops as f64;
-    r.values[V_FOLDS] = folds as f64;
+    r.values[V::Done] = ops as f64;
+    r.values[V::Folds] = folds as f64;
     r
 }
 

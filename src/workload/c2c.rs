@@ -9,6 +9,7 @@
 //! latency over its batches of round trips (round-trip time / 2).
 
 use super::spec::lower;
+use super::values::task_values;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::stored::{Text, view_struct};
@@ -422,21 +423,16 @@ impl Measure for C2c {
                     2 * rounds * batches
                 )));
             }
-            let median = r[0].values[V_MEDIAN];
+            let median = r[0].values[V::Median];
             medians.push(median);
             d.figures.insert(p.figure(), median);
-            d.tasks.push(
-                [
-                    ("a", p.a as f64),
-                    ("b", p.b as f64),
-                    ("median ns", median),
-                    ("min ns", r[0].values[V_MIN]),
-                    ("hand-offs", final_value as f64),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            );
+            d.tasks.push(super::task_row([
+                ("a", p.a as f64),
+                ("b", p.b as f64),
+                ("median ns", median),
+                ("min ns", r[0].values[V::Min]),
+                ("hand-offs", final_value as f64),
+            ]));
         }
         d.figures
             .insert("median ns".into(), crate::stats::summary::median(&medians));
@@ -446,8 +442,13 @@ impl Measure for C2c {
     }
 }
 
-const V_MEDIAN: usize = 0;
-const V_MIN: usize = 1;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Median,
+        Min,
+    }
+}
 
 /// Task 0 serves odd values and times the batches; task 1 answers with the
 /// next even value. Each round trip is two hand-offs of the line.
@@ -500,8 +501,8 @@ fn ping_pong(
     }
     r.end_ns = clock::monotonic_ns();
     if index == 0 {
-        r.values[V_MEDIAN] = crate::stats::summary::median(&per);
-        r.values[V_MIN] = per.iter().copied().fold(f64::INFINITY, f64::min);
+        r.values[V::Median] = crate::stats::summary::median(&per);
+        r.values[V::Min] = per.iter().copied().fold(f64::INFINITY, f64::min);
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::spec::rate;
 use super::stored::view_struct;
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::{Case, Measure, SampleData};
@@ -61,9 +62,14 @@ view_struct! {
 
 /// Readings kept per task (time, count); later readings overwrite the last.
 pub(super) const POINTS: usize = 256;
-const V_LOOPS: usize = 0;
-const V_PAGES: usize = 1;
-const V_POINTS: usize = 2;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Loops,
+        Pages,
+        Points,
+    }
+}
 
 pub struct Churn {
     cfg: Config,
@@ -210,11 +216,11 @@ impl Churn {
             for off in (0..len).step_by(ps) {
                 // SAFETY: off < len.
                 unsafe { b.add(off).write_volatile(1) };
-                r.values[V_PAGES] += 1.0;
+                r.values[V::Pages] += 1.0;
             }
             // SAFETY: unmapping the mapping just made.
             unsafe { libc::munmap(p, len) };
-            r.values[V_LOOPS] += 1.0;
+            r.values[V::Loops] += 1.0;
             let now = clock::monotonic_ns();
             if now >= next || now >= end {
                 let u = task.usage().since(&before);
@@ -228,7 +234,7 @@ impl Churn {
         }
         r.end_ns = clock::monotonic_ns();
         r.set_usage(&task.usage().since(&before));
-        r.values[V_POINTS] = n as f64;
+        r.values[V::Points] = n as f64;
         r
     }
 }
@@ -255,29 +261,21 @@ fn summarise(reports: &[TaskReport], series: &Series) -> Result<SampleData> {
         f.insert("imbalance".into(), max / min);
     }
     let sum = |g: &dyn Fn(&TaskReport) -> f64| reports.iter().map(g).sum::<f64>();
-    f.insert("loops".into(), sum(&|r| r.values[V_LOOPS]));
-    f.insert("pages".into(), sum(&|r| r.values[V_PAGES]));
+    f.insert("loops".into(), sum(&|r| r.values[V::Loops]));
+    f.insert("pages".into(), sum(&|r| r.values[V::Pages]));
     f.insert("faults".into(), sum(&|r| r.minflt as f64));
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
-    interval_rates(f, reports, V_POINTS, series);
-    d.tasks = reports
-        .iter()
-        .zip(&rates)
-        .map(|(r, rate)| {
-            [
-                ("cpu", r.cpu as f64),
-                ("zfod/s", *rate),
-                ("faults", r.minflt as f64),
-                ("loops", r.values[V_LOOPS]),
-                ("pages", r.values[V_PAGES]),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    interval_rates(f, reports, V::Points as usize, series);
+    d.tasks = super::task_rows(reports, |i, r| {
+        [
+            ("zfod/s", rates[i]),
+            ("faults", r.minflt as f64),
+            ("loops", r.values[V::Loops]),
+            ("pages", r.values[V::Pages]),
+        ]
+    });
     Ok(d)
 }
 

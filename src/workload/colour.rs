@@ -7,6 +7,7 @@
 
 use super::placement::Placed;
 use super::spec::{higher, lower};
+use super::values::task_values;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -78,12 +79,16 @@ view_struct! {
     }
 }
 
-/// Indices into a task report's values.
-const V_TOUCHED: usize = 0;
-const V_PRESENT: usize = 1;
-const V_THP: usize = 2;
-const V_KPF: usize = 3;
-const V_SWAPPED: usize = 4;
+task_values! {
+    /// Indices into a task report's values.
+    enum V {
+        Touched,
+        Present,
+        Thp,
+        Kpf,
+        Swapped,
+    }
+}
 
 /// A mark this workload sets in pagemap entries it has read: bits 58-60 are
 /// always zero in the kernel's format, so bit 58 is free to say "THP".
@@ -391,7 +396,7 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
     }
     r.end_ns = clock::monotonic_ns();
     r.set_usage(&task.usage().since(&before));
-    r.values[V_TOUCHED] = touched as f64;
+    r.values[V::Touched] = touched as f64;
 
     let slot = shared.slot_mut(task.index);
     if let Err(e) = read_pagemap(base as usize, plan.page_size, slot) {
@@ -402,10 +407,10 @@ fn touch_and_read(task: &Task, shared: &Shared, plan: &TaskPlan) -> (TaskReport,
         r.fail("pagemap returned PFN 0 for present pages: CAP_SYS_ADMIN is missing");
         return (r, Some(map));
     }
-    r.values[V_PRESENT] = slot.iter().filter(|&&e| e & PAGEMAP_PRESENT != 0).count() as f64;
-    r.values[V_SWAPPED] = slot.iter().filter(|&&e| e & PAGEMAP_SWAPPED != 0).count() as f64;
-    r.values[V_KPF] = if mark_thp(slot) { 1.0 } else { 0.0 };
-    r.values[V_THP] = slot.iter().filter(|&&e| e & MARK_THP != 0).count() as f64;
+    r.values[V::Present] = slot.iter().filter(|&&e| e & PAGEMAP_PRESENT != 0).count() as f64;
+    r.values[V::Swapped] = slot.iter().filter(|&&e| e & PAGEMAP_SWAPPED != 0).count() as f64;
+    r.values[V::Kpf] = if mark_thp(slot) { 1.0 } else { 0.0 };
+    r.values[V::Thp] = slot.iter().filter(|&&e| e & MARK_THP != 0).count() as f64;
     (r, Some(map))
 }
 
@@ -508,10 +513,10 @@ fn task_values(r: &TaskReport) -> TaskValues {
         user: r.user_ns as f64 / 1e9,
         system: r.sys_ns as f64 / 1e9,
         faults: r.minflt as f64,
-        touched: r.values[V_TOUCHED],
-        present: r.values[V_PRESENT],
-        thp: r.values[V_THP],
-        kpageflags: r.values[V_KPF] > 0.0,
-        swapped: r.values[V_SWAPPED],
+        touched: r.values[V::Touched],
+        present: r.values[V::Present],
+        thp: r.values[V::Thp],
+        kpageflags: r.values[V::Kpf] > 0.0,
+        swapped: r.values[V::Swapped],
     }
 }

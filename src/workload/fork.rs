@@ -7,6 +7,7 @@
 
 use super::spec::{lower, rate};
 use super::stored::lenient;
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -96,13 +97,18 @@ fn backing_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<S
     })
 }
 
-const V_FORKS: usize = 0;
-const V_FORK_NS: usize = 1;
-const V_TEARDOWN_NS: usize = 2;
-const V_CHILD_USER_NS: usize = 3;
-const V_CHILD_SYS_NS: usize = 4;
-const V_PAGES: usize = 5;
-const V_CHILD_MINFLT: usize = 6;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Forks,
+        ForkNs,
+        TeardownNs,
+        ChildUserNs,
+        ChildSysNs,
+        Pages,
+        ChildMinflt,
+    }
+}
 
 pub struct Fork {
     cfg: Config,
@@ -286,7 +292,7 @@ impl Fork {
             // SAFETY: off < len, inside the mapping.
             unsafe { base.add(off).write_volatile(1) };
         }
-        r.values[V_PAGES] = region.resident_pages(ps) as f64;
+        r.values[V::Pages] = region.resident_pages(ps) as f64;
         // One shared word where a child leaves its exit timestamp.
         let stamp_page = match Region::shared(ps) {
             Ok(page) => page,
@@ -333,12 +339,12 @@ impl Fork {
             };
             // SAFETY: the child wrote the stamp before exiting; it is reaped now.
             let exited = unsafe { stamp.read_volatile() };
-            r.values[V_FORKS] += 1.0;
-            r.values[V_FORK_NS] += (t1 - t0) as f64;
-            r.values[V_TEARDOWN_NS] += t2.saturating_sub(exited) as f64;
-            r.values[V_CHILD_USER_NS] += u.user_ns as f64;
-            r.values[V_CHILD_SYS_NS] += u.sys_ns as f64;
-            r.values[V_CHILD_MINFLT] += u.minflt as f64;
+            r.values[V::Forks] += 1.0;
+            r.values[V::ForkNs] += (t1 - t0) as f64;
+            r.values[V::TeardownNs] += t2.saturating_sub(exited) as f64;
+            r.values[V::ChildUserNs] += u.user_ns as f64;
+            r.values[V::ChildSysNs] += u.sys_ns as f64;
+            r.values[V::ChildMinflt] += u.minflt as f64;
         }
         r.end_ns = clock::monotonic_ns();
         r.set_usage(&task.usage().since(&before));
@@ -352,10 +358,10 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData> 
     exec::first_error(reports)?;
     let wall = exec::wall_ns(reports) as f64 / 1e9;
     let sum = |f: &dyn Fn(&TaskReport) -> f64| reports.iter().map(f).sum::<f64>();
-    let forks = sum(&|r| r.values[V_FORKS]);
+    let forks = sum(&|r| r.values[V::Forks]);
     let parent_sys = sum(&|r| r.sys_ns as f64) / 1e9;
-    let child_sys = sum(&|r| r.values[V_CHILD_SYS_NS]) / 1e9;
-    let pages = sum(&|r| r.values[V_PAGES]) / reports.len().max(1) as f64;
+    let child_sys = sum(&|r| r.values[V::ChildSysNs]) / 1e9;
+    let pages = sum(&|r| r.values[V::Pages]) / reports.len().max(1) as f64;
     let mut d = SampleData::default();
     let f = &mut d.figures;
     f.insert("forks".into(), forks);
@@ -364,10 +370,10 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData> 
     f.insert("system".into(), parent_sys);
     f.insert(
         "child_user".into(),
-        sum(&|r| r.values[V_CHILD_USER_NS]) / 1e9,
+        sum(&|r| r.values[V::ChildUserNs]) / 1e9,
     );
     f.insert("child_system".into(), child_sys);
-    f.insert("child_minflt".into(), sum(&|r| r.values[V_CHILD_MINFLT]));
+    f.insert("child_minflt".into(), sum(&|r| r.values[V::ChildMinflt]));
     f.insert("pages_populated".into(), pages);
     f.insert("pages_configured".into(), pages_per_task as f64);
     if forks > 0.0 {
@@ -376,29 +382,22 @@ fn summarise(reports: &[TaskReport], pages_per_task: u64) -> Result<SampleData> 
         if pages > 0.0 {
             f.insert("sys/page".into(), per / pages * 1e9);
         }
-        f.insert("fork".into(), sum(&|r| r.values[V_FORK_NS]) / forks / 1e3);
+        f.insert("fork".into(), sum(&|r| r.values[V::ForkNs]) / forks / 1e3);
         f.insert(
             "teardown".into(),
-            sum(&|r| r.values[V_TEARDOWN_NS]) / forks / 1e3,
+            sum(&|r| r.values[V::TeardownNs]) / forks / 1e3,
         );
     }
     if wall > 0.0 {
         f.insert("forks/s".into(), forks / wall);
     }
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("forks", r.values[V_FORKS]),
-                ("wall", r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9),
-                ("system", r.sys_ns as f64 / 1e9),
-                ("child_system", r.values[V_CHILD_SYS_NS] / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("forks", r.values[V::Forks]),
+            ("wall", r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9),
+            ("system", r.sys_ns as f64 / 1e9),
+            ("child_system", r.values[V::ChildSysNs] / 1e9),
+        ]
+    });
     Ok(d)
 }

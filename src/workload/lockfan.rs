@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::stored::{Text, view_struct};
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
@@ -234,13 +235,18 @@ impl Measure for Lockfan {
                 }
             }
         }
-        let mut d = super::ops::counted_figures(&reports, V_DONE, "operations", counted);
+        let mut d = super::ops::counted_figures(&reports, V::Done as usize, "operations", counted);
         d.figures.insert("torn locks".into(), torn as f64);
         Ok(d)
     }
 }
 
-const V_DONE: usize = 0;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Done,
+    }
+}
 
 fn init_mutex(region: &Region, off: usize) -> Result<()> {
     // SAFETY: the mutex sits at the start of a 64-byte aligned lock line
@@ -319,7 +325,7 @@ fn lock_task(
     }
     r.end_ns = clock::monotonic_ns();
     r.set_usage(&task.usage().since(&before));
-    r.values[V_DONE] = ops as f64;
+    r.values[V::Done] = ops as f64;
     r
 }
 

@@ -7,6 +7,7 @@
 //! its own threads' measured time.
 
 use super::spec::rate;
+use super::values::task_values;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::stored::view_struct;
@@ -64,9 +65,14 @@ view_struct! {
     }
 }
 
-const V_ROLE_CHANGER: usize = 0;
-const V_PAGES: usize = 1;
-const V_CHANGES: usize = 2;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        RoleChanger,
+        Pages,
+        Changes,
+    }
+}
 /// Bytes of each region a changer maps, protects and unmaps.
 const CHANGE_LEN: usize = 64 << 10;
 
@@ -232,7 +238,7 @@ impl MmapLock {
         }
         r.end_ns = clock::monotonic_ns();
         r.set_usage(&task.usage().since(&before));
-        r.values[V_PAGES] = pages as f64;
+        r.values[V::Pages] = pages as f64;
         r
     }
 
@@ -240,7 +246,7 @@ impl MmapLock {
     /// until every faulting thread is done; three changes per cycle.
     fn change(&self, task: &Task, finished: &AtomicUsize, faulters: usize) -> TaskReport {
         let mut r = TaskReport::default();
-        r.values[V_ROLE_CHANGER] = 1.0;
+        r.values[V::RoleChanger] = 1.0;
         let gap = if self.cfg.rate > 0.0 {
             (1e9 / self.cfg.rate) as u64
         } else {
@@ -276,7 +282,7 @@ impl MmapLock {
         }
         r.end_ns = clock::monotonic_ns();
         r.set_usage(&task.usage().since(&before));
-        r.values[V_CHANGES] = changes as f64;
+        r.values[V::Changes] = changes as f64;
         r
     }
 }
@@ -286,7 +292,7 @@ fn summarise(reports: &[TaskReport]) -> Result<SampleData> {
     let secs = |r: &TaskReport| r.end_ns.saturating_sub(r.start_ns) as f64 / 1e9;
     let (changers, faulters): (Vec<&TaskReport>, Vec<&TaskReport>) = reports
         .iter()
-        .partition(|r| r.values[V_ROLE_CHANGER] == 1.0);
+        .partition(|r| r.values[V::RoleChanger] == 1.0);
     let fault_rates: Vec<f64> = faulters
         .iter()
         .map(|r| r.minflt as f64 / secs(r).max(1e-9))
@@ -304,7 +310,7 @@ fn summarise(reports: &[TaskReport]) -> Result<SampleData> {
         // From +0.0: no changers is a rate of 0, not the -0.0 of an empty sum.
         changers
             .iter()
-            .map(|r| r.values[V_CHANGES] / secs(r).max(1e-9))
+            .map(|r| r.values[V::Changes] / secs(r).max(1e-9))
             .fold(0.0, |a, b| a + b),
     );
     f.insert(
@@ -313,29 +319,22 @@ fn summarise(reports: &[TaskReport]) -> Result<SampleData> {
     );
     f.insert(
         "pages".into(),
-        faulters.iter().map(|r| r.values[V_PAGES]).sum(),
+        faulters.iter().map(|r| r.values[V::Pages]).sum(),
     );
     f.insert(
         "changes".into(),
-        changers.iter().map(|r| r.values[V_CHANGES]).sum(),
+        changers.iter().map(|r| r.values[V::Changes]).sum(),
     );
     f.insert("changers".into(), changers.len() as f64);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("changer", r.values[V_ROLE_CHANGER]),
-                ("faults", r.minflt as f64),
-                ("pages", r.values[V_PAGES]),
-                ("changes", r.values[V_CHANGES]),
-                ("system", r.sys_ns as f64 / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("changer", r.values[V::RoleChanger]),
+            ("faults", r.minflt as f64),
+            ("pages", r.values[V::Pages]),
+            ("changes", r.values[V::Changes]),
+            ("system", r.sys_ns as f64 / 1e9),
+        ]
+    });
     Ok(d)
 }

@@ -27,6 +27,7 @@ pub mod spec;
 pub mod stored;
 pub mod thp;
 pub mod thp_fragment;
+mod values;
 pub mod vms;
 pub mod wis;
 
@@ -34,6 +35,7 @@ pub use crate::model::{Better, Case, Figure, SampleData};
 
 use crate::error::{Error, Result};
 pub use spec::{Env, Plots, Report, Spec};
+use std::collections::BTreeMap;
 
 /// What a workload's file implements: its validated configuration, its
 /// cases and how one is measured. The runner sees it as a [`Workload`],
@@ -116,6 +118,25 @@ pub static REGISTRY: &[&Spec] = &[
 /// The registered workload of this name (a stored run's `workload`).
 pub fn find(name: &str) -> Option<&'static Spec> {
     REGISTRY.iter().copied().find(|s| s.name == name)
+}
+
+/// One task's row of a sample (`SampleData::tasks`): its named values.
+pub fn task_row<const N: usize>(cells: [(&str, f64); N]) -> BTreeMap<String, f64> {
+    cells.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Every task's row of a sample: its CPU, and the values `cells` names
+/// for its report and its index among `reports`.
+pub fn task_rows<'a, const N: usize>(
+    reports: &[crate::exec::TaskReport],
+    cells: impl Fn(usize, &crate::exec::TaskReport) -> [(&'a str, f64); N],
+) -> Vec<BTreeMap<String, f64>> {
+    let row = |(i, r): (usize, &crate::exec::TaskReport)| {
+        let mut row = task_row(cells(i, r));
+        row.insert("cpu".into(), r.cpu as f64);
+        row
+    };
+    reports.iter().enumerate().map(row).collect()
 }
 
 /// Refuses an empty task list or a task count of 0.

@@ -31,7 +31,7 @@ use crate::exec::{self, TaskReport, children, clock, shared::SharedBlock};
 use crate::machine::Snapshot;
 use crate::monitor::thread_locality::{self as tl, ProcessPlan, TidTable};
 use crate::monitor::{numa_maps, vmstat};
-use worker::{V_BASE, region_pages};
+use worker::{V, region_pages};
 
 mod worker;
 
@@ -394,7 +394,7 @@ impl Measure for Numa {
         // A process that could not map or touch its region stops the run.
         let ready: Vec<TaskReport> = (0..procs).map(|i| block.get(i)).collect();
         exec::first_error_as(&ready, "process")?;
-        let bases: Vec<u64> = ready.iter().map(|r| r.values[V_BASE] as u64).collect();
+        let bases: Vec<u64> = ready.iter().map(|r| r.values[V::Base] as u64).collect();
         // Where the first touch put the pages: every process's own region.
         let first_touch = region_pages(&pids, &bases);
         let balancing = crate::machine::read_num::<i64>(

@@ -38,22 +38,14 @@ pub fn counted_figures(
     if wall > 0.0 {
         f.insert("ops/s".into(), counted as f64 / wall);
     }
-    d.tasks = reports
-        .iter()
-        .zip(&per_task)
-        .map(|(r, ns)| {
-            [
-                ("cpu", r.cpu as f64),
-                (name, r.values[done]),
-                ("ns/op", *ns),
-                ("user", r.user_ns as f64 / 1e9),
-                ("system", r.sys_ns as f64 / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    d.tasks = super::task_rows(reports, |i, r| {
+        [
+            (name, r.values[done]),
+            ("ns/op", per_task[i]),
+            ("user", r.user_ns as f64 / 1e9),
+            ("system", r.sys_ns as f64 / 1e9),
+        ]
+    });
     d
 }
 

@@ -9,6 +9,7 @@
 
 use super::placement::Placed;
 use super::spec::{higher, lower, rate};
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::fault_map::{self, Access, OwnedFile, PageKind, Spec};
@@ -150,15 +151,19 @@ fn pin_text<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Text,
     })
 }
 
-/// Indices into a task report's values.
-const V_PAGES: usize = 0;
-const V_MMAP_NS: usize = 1;
-const V_MUNMAP_NS: usize = 2;
-/// Faults the kernel's perf `page-faults` counter saw in the timed section
-/// (with `--perf-faults`).
-const V_KFAULTS: usize = 3;
-/// 1 when that counter was asked for and could be opened.
-const V_KOK: usize = 4;
+task_values! {
+    /// Indices into a task report's values.
+    enum V {
+        Pages,
+        MmapNs,
+        MunmapNs,
+        /// Faults the kernel's perf `page-faults` counter saw in the timed section
+        /// (with `--perf-faults`).
+        Kfaults,
+        /// 1 when that counter was asked for and could be opened.
+        Kok,
+    }
+}
 
 /// pft's headline figure: faults per wall-clock second, all tasks together.
 pub const HEADLINE: &str = "fault/wsec";
@@ -361,7 +366,7 @@ fn fault_task(task: &Task, job: &Job) -> TaskReport {
     let t0 = clock::monotonic_ns();
     let offset = (task.index * bytes) as u64;
     let region = fault_map::map(job.spec, bytes, job.file, offset);
-    r.values[V_MMAP_NS] = (clock::monotonic_ns() - t0) as f64;
+    r.values[V::MmapNs] = (clock::monotonic_ns() - t0) as f64;
     let region = match region {
         Ok(region) => region,
         Err(e) => {
@@ -421,19 +426,19 @@ fn fault_task(task: &Task, job: &Job) -> TaskReport {
     r.end_ns = clock::monotonic_ns();
     let used = task.usage().since(&before);
     if let Some(c) = counter.as_mut() {
-        r.values[V_KFAULTS] = c.read().saturating_sub(k0) as f64;
-        r.values[V_KOK] = 1.0;
+        r.values[V::Kfaults] = c.read().saturating_sub(k0) as f64;
+        r.values[V::Kok] = 1.0;
     }
     r.set_usage(&used);
     if job.populate {
         // The kernel faulted the pages in; count what is resident, not what we asked for.
         pages = region.resident_pages(page_size);
     }
-    r.values[V_PAGES] = pages as f64;
+    r.values[V::Pages] = pages as f64;
 
     let t1 = clock::monotonic_ns();
     drop(region);
-    r.values[V_MUNMAP_NS] = (clock::monotonic_ns() - t1) as f64;
+    r.values[V::MunmapNs] = (clock::monotonic_ns() - t1) as f64;
     r
 }
 
@@ -459,7 +464,7 @@ fn summarise(
     f.insert("system".into(), system);
     f.insert("faults".into(), faults);
     f.insert("majflt".into(), sum(&|r| r.majflt as f64));
-    f.insert("pages".into(), sum(&|r| r.values[V_PAGES]));
+    f.insert("pages".into(), sum(&|r| r.values[V::Pages]));
     f.insert(
         "bytes".into(),
         (bytes_per_task * reports.len() as u64) as f64,
@@ -467,7 +472,7 @@ fn summarise(
     if user + system > 0.0 {
         f.insert("flt/cpu/s".into(), faults / (user + system));
     }
-    let pages = sum(&|r| r.values[V_PAGES]);
+    let pages = sum(&|r| r.values[V::Pages]);
     if wall > 0.0 {
         f.insert("fault/wsec".into(), faults / wall);
         f.insert("pages/wsec".into(), pages / wall);
@@ -476,8 +481,8 @@ fn summarise(
     if faults > 0.0 {
         f.insert("pages/fault".into(), pages / faults);
     }
-    if reports.iter().all(|r| r.values[V_KOK] == 1.0) {
-        f.insert("kfaults".into(), sum(&|r| r.values[V_KFAULTS]));
+    if reports.iter().all(|r| r.values[V::Kok] == 1.0) {
+        f.insert("kfaults".into(), sum(&|r| r.values[V::Kfaults]));
     }
     if spec.pages == PageKind::Hugetlb && huge_size > 0 {
         // Every hugetlb page is one fault, whatever the access.
@@ -486,33 +491,26 @@ fn summarise(
             (pages * page_size as f64 / huge_size as f64).round(),
         );
     }
-    let max = |i: usize| {
+    let max = |i: V| {
         reports
             .iter()
             .map(|r| r.values[i] / 1e9)
             .fold(0.0, f64::max)
     };
-    f.insert("mmap".into(), max(V_MMAP_NS));
-    f.insert("munmap".into(), max(V_MUNMAP_NS));
-    d.tasks = reports
-        .iter()
-        .map(|r| {
-            [
-                ("cpu", r.cpu as f64),
-                ("start", (r.start_ns - start) as f64 / 1e9),
-                ("wall", (r.end_ns - r.start_ns) as f64 / 1e9),
-                ("user", r.user_ns as f64 / 1e9),
-                ("system", r.sys_ns as f64 / 1e9),
-                ("faults", (r.minflt + r.majflt) as f64),
-                ("kfaults", r.values[V_KFAULTS]),
-                ("pages", r.values[V_PAGES]),
-                ("mmap", r.values[V_MMAP_NS] / 1e9),
-                ("munmap", r.values[V_MUNMAP_NS] / 1e9),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    f.insert("mmap".into(), max(V::MmapNs));
+    f.insert("munmap".into(), max(V::MunmapNs));
+    d.tasks = super::task_rows(reports, |_, r| {
+        [
+            ("start", (r.start_ns - start) as f64 / 1e9),
+            ("wall", (r.end_ns - r.start_ns) as f64 / 1e9),
+            ("user", r.user_ns as f64 / 1e9),
+            ("system", r.sys_ns as f64 / 1e9),
+            ("faults", (r.minflt + r.majflt) as f64),
+            ("kfaults", r.values[V::Kfaults]),
+            ("pages", r.values[V::Pages]),
+            ("mmap", r.values[V::MmapNs] / 1e9),
+            ("munmap", r.values[V::MunmapNs] / 1e9),
+        ]
+    });
     Ok(d)
 }

@@ -7,6 +7,7 @@
 
 use super::spec::{lower, lower_rate, rate};
 use super::stored::view_struct;
+use super::values::task_values;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 
@@ -122,9 +123,14 @@ view_struct! {
     }
 }
 
-const V_OPS: usize = 0;
-const V_POINTS: usize = 1;
-const V_DIRTIED: usize = 2;
+task_values! {
+    /// What each task reports in its values.
+    enum V {
+        Ops,
+        Points,
+        Dirtied,
+    }
+}
 
 pub struct Wis {
     cfg: Config,
@@ -365,9 +371,9 @@ impl Wis {
         r.end_ns = clock::monotonic_ns();
         let used = task.usage().since(&before);
         r.set_usage(&used);
-        r.values[V_DIRTIED] = (used.oublock * 512 / self.cfg.page_size) as f64;
-        r.values[V_OPS] = ops as f64;
-        r.values[V_POINTS] = n as f64;
+        r.values[V::Dirtied] = (used.oublock * 512 / self.cfg.page_size) as f64;
+        r.values[V::Ops] = ops as f64;
+        r.values[V::Points] = n as f64;
         r
     }
 }
@@ -490,11 +496,11 @@ fn summarise(
         .iter()
         .map(|r| {
             let w = secs(r);
-            if w > 0.0 { r.values[V_OPS] / w } else { 0.0 }
+            if w > 0.0 { r.values[V::Ops] / w } else { 0.0 }
         })
         .collect();
     let sum = |g: &dyn Fn(&TaskReport) -> f64| reports.iter().map(g).sum::<f64>();
-    let ops = sum(&|r| r.values[V_OPS]);
+    let ops = sum(&|r| r.values[V::Ops]);
     let faults = sum(&|r| (r.minflt + r.majflt) as f64);
     let total: f64 = rates.iter().sum();
     let mut d = SampleData::default();
@@ -504,7 +510,7 @@ fn summarise(
     f.insert("ops".into(), ops);
     f.insert("faults".into(), faults);
     // Pages of the tasks' files dirtied anew (clean or new page cache).
-    f.insert("dirtied".into(), sum(&|r| r.values[V_DIRTIED]));
+    f.insert("dirtied".into(), sum(&|r| r.values[V::Dirtied]));
     f.insert(
         "faults/s".into(),
         reports
@@ -524,22 +530,14 @@ fn summarise(
     f.insert("user".into(), sum(&|r| r.user_ns as f64) / 1e9);
     f.insert("system".into(), sum(&|r| r.sys_ns as f64) / 1e9);
     f.insert("wall".into(), exec::wall_ns(reports) as f64 / 1e9);
-    churn::interval_rates(f, reports, V_POINTS, series);
-    d.tasks = reports
-        .iter()
-        .zip(&rates)
-        .map(|(r, rate)| {
-            [
-                ("cpu", r.cpu as f64),
-                ("ops/s", *rate),
-                ("ops", r.values[V_OPS]),
-                ("faults", (r.minflt + r.majflt) as f64),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
-        })
-        .collect();
+    churn::interval_rates(f, reports, V::Points as usize, series);
+    d.tasks = super::task_rows(reports, |i, r| {
+        [
+            ("ops/s", rates[i]),
+            ("ops", r.values[V::Ops]),
+            ("faults", (r.minflt + r.majflt) as f64),
+        ]
+    });
     Ok(d)
 }
 

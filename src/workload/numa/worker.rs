@@ -12,10 +12,16 @@ use crate::exec::{self, TaskReport, clock, shared::SharedBlock};
 use crate::model::SampleData;
 use crate::monitor::thread_locality::{self as tl, TidTable};
 use crate::monitor::{autonuma, numa_maps};
+use crate::workload::values::task_values;
 
-pub(super) const V_PASSES: usize = 0;
-/// Where the process mapped its region, for the parent's samplers.
-pub(super) const V_BASE: usize = 1;
+task_values! {
+    /// What each task reports in its values.
+    pub(super) enum V {
+        Passes,
+        /// Where the process mapped its region, for the parent's samplers.
+        Base,
+    }
+}
 
 impl Numa {
     /// One worker process: maps its own region and first touches it on the
@@ -40,7 +46,7 @@ impl Numa {
                 return;
             }
         };
-        r.values[V_BASE] = region.data() as u64 as f64;
+        r.values[V::Base] = region.data() as u64 as f64;
         block.put(p, r);
         block.arrive();
         block.wait_release();
@@ -72,7 +78,7 @@ impl Numa {
             }
             r.end_ns = clock::monotonic_ns();
             r.set_usage(&clock::usage(clock::Who::Process).since(&before));
-            r.values[V_PASSES] = passes.load(Ordering::Relaxed) as f64;
+            r.values[V::Passes] = passes.load(Ordering::Relaxed) as f64;
             block.put(p, r);
             done.arrive();
         });
@@ -102,7 +108,7 @@ impl Numa {
         f.insert("system_total".into(), total.sys_ns as f64 / 1e9);
         f.insert(
             "passes".into(),
-            reports.iter().map(|r| r.values[V_PASSES]).sum(),
+            reports.iter().map(|r| r.values[V::Passes]).sum(),
         );
         f.insert(
             "minflt".into(),
@@ -130,14 +136,11 @@ impl Numa {
         d.tasks = reports
             .iter()
             .map(|r| {
-                BTreeMap::from([
-                    (
-                        "wall".to_string(),
-                        (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9,
-                    ),
-                    ("user".to_string(), r.user_ns as f64 / 1e9),
-                    ("system".to_string(), r.sys_ns as f64 / 1e9),
-                    ("passes".to_string(), r.values[V_PASSES]),
+                crate::workload::task_row([
+                    ("wall", (r.end_ns.saturating_sub(r.start_ns)) as f64 / 1e9),
+                    ("user", r.user_ns as f64 / 1e9),
+                    ("system", r.sys_ns as f64 / 1e9),
+                    ("passes", r.values[V::Passes]),
                 ])
             })
             .collect();

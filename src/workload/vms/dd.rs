@@ -16,7 +16,7 @@ use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
 
-use super::usemem::V_BYTES;
+use super::usemem::timed;
 
 /// dd's block size in the suite's scripts.
 const BLOCK: usize = 4096;
@@ -40,41 +40,36 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
         }
     };
     let (fd, out) = (own.as_raw_fd(), null.as_raw_fd());
-    t.wait_start();
-    let before = t.usage();
-    r.start_ns = clock::monotonic_ns();
-    let deadline = r.start_ns.saturating_add(runtime_ns);
-    let mut bytes = 0u64;
-    let mut calls = 0u64;
-    loop {
-        // read(2), as dd: the offset is the open file's, kept by the kernel.
-        // SAFETY: buf is BLOCK writable bytes; fd is open for reading.
-        let n = unsafe { libc::read(fd, buf.ptr().cast(), BLOCK) };
-        if n < 0 {
-            r.fail(&format!("read failed: {}", crate::exec::errno_text()));
-            break;
+    timed(r, t, runtime_ns, |r, deadline| {
+        let mut bytes = 0u64;
+        let mut calls = 0u64;
+        loop {
+            // read(2), as dd: the offset is the open file's, kept by the kernel.
+            // SAFETY: buf is BLOCK writable bytes; fd is open for reading.
+            let n = unsafe { libc::read(fd, buf.ptr().cast(), BLOCK) };
+            if n < 0 {
+                r.fail(&format!("read failed: {}", crate::exec::errno_text()));
+                break;
+            }
+            if n == 0 {
+                break;
+            }
+            // SAFETY: buf holds n bytes just read; out is open for writing.
+            if unsafe { libc::write(out, buf.ptr().cast(), n as usize) } != n {
+                r.fail(&format!(
+                    "write to /dev/null failed: {}",
+                    crate::exec::errno_text()
+                ));
+                break;
+            }
+            bytes += n as u64;
+            calls += 1;
+            if calls & 0xff == 0 && clock::monotonic_ns() > deadline {
+                break;
+            }
         }
-        if n == 0 {
-            break;
-        }
-        // SAFETY: buf holds n bytes just read; out is open for writing.
-        if unsafe { libc::write(out, buf.ptr().cast(), n as usize) } != n {
-            r.fail(&format!(
-                "write to /dev/null failed: {}",
-                crate::exec::errno_text()
-            ));
-            break;
-        }
-        bytes += n as u64;
-        calls += 1;
-        if calls & 0xff == 0 && clock::monotonic_ns() > deadline {
-            break;
-        }
-    }
-    r.end_ns = clock::monotonic_ns();
-    r.set_usage(&t.usage().since(&before));
-    r.values[V_BYTES] = bytes as f64;
-    r
+        bytes
+    })
 }
 
 /// A new open file description of `file` (unnamed: O_TMPFILE), read

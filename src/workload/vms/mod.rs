@@ -184,16 +184,16 @@ fn figures_of(reports: &[exec::TaskReport]) -> SampleData {
     let mut data = SampleData::default();
     let mut total = 0.0;
     for r in reports {
-        let ns = (r.end_ns.saturating_sub(r.start_ns)) as f64 + r.values[usemem::V_BEFORE_NS];
+        let ns = (r.end_ns.saturating_sub(r.start_ns)) as f64 + r.values[usemem::V::BeforeNs];
         let kbps = if ns > 0.0 {
-            r.values[usemem::V_BYTES] / 1024.0 / (ns / 1e9)
+            r.values[usemem::V::Bytes] / 1024.0 / (ns / 1e9)
         } else {
             0.0
         };
         total += kbps;
         let mut t = std::collections::BTreeMap::new();
         t.insert("throughput".to_string(), kbps);
-        t.insert("bytes".to_string(), r.values[usemem::V_BYTES]);
+        t.insert("bytes".to_string(), r.values[usemem::V::Bytes]);
         data.tasks.push(t);
     }
     let wall = exec::wall_ns(reports) as f64 / 1e9;

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 
-use super::usemem::V_BYTES;
+use super::usemem::timed;
 
 fn write_all(r: &Region) {
     let words = r.len() / 8;
@@ -69,23 +69,18 @@ pub fn task(
             }
         }
     }
-    t.wait_start();
-    let before = t.usage();
-    r.start_ns = clock::monotonic_ns();
-    let deadline = r.start_ns.saturating_add(runtime_ns);
-    let words = mem.len() / 8;
-    let p: *const u64 = mem.ptr().cast();
-    let mut bytes = 0u64;
-    for i in 0..words {
-        // SAFETY: i < words, inside the mapping.
-        unsafe { std::ptr::read_volatile(p.add(i)) };
-        bytes += 8;
-        if i & 0xffff == 0 && clock::monotonic_ns() > deadline {
-            break;
+    timed(r, t, runtime_ns, |_, deadline| {
+        let words = mem.len() / 8;
+        let p: *const u64 = mem.ptr().cast();
+        let mut bytes = 0u64;
+        for i in 0..words {
+            // SAFETY: i < words, inside the mapping.
+            unsafe { std::ptr::read_volatile(p.add(i)) };
+            bytes += 8;
+            if i & 0xffff == 0 && clock::monotonic_ns() > deadline {
+                break;
+            }
         }
-    }
-    r.end_ns = clock::monotonic_ns();
-    r.set_usage(&t.usage().since(&before));
-    r.values[V_BYTES] = bytes as f64;
-    r
+        bytes
+    })
 }

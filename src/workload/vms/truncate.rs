@@ -5,10 +5,10 @@
 
 use std::io::Read;
 
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport};
 use crate::workload::fault_map::OwnedFile;
 
-use super::usemem::V_BYTES;
+use super::usemem::timed;
 
 pub fn task(files: &[OwnedFile], t: &Task) -> TaskReport {
     let mut r = TaskReport::default();
@@ -30,15 +30,11 @@ pub fn task(files: &[OwnedFile], t: &Task) -> TaskReport {
             }
         }
     }
-    t.wait_start();
-    let before = t.usage();
-    r.start_ns = clock::monotonic_ns();
-    let done = f.file.set_len(0);
-    r.end_ns = clock::monotonic_ns();
-    r.set_usage(&t.usage().since(&before));
-    match done {
-        Ok(()) => r.values[V_BYTES] = size as f64,
-        Err(e) => r.fail(&format!("truncate failed: {e}")),
-    }
-    r
+    timed(r, t, 0, |r, _| match f.file.set_len(0) {
+        Ok(()) => size,
+        Err(e) => {
+            r.fail(&format!("truncate failed: {e}"));
+            0
+        }
+    })
 }

@@ -14,11 +14,37 @@ use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
+use crate::workload::values::task_values;
 
-/// TaskReport values: bytes counted, nanoseconds the task's time began
-/// before its start (the shared mapping's making, which usemem counts).
-pub const V_BYTES: usize = 0;
-pub const V_BEFORE_NS: usize = 1;
+task_values! {
+    /// TaskReport values: bytes counted, nanoseconds the task's time began
+    /// before its start (the shared mapping's making, which usemem counts).
+    pub enum V {
+        Bytes,
+        BeforeNs,
+    }
+}
+
+/// Times one task's `work` as every engine here does: from the tasks'
+/// common start, the task's clock and rusage around it, and the bytes
+/// `work` counts in [`V::Bytes`]. `work` gets the deadline `runtime_ns`
+/// after the start, and fails the task in `r` itself.
+pub fn timed(
+    mut r: TaskReport,
+    t: &Task,
+    runtime_ns: u64,
+    work: impl FnOnce(&mut TaskReport, u64) -> u64,
+) -> TaskReport {
+    t.wait_start();
+    let before = t.usage();
+    r.start_ns = clock::monotonic_ns();
+    let deadline = r.start_ns.saturating_add(runtime_ns);
+    let bytes = work(&mut r, deadline);
+    r.end_ns = clock::monotonic_ns();
+    r.set_usage(&t.usage().since(&before));
+    r.values[V::Bytes] = bytes as f64;
+    r
+}
 
 /// What the tasks of one sample share, made before they start.
 pub struct Prepared {
@@ -153,48 +179,43 @@ fn lock(r: &Region) -> Result<()> {
 /// One task of a usemem case: maps, passes, msyncs; mlocks after the
 /// timed section as usemem does, and unmaps outside it.
 pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u64) -> TaskReport {
-    let mut r = TaskReport::default();
     let mut rng = Rand48::new(0x9e37_79b9 ^ (t.index as u32 + 1));
     let mut maps: Vec<Region> = Vec::new();
-    t.wait_start();
-    let before = t.usage();
-    r.start_ns = clock::monotonic_ns();
-    let deadline = r.start_ns.saturating_add(runtime_ns);
-    let outcome = (|| -> Result<u64> {
-        let mut bytes = 0u64;
-        if let Some(region) = &p.prealloc {
-            bytes += a.per_task / 8;
-            bytes += pass(region.ptr().cast(), region.len(), u, &mut rng, deadline);
-            if u.msync {
-                sync(region)?;
+    let mut r = timed(TaskReport::default(), t, runtime_ns, |r, deadline| {
+        let outcome = (|| -> Result<u64> {
+            let mut bytes = 0u64;
+            if let Some(region) = &p.prealloc {
+                bytes += a.per_task / 8;
+                bytes += pass(region.ptr().cast(), region.len(), u, &mut rng, deadline);
+                if u.msync {
+                    sync(region)?;
+                }
+                return Ok(bytes);
             }
-            return Ok(bytes);
-        }
-        let unit = u.unit_pages.map_or(a.per_task, |n| n * page).max(8);
-        let mut left = a.per_task;
-        while left > 0 {
-            let size = left.min(unit);
-            let region = map(u, p, t.index, size as usize)?;
-            bytes += size / 8;
-            bytes += pass(region.ptr().cast(), size as usize, u, &mut rng, deadline);
-            if u.msync {
-                sync(&region)?;
+            let unit = u.unit_pages.map_or(a.per_task, |n| n * page).max(8);
+            let mut left = a.per_task;
+            while left > 0 {
+                let size = left.min(unit);
+                let region = map(u, p, t.index, size as usize)?;
+                bytes += size / 8;
+                bytes += pass(region.ptr().cast(), size as usize, u, &mut rng, deadline);
+                if u.msync {
+                    sync(&region)?;
+                }
+                maps.push(region);
+                left -= size;
+                if clock::monotonic_ns() > deadline {
+                    break;
+                }
             }
-            maps.push(region);
-            left -= size;
-            if clock::monotonic_ns() > deadline {
-                break;
-            }
-        }
-        Ok(bytes)
-    })();
-    r.end_ns = clock::monotonic_ns();
-    r.set_usage(&t.usage().since(&before));
-    match outcome {
-        Ok(b) => r.values[V_BYTES] = b as f64,
-        Err(e) => r.fail(&e.to_string()),
-    }
-    r.values[V_BEFORE_NS] = p.prealloc_ns as f64;
+            Ok(bytes)
+        })();
+        outcome.unwrap_or_else(|e| {
+            r.fail(&e.to_string());
+            0
+        })
+    });
+    r.values[V::BeforeNs] = p.prealloc_ns as f64;
     if u.mlock && r.error().is_none() {
         let locked = match &p.prealloc {
             Some(region) => lock(region),
