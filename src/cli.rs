@@ -12,6 +12,7 @@ use crate::history::select::By;
 use crate::model::Better;
 use crate::report::export::Format;
 use crate::stats::comparison::RatioOf;
+use crate::store::manage::ListFilter;
 use crate::workload::{REGISTRY, Spec};
 
 /// The `run` subcommand that runs the short suite (defined beside the
@@ -191,27 +192,6 @@ impl OutputFormat {
     }
 }
 
-/// Which stored runs a command looks at (`list`, `history`,
-/// `report --history`).
-#[derive(Args, Debug, Clone, Default)]
-pub struct RunFilter {
-    /// Only runs of this workload (pft, fork, ...)
-    #[arg(long)]
-    pub workload: Option<String>,
-    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
-    #[arg(long)]
-    pub label: Option<String>,
-    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
-    #[arg(long, value_name = "TEXT")]
-    pub kernel: Option<String>,
-    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only runs started before DATE (YYYY-MM-DD, UTC)
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
-}
-
 const HISTORY_EXAMPLES: &str = "\
 Examples:
   vmscale history --workload pft            the headline of every pft run, by time
@@ -246,7 +226,7 @@ pub struct HistoryArgs {
 )))]
 pub struct HistorySelect {
     #[command(flatten)]
-    pub filter: RunFilter,
+    pub filter: ListFilter,
     /// The case, as `variant/tasks` (e.g. fault/2) [default: the runs' first]
     #[arg(long)]
     pub case: Option<String>,
@@ -669,7 +649,7 @@ pub struct CompareArgs {
 )]
 pub struct ListArgs {
     #[command(flatten)]
-    pub filter: RunFilter,
+    pub filter: ListFilter,
     /// A trend column: the headline median against the previous like run
     /// (same workload and configuration), `step` where `history` finds one
     #[arg(long)]

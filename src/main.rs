@@ -65,9 +65,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Run(a) => commands::run::run(&db, a.0),
         Command::Show(a) if a.plot => commands::plot::plot(&db, &a.run, a.figure.as_deref()),
         Command::Show(a) => commands::show::show_as(&db, &a.run, a.output.format()),
-        Command::Compare(a) => {
-            commands::compare::compare(&db, commands::compare::Request::from(a.0))
-        }
+        Command::Compare(a) => commands::compare::compare(&db, &a),
         Command::List(a) => commands::list::list(&db, &a),
         Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json.json),
         Command::Restore(a) => {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result};
+use crate::cli::CompareArgs;
 use crate::import::samplefile;
 use crate::model::{Better, Figure, Run, RunMeta};
 use crate::report::compare_layout;
@@ -13,23 +14,7 @@ use crate::stats::files;
 use crate::stats::work;
 use crate::store::Store;
 
-/// What `compare` was asked, already taken from the command line.
-pub struct Request {
-    pub runs: Vec<String>,
-    pub files: Vec<PathBuf>,
-    pub column: Option<String>,
-    pub better: Option<Better>,
-    pub rate: bool,
-    pub alpha: f64,
-    pub seed: u64,
-    pub figures: Vec<String>,
-    pub ratio_of: RatioOf,
-    pub format: Format,
-    /// Runs of different workloads may be set side by side.
-    pub cross_workload: bool,
-}
-
-fn options(r: &Request) -> Result<Options> {
+fn options(r: &CompareArgs) -> Result<Options> {
     if !(r.alpha > 0.0 && r.alpha < 1.0) {
         return Err(Error::Input(format!(
             "--alpha {} is not a significance level: use a value between 0 and 1, such as 0.05",
@@ -44,8 +29,9 @@ fn options(r: &Request) -> Result<Options> {
     })
 }
 
-pub fn compare(db: &Path, r: Request) -> Result<()> {
-    let opts = options(&r)?;
+pub fn compare(db: &Path, r: &CompareArgs) -> Result<()> {
+    let opts = options(r)?;
+    let format = r.output.format();
     // Positional names that are all existing files are sample files.
     let as_files = !r.files.is_empty()
         || (!r.runs.is_empty() && r.runs.iter().all(|p| Path::new(p).is_file()));
@@ -58,7 +44,7 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
                 "give either runs or --files, not both: runs are compared with runs, files with files".into(),
             ));
         }
-        return sample_files(&paths, &r, &opts);
+        return sample_files(&paths, r, &opts, format);
     }
     if r.column.is_some() || r.better.is_some() || r.rate {
         return Err(Error::Input(
@@ -96,8 +82,8 @@ pub fn compare(db: &Path, r: Request) -> Result<()> {
     } else {
         (loaded.iter().map(Side::run).collect(), "runs")
     };
-    emit(&comparison::compare(&sides, kind, &opts), r.format)?;
-    if r.format == Format::Text {
+    emit(&comparison::compare(&sides, kind, &opts), format)?;
+    if format == Format::Text {
         super::probes_out::emit(&super::probes_out::compare_text(&store, &ids)?)?;
     }
     Ok(())
@@ -182,7 +168,7 @@ fn emit(c: &comparison::Comparison, format: Format) -> Result<()> {
     super::output::emit(format, &out)
 }
 
-fn sample_files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
+fn sample_files(paths: &[PathBuf], r: &CompareArgs, opts: &Options, format: Format) -> Result<()> {
     if paths.len() < 2 {
         return Err(Error::Input(
             "compare needs two or more sample files: the first is the baseline".into(),
@@ -235,23 +221,5 @@ fn sample_files(paths: &[PathBuf], r: &Request, opts: &Options) -> Result<()> {
         ratio_of: opts.ratio_of,
     };
     let values: Vec<&[f64]> = parsed.iter().map(|v| v.values.as_slice()).collect();
-    emit(&files::compare(paths, &values, &figure, &opts), r.format)
-}
-
-impl From<crate::cli::CompareArgs> for Request {
-    fn from(a: crate::cli::CompareArgs) -> Request {
-        Request {
-            format: a.output.format(),
-            runs: a.runs,
-            files: a.files,
-            column: a.column,
-            better: a.better,
-            rate: a.rate,
-            alpha: a.alpha,
-            seed: a.seed,
-            figures: a.figures,
-            ratio_of: a.ratio_of,
-            cross_workload: a.cross_workload,
-        }
-    }
+    emit(&files::compare(paths, &values, &figure, &opts), format)
 }

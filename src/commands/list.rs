@@ -2,7 +2,6 @@
 //! (laid out by report/list.rs).
 
 use super::{Error, Result};
-use crate::cli::RunFilter;
 use crate::report::export;
 use crate::store::Store;
 use crate::store::manage::ListFilter;
@@ -26,22 +25,19 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
     super::output::emit(format, &out)
 }
 
-/// The store's filter for `--workload`, `--label`, `--kernel`, `--since`
-/// and `--until`, the dates checked.
-pub fn filter(f: &RunFilter) -> Result<ListFilter> {
-    let date = |flag: &str, d: &Option<String>| d.as_deref().map(|d| date(flag, d)).transpose();
-    Ok(ListFilter {
-        workload: f.workload.clone(),
-        label: f.label.clone(),
-        kernel: f.kernel.clone(),
-        since: date("--since", &f.since)?,
-        until: date("--until", &f.until)?,
-    })
+/// The filter `f` with its dates (`--since`, `--until`) checked.
+pub fn filter(f: &ListFilter) -> Result<ListFilter> {
+    for (flag, d) in [("--since", &f.since), ("--until", &f.until)] {
+        if let Some(d) = d {
+            date(flag, d)?;
+        }
+    }
+    Ok(f.clone())
 }
 
 /// A `YYYY-MM-DD` date (optionally with a `THH:MM[:SS]` time), checked
 /// so that a typo is not silently compared as text.
-pub fn date(flag: &str, text: &str) -> Result<String> {
+fn date(flag: &str, text: &str) -> Result<()> {
     let b = text.as_bytes();
     let digits =
         |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
@@ -57,5 +53,5 @@ pub fn date(flag: &str, text: &str) -> Result<String> {
             "{flag} '{text}' is not a date: use YYYY-MM-DD (UTC), like 2026-11-23"
         )));
     }
-    Ok(text.to_string())
+    Ok(())
 }

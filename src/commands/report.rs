@@ -3,8 +3,9 @@
 use std::path::Path;
 
 use super::{Error, Result};
-use crate::cli::{HistorySelect, ReportArgs, RunFilter};
+use crate::cli::{HistorySelect, ReportArgs};
 use crate::store::Store;
+use crate::store::manage::ListFilter;
 
 pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
     if a.history {
@@ -42,7 +43,7 @@ pub fn report(db: &Path, a: &ReportArgs) -> Result<()> {
 fn selects_history(s: &HistorySelect) -> bool {
     let HistorySelect {
         filter:
-            RunFilter {
+            ListFilter {
                 workload,
                 label,
                 kernel,

@@ -237,19 +237,31 @@ fn checked_entry(e: &Entry, root: &Path) -> Result<&'static registry::Knob> {
 mod tests {
     use super::*;
 
-    /// A fake root holding THP defrag and swappiness files.
-    fn fake_root() -> tempfile::TempDir {
+    /// A fake root holding THP defrag and swappiness files, and where the
+    /// journal goes (a directory not made yet).
+    struct Fake {
+        _tmp: tempfile::TempDir,
+        root: PathBuf,
+        journal: PathBuf,
+    }
+
+    fn fake_root() -> Fake {
         let tmp = tempfile::tempdir().unwrap();
-        let thp = tmp.path().join("sys/kernel/mm/transparent_hugepage");
+        let root = tmp.path().to_path_buf();
+        let thp = root.join("sys/kernel/mm/transparent_hugepage");
         std::fs::create_dir_all(&thp).unwrap();
-        std::fs::create_dir_all(tmp.path().join("proc/sys/vm")).unwrap();
+        std::fs::create_dir_all(root.join("proc/sys/vm")).unwrap();
         std::fs::write(
             thp.join("defrag"),
             "always defer defer+madvise [madvise] never\n",
         )
         .unwrap();
-        std::fs::write(tmp.path().join("proc/sys/vm/swappiness"), "60\n").unwrap();
-        tmp
+        std::fs::write(root.join("proc/sys/vm/swappiness"), "60\n").unwrap();
+        Fake {
+            journal: root.join("state/knobs.journal"),
+            root,
+            _tmp: tmp,
+        }
     }
 
     fn read(root: &Path, rel: &str) -> String {
@@ -282,14 +294,13 @@ mod tests {
 
     #[test]
     fn set_verify_restore_and_journal() {
-        let tmp = fake_root();
-        let root = tmp.path();
-        let jp = root.join("state/knobs.journal");
+        let fake = fake_root();
+        let (root, jp) = (fake.root.as_path(), &fake.journal);
         let p = plan();
         {
-            let mut s = Session::begin(&p, root, &jp, None).unwrap();
+            let mut s = Session::begin(&p, root, jp, None).unwrap();
             assert_eq!(s.originals()["thp_defrag"], "madvise");
-            let j = journal::read(&jp).unwrap().unwrap();
+            let j = journal::read(jp).unwrap().unwrap();
             assert_eq!(j.entries.len(), 2);
             assert_eq!(j.entries[1].original, "60");
             for combo in p.combos() {
@@ -307,16 +318,15 @@ mod tests {
             "madvise"
         );
         assert_eq!(read(root, "proc/sys/vm/swappiness"), "60");
-        assert_eq!(journal::read(&jp).unwrap(), None);
+        assert_eq!(journal::read(jp).unwrap(), None);
     }
 
     #[test]
     fn restores_on_panic() {
-        let tmp = fake_root();
-        let root = tmp.path();
-        let jp = root.join("knobs.journal");
+        let fake = fake_root();
+        let (root, jp) = (fake.root.as_path(), &fake.journal);
         let r = std::panic::catch_unwind(|| {
-            let mut s = Session::begin(&plan(), root, &jp, None).unwrap();
+            let mut s = Session::begin(&plan(), root, jp, None).unwrap();
             s.apply(&plan().combos()[0]).unwrap();
             panic!("workload bug");
         });
@@ -329,17 +339,16 @@ mod tests {
 
     #[test]
     fn recover_repairs_a_journal_left_by_a_killed_run() {
-        let tmp = fake_root();
-        let root = tmp.path();
-        let jp = root.join("knobs.journal");
-        let mut s = Session::begin(&plan(), root, &jp, None).unwrap();
+        let fake = fake_root();
+        let (root, jp) = (fake.root.as_path(), &fake.journal);
+        let mut s = Session::begin(&plan(), root, jp, None).unwrap();
         s.apply(&plan().combos()[1]).unwrap();
         std::mem::forget(s); // as SIGKILL would
         assert_eq!(
             read(root, "sys/kernel/mm/transparent_hugepage/defrag"),
             "always"
         );
-        let lines = recover(&jp, root).unwrap();
+        let lines = recover(jp, root).unwrap();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].contains("thp_defrag to 'madvise' (was 'always')"));
         assert_eq!(
@@ -347,18 +356,17 @@ mod tests {
             "madvise"
         );
         assert_eq!(read(root, "proc/sys/vm/swappiness"), "60");
-        assert!(recover(&jp, root).unwrap().is_empty());
+        assert!(recover(jp, root).unwrap().is_empty());
     }
 
     #[test]
     fn journal_pointing_elsewhere_is_not_written() {
-        let tmp = fake_root();
-        let root = tmp.path();
-        let jp = root.join("knobs.journal");
+        let fake = fake_root();
+        let (root, jp) = (fake.root.as_path(), &fake.journal);
         let victim = victim(root);
-        journal::write(&jp, &planted("thp_defrag", victim.clone(), "never")).unwrap();
+        journal::write(jp, &planted("thp_defrag", victim.clone(), "never")).unwrap();
         assert!(
-            recover(&jp, root)
+            recover(jp, root)
                 .unwrap_err()
                 .to_string()
                 .contains("lives at /")
@@ -371,24 +379,23 @@ mod tests {
     /// path, and the knob's own path made a symbolic link to a victim.
     #[test]
     fn suffix_paths_and_symlinked_knobs_are_refused() {
-        let tmp = fake_root();
-        let root = tmp.path();
-        let jp = root.join("state/knobs.journal");
+        let fake = fake_root();
+        let (root, jp) = (fake.root.as_path(), &fake.journal);
         let victim = victim(root);
         let elsewhere = root.join("evil/proc/sys/vm/swappiness");
         std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&victim, &elsewhere).unwrap();
         let planted = |path: PathBuf| planted("swappiness", path, "10");
-        journal::write(&jp, &planted(elsewhere.clone())).unwrap();
-        let e = recover(&jp, root).unwrap_err();
+        journal::write(jp, &planted(elsewhere.clone())).unwrap();
+        let e = recover(jp, root).unwrap_err();
         assert!(matches!(e, Error::Refused(_)), "{e:?}");
         let e = e.to_string();
         assert!(e.contains("not at this path"), "{e}");
         let knob = root.join("proc/sys/vm/swappiness");
         std::fs::remove_file(&knob).unwrap();
         std::os::unix::fs::symlink(&victim, &knob).unwrap();
-        journal::write(&jp, &planted(knob.clone())).unwrap();
-        let e = recover(&jp, root).unwrap_err().to_string();
+        journal::write(jp, &planted(knob.clone())).unwrap();
+        let e = recover(jp, root).unwrap_err().to_string();
         assert!(e.contains("is a symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }

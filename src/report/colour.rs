@@ -31,6 +31,35 @@ fn series(t: &BTreeMap<String, f64>, prefix: &str) -> BTreeMap<u64, f64> {
         .collect()
 }
 
+/// `f(i, task)` for each task of the sample `s`, in task order.
+fn per_task<T>(s: &Sample, mut f: impl FnMut(usize, &BTreeMap<String, f64>) -> T) -> Vec<T> {
+    s.data
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| f(i, t))
+        .collect()
+}
+
+/// "case V, N tasks" and the case's knobs, as the colour report names a
+/// case (html/colour.rs too).
+pub fn case_name(c: &crate::model::Case) -> String {
+    let mut out = format!("case {}, {} tasks", c.variant, c.tasks);
+    if !c.knobs.is_empty() {
+        out.push_str(&format!(", {}", c.knobs_label()));
+    }
+    out
+}
+
+/// A case's heading over its median sample, `n` the samples it is of.
+fn median_heading(c: &CaseSamples, n: usize) -> String {
+    format!(
+        "{} (median of {n} sample{} by worst effective fraction)",
+        case_name(&c.case),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
 /// exp(-(k-1)/2N): the effective fraction expected when N pages fall on k
 /// colours uniformly at random (the plug-in entropy is biased low by
 /// (k-1)/2N nats), so a reader can tell noise from skew.
@@ -81,56 +110,40 @@ fn case_block(
     page: u64,
     machine: Option<&crate::machine::Snapshot>,
 ) -> Vec<Block> {
-    let knobs = if c.case.knobs.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", c.case.knobs_label())
-    };
     let Some((s, n)) = crate::report::median_sample(c, HEADLINE) else {
         return vec![Block::Paragraph(format!(
-            "case {}, {} tasks{knobs}: no samples\n",
-            c.case.variant, c.case.tasks
+            "{}: no samples\n",
+            case_name(&c.case)
         ))];
     };
     if s.data.tasks.len() > super::groups::SCREEN_ROWS {
-        return summary(c, s, n, &knobs, machine, page);
+        return summary(c, s, n, machine, page);
     }
-    let rows = s
-        .data
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
-            vec![
-                i.to_string(),
-                if g("cpu") >= 0.0 {
-                    format!("{}", g("cpu"))
-                } else {
-                    "-".into()
-                },
-                format!("{}", g("pages")),
-                format!("{}", g("thp_pages")),
-                format!("{}", g("min")),
-                format!("{}", g("max")),
-                format!("{:.1}", g("cov")),
-                format!("{:.1}", g("chi2")),
-                pval(g("p")),
-                format!("{:.1}", g("eff")),
-                format!("{:.2}", g("eff_fraction")),
-                t.get("l2_eff_fraction")
-                    .map(|v| format!("{v:.2}"))
-                    .unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
+    let rows = per_task(s, |i, t| {
+        let g = |k: &str| t.get(k).copied().unwrap_or(f64::NAN);
+        vec![
+            i.to_string(),
+            if g("cpu") >= 0.0 {
+                format!("{}", g("cpu"))
+            } else {
+                "-".into()
+            },
+            format!("{}", g("pages")),
+            format!("{}", g("thp_pages")),
+            format!("{}", g("min")),
+            format!("{}", g("max")),
+            format!("{:.1}", g("cov")),
+            format!("{:.1}", g("chi2")),
+            pval(g("p")),
+            format!("{:.1}", g("eff")),
+            format!("{:.2}", g("eff_fraction")),
+            t.get("l2_eff_fraction")
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        ]
+    });
     let mut out = vec![Block::Table(Table {
-        title: format!(
-            "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)",
-            c.case.variant,
-            c.case.tasks,
-            if n == 1 { "" } else { "s" }
-        ),
+        title: median_heading(c, n),
         header: vec![names(&[
             "task", "cpu", "pages", "thp", "min", "max", "CoV%", "chi2", "p-value", "eff", "frac",
             "L2frac",
@@ -163,29 +176,18 @@ fn summary(
     c: &CaseSamples,
     s: &Sample,
     n: usize,
-    knobs: &str,
     machine: Option<&crate::machine::Snapshot>,
     page: u64,
 ) -> Vec<Block> {
     use super::groups::{Figure, Task, summarise};
     let tasks = |key: &str| -> Vec<Task> {
-        s.data
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Task {
-                index: i,
-                cpu: t.get("cpu").filter(|&&c| c >= 0.0).map(|&c| c as usize),
-                value: t.get(key).copied().unwrap_or(f64::NAN),
-            })
-            .collect()
+        per_task(s, |i, t| Task {
+            index: i,
+            cpu: t.get("cpu").filter(|&&c| c >= 0.0).map(|&c| c as usize),
+            value: t.get(key).copied().unwrap_or(f64::NAN),
+        })
     };
-    let head = format!(
-        "case {}, {} tasks{knobs} (median of {n} sample{} by worst effective fraction)",
-        c.case.variant,
-        c.case.tasks,
-        if n == 1 { "" } else { "s" }
-    );
+    let head = median_heading(c, n);
     vec![
         summarise(
             format!("{head}\neffective fraction of colours (frac) per task, by node:"),
@@ -229,18 +231,12 @@ fn steiner_table(s: &Sample, name: &str, prefix: &str, colours: u64) -> Vec<Bloc
         let hi = (lo + 16).min(colours);
         let mut header = vec![format!("{name} colour  ")];
         header.extend((lo..hi).map(|c| c.to_string()));
-        let rows = s
-            .data
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let h = series(t, prefix);
-                let mut row = vec![format!("task {i:>4}:  ")];
-                row.extend((lo..hi).map(|c| format!("{}", h.get(&c).copied().unwrap_or(0.0))));
-                row
-            })
-            .collect();
+        let rows = per_task(s, |i, t| {
+            let h = series(t, prefix);
+            let mut row = vec![format!("task {i:>4}:  ")];
+            row.extend((lo..hi).map(|c| format!("{}", h.get(&c).copied().unwrap_or(0.0))));
+            row
+        });
         out.push(Block::Table(Table {
             title: format!("{name} colour counts per task, colours {lo}..{}", hi - 1),
             align: [Align::Left]
@@ -270,28 +266,22 @@ fn runs_table(s: &Sample) -> Block {
     let mut header = vec!["task".to_string()];
     header.extend(BUCKETS.iter().map(|b| b.2.to_string()));
     header.push("typical".into());
-    let rows = s
-        .data
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let h = series(t, "run");
-            let pages: f64 = h.iter().map(|(len, n)| *len as f64 * n).sum();
-            let mut row = vec![i.to_string()];
-            for (lo, hi, _) in BUCKETS {
-                let p: f64 = h.range(lo..=hi).map(|(len, n)| *len as f64 * n).sum();
-                // + 0.0: an empty f64 sum is -0.0.
-                row.push(format!("{:.1}", 100.0 * p / pages.max(1.0) + 0.0));
-            }
-            row.push(
-                t.get("typical_run")
-                    .map(|v| format!("{v}"))
-                    .unwrap_or_else(|| "-".into()),
-            );
-            row
-        })
-        .collect();
+    let rows = per_task(s, |i, t| {
+        let h = series(t, "run");
+        let pages: f64 = h.iter().map(|(len, n)| *len as f64 * n).sum();
+        let mut row = vec![i.to_string()];
+        for (lo, hi, _) in BUCKETS {
+            let p: f64 = h.range(lo..=hi).map(|(len, n)| *len as f64 * n).sum();
+            // + 0.0: an empty f64 sum is -0.0.
+            row.push(format!("{:.1}", 100.0 * p / pages.max(1.0) + 0.0));
+        }
+        row.push(
+            t.get("typical_run")
+                .map(|v| format!("{v}"))
+                .unwrap_or_else(|| "-".into()),
+        );
+        row
+    });
     Block::Table(Table {
         title: "% of pages in runs of consecutive frames (virtual order)".into(),
         header: vec![header],
@@ -310,18 +300,13 @@ fn runs_table(s: &Sample) -> Block {
 fn footer(s: &Sample, page: u64) -> String {
     let f = |k: &str| fig(s, k).unwrap_or(f64::NAN);
     let mut out = String::new();
-    let mut prun: Vec<f64> = s
-        .data
-        .tasks
-        .iter()
-        .map(|t| {
-            let h = series(t, "prun");
-            let (pages, runs) = h
-                .iter()
-                .fold((0.0, 0.0), |(p, r), (len, n)| (p + *len as f64 * n, r + n));
-            pages / runs.max(1.0)
-        })
-        .collect();
+    let mut prun: Vec<f64> = per_task(s, |_, t| {
+        let h = series(t, "prun");
+        let (pages, runs) = h
+            .iter()
+            .fold((0.0, 0.0), |(p, r), (len, n)| (p + *len as f64 * n, r + n));
+        pages / runs.max(1.0)
+    });
     // One figure per task fits a line up to 8 tasks; more are summarised.
     let mean_prun: Vec<String> = if prun.len() <= 8 {
         prun.iter().map(|v| format!("{v:.1}")).collect()

@@ -4,17 +4,25 @@
 use super::error::{Error, Result};
 use super::{RunListing, Store};
 
-/// What `list` keeps; every field that is set must match.
-#[derive(Debug, Default, Clone)]
+/// Which stored runs a command looks at (`list`, `history`,
+/// `report --history`, a bisection's stored rounds); every field that is
+/// set must match. The options' help words what each keeps.
+#[derive(clap::Args, Debug, Default, Clone)]
 pub struct ListFilter {
+    /// Only runs of this workload (pft, fork, ...)
+    #[arg(long)]
     pub workload: Option<String>,
-    /// The label itself, or a suite: every label starting `LABEL/`.
+    /// Only runs whose label is LABEL or starts with LABEL/ (a suite)
+    #[arg(long)]
     pub label: Option<String>,
-    /// A substring of the kernel release the run was measured on.
+    /// Only runs on a kernel release containing TEXT (e.g. 6.18)
+    #[arg(long, value_name = "TEXT")]
     pub kernel: Option<String>,
-    /// `started_at >= since` (an ISO date or time, UTC).
+    /// Only runs started on or after DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// `started_at < until`.
+    /// Only runs started before DATE (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
 }
 

@@ -31,17 +31,12 @@ pub fn plots(run: &Run) -> Vec<(String, String)> {
         .iter()
         .filter_map(|c| {
             let svg = histograms(c, colours)?;
-            let knobs = if c.case.knobs.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", c.case.knobs_label())
-            };
             Some((
                 format!(
-                    "page colours, case {}, {} tasks{knobs}: pages per LLC colour (of {colours}) \
+                    "page colours, {}: pages per LLC colour (of {colours}) \
                      for each task in the median sample by worst effective fraction; \
                      the dashed line is a uniform spread",
-                    c.case.variant, c.case.tasks
+                    crate::report::colour::case_name(&c.case)
                 ),
                 svg,
             ))
