@@ -171,6 +171,15 @@ pub struct Json {
     pub json: bool,
 }
 
+/// `--root` (hidden): the machine is read under this root instead of /,
+/// for fixtures (`sysinfo`, `pcp`, `doctor`).
+#[derive(Args, Debug, Clone)]
+pub struct MachineRoot {
+    /// Read sysfs/procfs under this root instead of / (for fixtures)
+    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
+    pub root: PathBuf,
+}
+
 /// The output formats besides text, one at a time: `--json`,
 /// `--markdown`, `--csv`. A command words their help for what it prints
 /// (`mut_arg`).
@@ -665,18 +674,16 @@ pub struct PcpArgs {
     /// Also list every CPU's page list in every zone
     #[arg(long)]
     pub per_cpu: bool,
-    /// Read procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }
 
 #[derive(Args, Debug)]
 pub struct SysinfoArgs {
     #[command(flatten)]
     pub json: Json,
-    /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }
 
 #[derive(Args, Debug)]
@@ -753,7 +760,6 @@ pub struct DoctorArgs {
     /// How long to watch CPU activity and interrupts (0s: one reading)
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub window: String,
-    /// Read sysfs/procfs under this root instead of / (for fixtures)
-    #[arg(long, hide = true, env = "VMSCALE_MACHINE_ROOT", default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub machine: MachineRoot,
 }

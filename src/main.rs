@@ -67,7 +67,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Show(a) => commands::show::show_as(&db, &a.run, a.output.format()),
         Command::Compare(a) => commands::compare::compare(&db, &a),
         Command::List(a) => commands::list::list(&db, &a),
-        Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.root, a.json.json),
+        Command::Sysinfo(a) => commands::sysinfo::sysinfo(&a.machine.root, a.json.json),
         Command::Restore(a) => {
             let restored = commands::restore::restore(a.no_wait);
             // Runs killed with their knobs are marked incomplete too.
@@ -79,7 +79,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Report(a) => commands::report::report(&db, &a),
         Command::Fit(a) => commands::fit::fit(&db, &a),
         Command::Import(a) => commands::import::import(&db, &a),
-        Command::Pcp(a) => commands::pcp::pcp(&a.root, a.json.json, a.per_cpu),
+        Command::Pcp(a) => commands::pcp::pcp(&a.machine.root, a.json.json, a.per_cpu),
         Command::Doctor(a) => commands::doctor::doctor(&a),
         Command::Delete(a) => commands::manage::delete(&db, &a.runs),
         Command::Rename(a) => commands::manage::rename(&db, &a.run, &a.label),

@@ -23,7 +23,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
             .map_err(|e| Error::Input(format!("--cpus '{list}': {e}; write e.g. 0-3,8")))?,
         None => Vec::new(),
     };
-    let online = crate::machine::topology::online_cpus(&a.root);
+    let online = crate::machine::topology::online_cpus(&a.machine.root);
     if let Some(c) = cpus
         .iter()
         .find(|c| !online.is_empty() && !online.contains(c))
@@ -38,7 +38,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
         window,
         euid: crate::knobs::effective_uid(),
     };
-    let report = doctor::examine(&a.root, &ctx);
+    let report = doctor::examine(&a.machine.root, &ctx);
     if a.json.json {
         super::print_json(&report)
     } else {
