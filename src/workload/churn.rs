@@ -180,21 +180,54 @@ impl Series {
     }
 }
 
-impl Churn {
-    fn task(&self, task: &Task, series: &Series) -> TaskReport {
-        let mut r = TaskReport::default();
-        let (len, ps) = (self.cfg.chunk as usize, self.cfg.page_size as usize);
-        let every = (self.cfg.every * 1e9) as u64;
+impl Series {
+    /// A timed task's loop, as churn and wis run it: `pass` again and
+    /// again for `secs` seconds from the tasks' common start (or until it
+    /// returns false, having failed `r`); about every `every` seconds, and
+    /// at the end, `count` (given the task's usage at the start) read into
+    /// the task's row with its real time. `r` gets its start and end and
+    /// the task's usage over the loop, which is returned with the number
+    /// of readings.
+    pub(super) fn timed_loop(
+        &self,
+        task: &Task,
+        r: &mut TaskReport,
+        (secs, every): (f64, f64),
+        mut pass: impl FnMut(&mut TaskReport) -> bool,
+        count: impl Fn(&clock::Usage) -> f64,
+    ) -> (clock::Usage, usize) {
+        let every = (every * 1e9) as u64;
         task.wait_start();
         let before = task.usage();
         let t0 = clock::monotonic_ns();
         r.start_ns = t0;
-        let end = t0 + (self.cfg.secs * 1e9) as u64;
+        let end = t0 + (secs * 1e9) as u64;
         let mut next = t0 + every;
-        let mut n = 0usize;
-        series.put(task.index, 0, 0.0, 0.0);
-        n += 1;
-        loop {
+        self.put(task.index, 0, 0.0, 0.0);
+        let mut n = 1usize;
+        while pass(r) {
+            let now = clock::monotonic_ns();
+            if now >= next || now >= end {
+                self.put(task.index, n, (now - t0) as f64 / 1e9, count(&before));
+                n = (n + 1).min(POINTS);
+                next = now + every;
+            }
+            if now >= end {
+                break;
+            }
+        }
+        r.end_ns = clock::monotonic_ns();
+        let used = task.usage().since(&before);
+        r.set_usage(&used);
+        (used, n)
+    }
+}
+
+impl Churn {
+    fn task(&self, task: &Task, series: &Series) -> TaskReport {
+        let mut r = TaskReport::default();
+        let (len, ps) = (self.cfg.chunk as usize, self.cfg.page_size as usize);
+        let pass = |r: &mut TaskReport| {
             // SAFETY: fresh anonymous private mapping, checked for MAP_FAILED.
             let p = unsafe {
                 libc::mmap(
@@ -208,7 +241,7 @@ impl Churn {
             };
             if p == libc::MAP_FAILED {
                 r.fail(&format!("mmap failed: {}", exec::errno_text()));
-                break;
+                return false;
             }
             // SAFETY: our mapping; base pages so one fault per page.
             unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
@@ -221,19 +254,11 @@ impl Churn {
             // SAFETY: unmapping the mapping just made.
             unsafe { libc::munmap(p, len) };
             r.values[V::Loops] += 1.0;
-            let now = clock::monotonic_ns();
-            if now >= next || now >= end {
-                let u = task.usage().since(&before);
-                series.put(task.index, n, (now - t0) as f64 / 1e9, u.minflt as f64);
-                n = (n + 1).min(POINTS);
-                next = now + every;
-            }
-            if now >= end {
-                break;
-            }
-        }
-        r.end_ns = clock::monotonic_ns();
-        r.set_usage(&task.usage().since(&before));
+            true
+        };
+        let faults = |before: &clock::Usage| task.usage().since(before).minflt as f64;
+        let timing = (self.cfg.secs, self.cfg.every);
+        let (_, n) = series.timed_loop(task, &mut r, timing, pass, faults);
         r.values[V::Points] = n as f64;
         r
     }

@@ -11,7 +11,7 @@ use super::values::task_values;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 
-use super::churn::{self, POINTS, Series};
+use super::churn::{self, Series};
 use super::fault_map::OwnedFile;
 use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
@@ -340,39 +340,21 @@ impl Wis {
             r.fail("no file for this task");
             return r;
         }
-        let every = (self.cfg.every * 1e9) as u64;
-        task.wait_start();
-        let before = task.usage();
-        let t0 = clock::monotonic_ns();
-        r.start_ns = t0;
-        let end = t0 + (self.cfg.secs * 1e9) as u64;
-        let mut next = t0 + every;
-        let mut n = 1usize;
-        let mut ops = 0u64;
-        series.put(task.index, 0, 0.0, 0.0);
-        loop {
-            match self.pass(file) {
-                Ok(k) => ops += k,
-                Err(e) => {
-                    r.fail(&e.to_string());
-                    break;
-                }
+        let ops = std::cell::Cell::new(0u64);
+        let pass = |r: &mut TaskReport| match self.pass(file) {
+            Ok(k) => {
+                ops.set(ops.get() + k);
+                true
             }
-            let now = clock::monotonic_ns();
-            if now >= next || now >= end {
-                series.put(task.index, n, (now - t0) as f64 / 1e9, ops as f64);
-                n = (n + 1).min(POINTS);
-                next = now + every;
+            Err(e) => {
+                r.fail(&e.to_string());
+                false
             }
-            if now >= end {
-                break;
-            }
-        }
-        r.end_ns = clock::monotonic_ns();
-        let used = task.usage().since(&before);
-        r.set_usage(&used);
+        };
+        let timing = (self.cfg.secs, self.cfg.every);
+        let (used, n) = series.timed_loop(task, &mut r, timing, pass, |_| ops.get() as f64);
         r.values[V::Dirtied] = (used.oublock * 512 / self.cfg.page_size) as f64;
-        r.values[V::Ops] = ops as f64;
+        r.values[V::Ops] = ops.get() as f64;
         r.values[V::Points] = n as f64;
         r
     }
