@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 use super::files;
 use crate::error::{Error, Result};
 
+/// The guest's sysfs topology files as `PATH:LINE` lines (its /init's
+/// one grep), laid out on the host under [`files::TOPOLOGY`] by their
+/// paths.
+pub const TOPOLOGY_LINES: &str = "sysfs-topology.lines";
+
 /// Room for the guest's store and outputs (sparse: costs only what is
 /// written).
 pub const DISK_BYTES: u64 = 1 << 30;
@@ -127,9 +132,49 @@ pub fn read_disk(disk: &Path, dir: &Path) -> Result<Option<Results>> {
             }
         }
     }
+    if any {
+        lay_out_topology(dir)?;
+    }
     Ok(any.then(|| Results {
         dir: dir.to_path_buf(),
     }))
+}
+
+/// The [`TOPOLOGY_LINES`] in `dir` written out as files under
+/// `dir`/[`files::TOPOLOGY`] by their paths; lines naming a path outside
+/// /sys/devices/system are left out.
+fn lay_out_topology(dir: &Path) -> Result<()> {
+    use std::collections::BTreeMap;
+    use std::path::Component;
+    let lines_at = dir.join(TOPOLOGY_LINES);
+    let Ok(text) = std::fs::read_to_string(&lines_at) else {
+        return Ok(());
+    };
+    let mut files: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for line in text.lines() {
+        let Some((path, value)) = line.split_once(':') else {
+            continue;
+        };
+        let Some(rel) = path.strip_prefix("/sys/devices/system/") else {
+            continue;
+        };
+        let rel = Path::new(rel);
+        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+            continue;
+        }
+        let text = files.entry(rel.to_path_buf()).or_default();
+        text.push_str(value);
+        text.push('\n');
+    }
+    let root = dir.join(files::TOPOLOGY).join("sys/devices/system");
+    for (rel, text) in files {
+        let at = root.join(rel);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+        }
+        std::fs::write(&at, text).map_err(|e| Error::io("cannot write", &at, e))?;
+    }
+    std::fs::remove_file(&lines_at).map_err(|e| Error::io("cannot remove", &lines_at, e))
 }
 
 #[cfg(test)]
@@ -163,5 +208,31 @@ mod tests {
         assert_eq!(r.step_status(1), Some(0));
         assert_eq!(r.step_status(2), None);
         assert!(r.store().is_none());
+    }
+
+    #[test]
+    fn the_topology_lines_are_laid_out_as_files() {
+        let dir = crate::scratch::at("res");
+        std::fs::create_dir_all(&*dir).unwrap();
+        let s = "/sys/devices/system";
+        let lines = format!(
+            "{s}/cpu/online:0-1\n{s}/node/node0/meminfo:Node 0 MemTotal: 1 kB\n\
+             {s}/node/node0/meminfo:Node 0 MemFree: 2 kB\n{s}/node/node1/cpulist:\n\
+             {s}/../../etc/x:no\n/etc/passwd:no\nnot a line\n"
+        );
+        std::fs::write(dir.join(TOPOLOGY_LINES), lines).unwrap();
+        lay_out_topology(&dir).unwrap();
+        let root = dir.join(files::TOPOLOGY).join("sys/devices/system");
+        let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+        assert_eq!(read("cpu/online"), "0-1\n");
+        assert_eq!(
+            read("node/node0/meminfo"),
+            "Node 0 MemTotal: 1 kB\nNode 0 MemFree: 2 kB\n"
+        );
+        // A memory-only node's empty CPU list is one empty line.
+        assert_eq!(read("node/node1/cpulist"), "\n");
+        assert!(!dir.join(TOPOLOGY_LINES).exists());
+        assert!(!dir.join(files::TOPOLOGY).join("etc").exists());
+        assert!(!root.join("../../etc/x").exists());
     }
 }
