@@ -153,6 +153,7 @@ impl<'a> Guests<'a> {
             kernel: p.kernel.clone(),
             label: p.label.clone(),
             initrd: p.initrd.clone(),
+            bus: p.bus,
             append: p.append.clone(),
         })
     }

@@ -13,7 +13,7 @@ use super::kernel::Kernel;
 use super::modules;
 use super::qemu::{self, Accel, Machine};
 use super::topology::Topology;
-use super::transport::{self, Results};
+use super::transport::{self, Bus, Results};
 use crate::error::Result;
 use crate::machine::guest::GuestInfo;
 
@@ -39,6 +39,8 @@ pub struct Prepared {
     pub kernel: Kernel,
     pub label: String,
     pub initrd: PathBuf,
+    /// The results disk's bus.
+    pub bus: Bus,
     /// This kernel's own command-line additions (`--append-to`).
     pub append: String,
 }
@@ -54,10 +56,11 @@ pub fn prepare(
     scripts: &Scripts,
     work: &Path,
 ) -> Result<Prepared> {
+    let bus = modules::results_bus(kernel.modules.as_deref());
     let mut mods = modules::resolve_with(
         kernel.modules.as_deref(),
         &kernel.release,
-        modules::NEEDED,
+        bus.modules(),
         if user.room { modules::ROOM } else { &[] },
     )?;
     if scripts.nested.is_some() {
@@ -68,11 +71,12 @@ pub fn prepare(
         }
     }
     let initrd = work.join(format!("initrd-{index}"));
-    initramfs::write(&initrd, user, &mods, scripts)?;
+    initramfs::write(&initrd, user, (&mods, bus), scripts)?;
     Ok(Prepared {
         kernel,
         label,
         initrd,
+        bus,
         append: String::new(),
     })
 }
@@ -137,7 +141,7 @@ pub fn boot(
         kernel: &p.kernel.image,
         initrd: &p.initrd,
         append: &append,
-        disk: Some(&disk),
+        disk: Some((&disk, p.bus)),
         qmp: kvm.then_some(qmp.as_path()),
     };
     let cmd = qemu::command(&m, &dir.join(files::QEMU_STDERR))?;

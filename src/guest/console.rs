@@ -171,7 +171,9 @@ pub fn supervise(
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 closed = true;
-                std::thread::sleep(Duration::from_millis(20));
+                // QEMU closes its console as it exits: its exit is seen
+                // within a few ms (each boot waited for it).
+                std::thread::sleep(Duration::from_millis(2));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }

@@ -20,6 +20,9 @@ pub fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// Where /init reads the results disk's device node.
+pub const DISK: &str = "/disk";
+
 /// Where /init's `mount -a` finds the file systems to mount.
 pub const FSTAB: &str = "/fstab";
 
@@ -133,12 +136,13 @@ else
   # In this shell: one process fewer.
   . /plan.sh
 fi
+read -r disk < {disk}
 i=0
-while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-if [ -b /dev/vda ]; then
-  tar -cf /dev/vda -C /out . && sync && echo "{m} results written"
+while [ ! -b "$disk" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -b "$disk" ]; then
+  tar -cf "$disk" -C /out . && sync && echo "{m} results written"
 else
-  echo "{m} no results disk: /dev/vda never appeared"
+  echo "{m} no results disk: $disk never appeared"
 fi
 poweroff -f
 "#,
@@ -153,6 +157,7 @@ poweroff -f
         setup_status = files::SETUP_STATUS,
         shape = files::SHAPE,
         fstab = FSTAB,
+        disk = DISK,
     )
 }
 
@@ -271,7 +276,7 @@ mod tests {
             marker("vmscale-guest: cannot load module virtio"),
             Some(Marker::Other("cannot load module virtio".into()))
         );
-        assert!(init_script().contains("tar -cf /dev/vda -C /out ."));
+        assert!(init_script().contains("tar -cf \"$disk\" -C /out ."));
         assert_eq!(setup_script(&[]), "");
     }
 }

@@ -7,12 +7,13 @@
 //! guest's own decompression would be emulated.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::modules::{self, Module};
 use super::nested::{Nested, Source};
+use super::transport::Bus;
 use crate::error::{Error, Result};
 
 /// Where Debian's busybox-static puts its binary.
@@ -50,10 +51,33 @@ fn host_tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// True for an ELF file without an interpreter (statically linked).
-fn is_static(bytes: &[u8]) -> bool {
-    use object::Object;
-    object::File::parse(bytes).is_ok_and(|f| f.section_by_name(".interp").is_none())
+/// How much of an ELF file's start is read for its program headers and
+/// interpreter (both come first; the section headers, last, are not read).
+const ELF_HEAD: u64 = 64 << 10;
+
+/// The interpreter (dynamic loader) an ELF executable names: `Some(None)`
+/// for a static one, `None` for a file that is not a 64-bit ELF or cannot
+/// be read. Only the file's head is read: a boot reads its binaries'
+/// heads, and a whole 12 MB binary read each boot cost the host some tens
+/// of ms of fresh memory.
+fn interpreter(path: &Path) -> Option<Option<PathBuf>> {
+    use object::elf::{FileHeader64, PT_INTERP};
+    use object::read::elf::{FileHeader, ProgramHeader};
+    let mut head = Vec::new();
+    File::open(path)
+        .and_then(|f| f.take(ELF_HEAD).read_to_end(&mut head))
+        .ok()?;
+    let h = FileHeader64::<object::Endianness>::parse(&*head).ok()?;
+    let e = h.endian().ok()?;
+    for ph in h.program_headers(e, &*head).ok()? {
+        if ph.p_type(e) == PT_INTERP {
+            let data = ph.data(e, &*head).ok()?;
+            let end = data.iter().position(|c| *c == 0).unwrap_or(data.len());
+            let name = String::from_utf8_lossy(&data[..end]).into_owned();
+            return Some(Some(PathBuf::from(name)));
+        }
+    }
+    Some(None)
 }
 
 impl Userland {
@@ -61,13 +85,13 @@ impl Userland {
     /// tools where `room`. Missing busybox is a refusal naming the package.
     pub fn prepare(work: &Path, room: bool) -> Result<Userland> {
         let busybox = PathBuf::from(BUSYBOX);
-        let bytes = std::fs::read(&busybox).map_err(|_| {
-            Error::Refused(format!(
+        if !busybox.is_file() {
+            return Err(Error::Refused(format!(
                 "no {BUSYBOX}: the guest's userland is a static busybox; \
                  install it with `apt-get install busybox-static`"
-            ))
-        })?;
-        if !is_static(&bytes) {
+            )));
+        }
+        if interpreter(&busybox) != Some(None) {
             return Err(Error::Refused(format!(
                 "{BUSYBOX} is dynamically linked: install busybox-static"
             )));
@@ -157,16 +181,7 @@ fn forget_old(dir: &Path) {
 /// binary), as its dynamic loader lists them (`ld.so --list`, what `ldd`
 /// runs): a guest has no `ldd`, but its loader is in its root.
 pub fn shared_libraries(exe: &Path) -> Vec<PathBuf> {
-    use object::{Object, ObjectSection};
-    let interp = std::fs::read(exe).ok().and_then(|b| {
-        let f = object::File::parse(&*b).ok()?;
-        let data = f.section_by_name(".interp")?.data().ok()?;
-        let end = data.iter().position(|c| *c == 0).unwrap_or(data.len());
-        Some(PathBuf::from(
-            String::from_utf8_lossy(&data[..end]).into_owned(),
-        ))
-    });
-    let Some(interp) = interp else {
+    let Some(Some(interp)) = interpreter(exe) else {
         return Vec::new();
     };
     let Ok(out) = Command::new(&interp).arg("--list").arg(exe).output() else {
@@ -209,6 +224,23 @@ impl<W: Write> Archive<W> {
         Ok(())
     }
 
+    /// The file `from` (`len` bytes) streamed in, not read into memory
+    /// first.
+    fn file(&mut self, name: &str, from: File, len: u64) -> std::io::Result<()> {
+        let size = u32::try_from(len).map_err(|_| std::io::Error::other("over 4 GiB"))?;
+        self.ino += 1;
+        let mut w = cpio::NewcBuilder::new(name.trim_start_matches('/'))
+            .ino(self.ino)
+            .mode(FILE)
+            .nlink(1)
+            .write(&mut self.out, size);
+        if std::io::copy(&mut from.take(len), &mut w)? != len {
+            return Err(std::io::Error::other("it shrank while copied"));
+        }
+        w.finish()?;
+        Ok(())
+    }
+
     fn dir(&mut self, name: &str) -> std::io::Result<()> {
         self.entry(name, DIR, b"")
     }
@@ -238,8 +270,14 @@ pub struct Scripts<'a> {
     pub nested: Option<&'a Nested>,
 }
 
-/// Writes the archive for a kernel whose results disk needs `mods`.
-pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -> Result<()> {
+/// Writes the archive for a kernel whose results disk is on `bus` and
+/// needs `mods`.
+pub fn write(
+    path: &Path,
+    user: &Userland,
+    (mods, bus): (&[Module], Bus),
+    scripts: &Scripts,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::io("cannot write", path, e);
     let file = File::create(path).map_err(io)?;
     let mut a = Archive {
@@ -273,9 +311,16 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
     console.finish().map_err(io)?;
     // The FIFO a TCG guest's heartbeat waits on (no mkfifo process).
     a.entry(super::init::BEAT_FIFO, FIFO, b"").map_err(io)?;
-    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io("cannot read", p, e));
-    a.entry("/bin/busybox", FILE, &read(&user.busybox)?)
-        .map_err(io)?;
+    let open = |p: &Path| {
+        let f = File::open(p).map_err(|e| Error::io("cannot read", p, e))?;
+        let len = f
+            .metadata()
+            .map_err(|e| Error::io("cannot read", p, e))?
+            .len();
+        Ok::<_, Error>((f, len))
+    };
+    let (f, len) = open(&user.busybox)?;
+    a.file("/bin/busybox", f, len).map_err(io)?;
     for applet in &user.applets {
         if user.tools.iter().any(|(n, _)| n == applet) {
             continue;
@@ -284,16 +329,17 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
             .map_err(io)?;
     }
     for (name, path) in &user.tools {
-        a.entry(&format!("/bin/{name}"), FILE, &read(path)?)
-            .map_err(io)?;
+        let (f, len) = open(path)?;
+        a.file(&format!("/bin/{name}"), f, len).map_err(io)?;
     }
-    a.entry("/bin/vmscale", FILE, &read(&user.vmscale)?)
-        .map_err(io)?;
+    let (f, len) = open(&user.vmscale)?;
+    a.file("/bin/vmscale", f, len).map_err(io)?;
     let mut written: Vec<String> = Vec::new();
     for lib in &user.libs {
         let name = lib.to_string_lossy().into_owned();
         a.parents(&name, &mut made).map_err(io)?;
-        a.entry(&name, FILE, &read(lib)?).map_err(io)?;
+        let (f, len) = open(lib)?;
+        a.file(&name, f, len).map_err(io)?;
         written.push(name);
     }
     for f in scripts.nested.map_or(&[][..], |n| &n.files[..]) {
@@ -302,7 +348,10 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
         }
         a.parents(&f.at, &mut made).map_err(io)?;
         match &f.from {
-            Source::File(p) => a.entry(&f.at, FILE, &read(p)?),
+            Source::File(p) => {
+                let (file, len) = open(p)?;
+                a.file(&f.at, file, len)
+            }
             Source::Bytes(b) => a.entry(&f.at, FILE, b),
             Source::Link(to) => a.entry(&f.at, LINK, to.as_bytes()),
         }
@@ -325,6 +374,8 @@ pub fn write(path: &Path, user: &Userland, mods: &[Module], scripts: &Scripts) -
         order.push('\n');
     }
     a.entry("/modules.order", 0o100644, order.as_bytes())
+        .map_err(io)?;
+    a.entry(super::init::DISK, 0o100644, bus.device().as_bytes())
         .map_err(io)?;
     a.entry("/init", FILE, scripts.init.as_bytes())
         .map_err(io)?;
@@ -365,7 +416,7 @@ mod tests {
             setup: "",
             nested: None,
         };
-        write(&path, &user, &[], &scripts).unwrap();
+        write(&path, &user, (&[], Bus::Nvme), &scripts).unwrap();
         let mut names = Vec::new();
         let mut f = File::open(&path).unwrap();
         loop {
@@ -378,6 +429,7 @@ mod tests {
         }
         let has = |n: &str| names.iter().any(|(x, _)| x == n);
         assert!(has("bin/busybox") && has("bin/sh") && has("init") && has("dev/console"));
+        assert!(has("disk"), "{names:?}");
         let beat = super::super::init::BEAT_FIFO.trim_start_matches('/');
         assert!(names.contains(&(beat.to_string(), FIFO)), "{names:?}");
         // A host tool takes the place of busybox's applet of its name.

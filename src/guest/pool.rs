@@ -55,6 +55,11 @@ pub fn pool_and_merge(
     let pooled_path = dir.join(files::POOLED);
     let _ = std::fs::remove_file(&pooled_path);
     let mut pooled = Store::open(&pooled_path)?;
+    if !no_merge {
+        // Scratch, merged into the host store at once (which syncs): no
+        // fsyncs of its own (they cost a boot some 10-40 ms here).
+        pooled.batch("PRAGMA synchronous = OFF")?;
+    }
     let mut runs = Vec::new();
     for (p, rounds) in prepared.iter().zip(done) {
         runs.push(if rounds.is_empty() {

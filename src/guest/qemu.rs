@@ -1,7 +1,8 @@
 //! QEMU's command line for one guest (q35, no default devices, the serial
-//! console on stdout, the results disk on virtio-blk; under icount the
-//! guest's clock is its instruction count) and, under KVM, the pinning of
-//! each vCPU thread to a host CPU through QMP before the guest starts.
+//! console on stdout, the results disk on virtio-blk or NVMe; under
+//! icount the guest's clock is its instruction count) and, under KVM, the
+//! pinning of each vCPU thread to a host CPU through QMP before the guest
+//! starts.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -10,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::topology::Topology;
+use super::transport::Bus;
 use crate::error::{Error, Result};
 
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -60,7 +62,7 @@ pub struct Machine<'a> {
     pub kernel: &'a Path,
     pub initrd: &'a Path,
     pub append: &'a str,
-    pub disk: Option<&'a Path>,
+    pub disk: Option<(&'a Path, Bus)>,
     /// KVM: preallocate memory and start paused for pinning over QMP.
     pub qmp: Option<&'a Path>,
 }
@@ -121,9 +123,8 @@ pub fn args(m: &Machine) -> Vec<String> {
         ]
         .map(String::from),
     );
-    if let Some(d) = m.disk {
-        a.push("-drive".into());
-        a.push(format!("file={},format=raw,if=virtio", d.display()));
+    if let Some((d, bus)) = m.disk {
+        a.extend(bus.qemu_args(d));
     }
     if let Some(q) = m.qmp {
         a.push("-S".into());
@@ -319,7 +320,7 @@ mod tests {
             kernel: Path::new("/k"),
             initrd: Path::new("/i"),
             append: "console=ttyS0 vmscale.accel=tcg",
-            disk: Some(Path::new("/d.img")),
+            disk: Some((Path::new("/d.img"), Bus::Virtio)),
             qmp: None,
         };
         let a = args(&m).join(" ");
@@ -328,8 +329,20 @@ mod tests {
             "{a}"
         );
         assert!(a.contains("-append console=ttyS0 vmscale.accel=tcg"), "{a}");
-        assert!(a.contains("file=/d.img,format=raw,if=virtio"), "{a}");
+        assert!(
+            a.contains("-drive file=/d.img,format=raw,cache=unsafe,if=virtio"),
+            "{a}"
+        );
         assert!(!a.contains("prealloc") && !a.contains(" -S "), "{a}");
+        m.disk = Some((Path::new("/d.img"), Bus::Nvme));
+        let a = args(&m).join(" ");
+        assert!(
+            a.contains(
+                "-drive file=/d.img,format=raw,cache=unsafe,if=none,id=results \
+                 -device nvme,serial=vmscale,drive=results,"
+            ),
+            "{a}"
+        );
         assert!(!a.contains("-icount"), "{a}");
         m.accel = Accel::Icount;
         let a = args(&m).join(" ");

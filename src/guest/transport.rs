@@ -1,7 +1,8 @@
 //! Results out of the guest: a sparse raw disk image the guest sees as
-//! /dev/vda, onto which its init writes /out as a tar archive (no file
-//! system, so nothing to mount or repair); the host reads the archive back
-//! with the `tar` crate into a directory.
+//! /dev/vda (virtio-blk) or /dev/nvme0n1 (NVMe), onto which its init
+//! writes /out as a tar archive (no file system, so nothing to mount or
+//! repair); the host reads the archive back with the `tar` crate into a
+//! directory.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,50 @@ use crate::error::{Error, Result};
 /// Room for the guest's store and outputs (sparse: costs only what is
 /// written).
 pub const DISK_BYTES: u64 = 1 << 30;
+
+/// How the results disk is attached ([`super::modules::results_bus`]
+/// picks it for a kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bus {
+    Virtio,
+    Nvme,
+}
+
+impl Bus {
+    /// The disk's device node in the guest.
+    pub fn device(self) -> &'static str {
+        match self {
+            Bus::Virtio => "/dev/vda",
+            Bus::Nvme => "/dev/nvme0n1",
+        }
+    }
+
+    /// The modules the guest needs for it, unless built in.
+    pub fn modules(self) -> &'static [&'static str] {
+        match self {
+            Bus::Virtio => super::modules::NEEDED,
+            Bus::Nvme => super::modules::NVME,
+        }
+    }
+
+    /// QEMU's arguments for the image at `path`. `cache=unsafe`: the
+    /// guest's flush (its `sync`) need not reach the host's disk, as the
+    /// host reads the image back from its page cache and then deletes it.
+    pub fn qemu_args(self, path: &Path) -> Vec<String> {
+        let drive = format!("file={},format=raw,cache=unsafe", path.display());
+        match self {
+            Bus::Virtio => vec!["-drive".into(), format!("{drive},if=virtio")],
+            // One I/O queue: the disk is written once, and each queue is
+            // set up by the guest's driver at boot.
+            Bus::Nvme => vec![
+                "-drive".into(),
+                format!("{drive},if=none,id=results"),
+                "-device".into(),
+                "nvme,serial=vmscale,drive=results,max_ioqpairs=1".into(),
+            ],
+        }
+    }
+}
 
 /// Creates the empty results disk at `path`.
 pub fn create_disk(path: &Path) -> Result<()> {
