@@ -16,6 +16,7 @@ use crate::machine::Snapshot;
 use super::options::page_size;
 use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
+use super::timed::Timed;
 use crate::error::Result;
 use crate::parse;
 
@@ -44,10 +45,8 @@ pub struct Config {
     pub place: Placed,
     /// Bytes mapped, touched and unmapped per loop.
     pub chunk: u64,
-    /// Seconds each sample runs.
-    pub secs: f64,
-    /// Seconds between a task's fault-count readings.
-    pub every: f64,
+    #[serde(flatten)]
+    pub timed: Timed,
     pub page_size: u64,
 }
 
@@ -79,9 +78,10 @@ pub struct Churn {
 impl Churn {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Churn> {
         cfg.place.check(&machine)?;
-        super::check_timed(cfg.secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
+        let Timed { secs, every } = cfg.timed;
+        super::check_timed(secs, 0.1, None, "--chunk", cfg.chunk, cfg.page_size)?;
         // Readings come at most every --time seconds: a longer --every reads none.
-        crate::limits::in_range("--every", cfg.every, 0.01, cfg.secs)?;
+        crate::limits::in_range("--every", every, 0.01, secs)?;
         Ok(Churn { cfg, machine })
     }
 }
@@ -102,12 +102,8 @@ pub struct Args {
     /// Bytes mapped, touched and unmapped per loop
     #[arg(long, default_value = "1M")]
     pub chunk: String,
-    /// Seconds per sample
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// Seconds between each task's fault-count readings
-    #[arg(long, default_value_t = 0.25)]
-    pub every: f64,
+    #[command(flatten)]
+    pub timed: Timed,
 }
 
 impl Options for Args {
@@ -117,8 +113,7 @@ impl Options for Args {
         let cfg = Config {
             place: self.place.resolve(m)?,
             chunk: parse::size_arg("--chunk", &self.chunk)?,
-            secs: self.time,
-            every: self.every,
+            timed: self.timed,
             page_size: page_size(m),
         };
         Churn::new(cfg, m.clone())
@@ -127,7 +122,7 @@ impl Options for Args {
 
 impl Measure for Churn {
     fn sample_s(&self, case: &Case) -> f64 {
-        super::cost::timed_s(self.cfg.secs, case.tasks)
+        self.cfg.timed.sample_s(case.tasks)
     }
     fn config(&self) -> serde_json::Value {
         serde_json::to_value(&self.cfg).unwrap_or_default()
@@ -182,8 +177,8 @@ impl Series {
 
 impl Series {
     /// A timed task's loop, as churn and wis run it: `pass` again and
-    /// again for `secs` seconds from the tasks' common start (or until it
-    /// returns false, having failed `r`); about every `every` seconds, and
+    /// again for `--time` from the tasks' common start (or until it
+    /// returns false, having failed `r`); about every `--every`, and
     /// at the end, `count` (given the task's usage at the start) read into
     /// the task's row with its real time. `r` gets its start and end and
     /// the task's usage over the loop, which is returned with the number
@@ -192,7 +187,7 @@ impl Series {
         &self,
         task: &Task,
         r: &mut TaskReport,
-        (secs, every): (f64, f64),
+        Timed { secs, every }: Timed,
         mut pass: impl FnMut(&mut TaskReport) -> bool,
         count: impl Fn(&clock::Usage) -> f64,
     ) -> (clock::Usage, usize) {
@@ -257,8 +252,7 @@ impl Churn {
             true
         };
         let faults = |before: &clock::Usage| task.usage().since(before).minflt as f64;
-        let timing = (self.cfg.secs, self.cfg.every);
-        let (_, n) = series.timed_loop(task, &mut r, timing, pass, faults);
+        let (_, n) = series.timed_loop(task, &mut r, self.cfg.timed, pass, faults);
         r.values[V::Points] = n as f64;
         r
     }

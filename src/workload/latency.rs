@@ -13,7 +13,7 @@ use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{line_size, name};
+use super::options::{each_with, line_size, name};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -210,10 +210,9 @@ impl Measure for Latency {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let (pages, sizes) = (&self.cfg.pages, &self.cfg.sizes);
-        let variants = pages
-            .iter()
-            .flat_map(|p| sizes.iter().map(move |&s| variant(&name(p), s)));
+        let variants = each_with(&self.cfg.pages, &self.cfg.sizes, |p, &s| {
+            variant(&name(p), s)
+        });
         Case::grid(variants, &[1])
     }
 

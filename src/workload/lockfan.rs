@@ -16,7 +16,7 @@ use super::{Case, Measure, SampleData};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
-use super::options::name;
+use super::options::{each_with, name};
 use super::placement::{Placed, Placement};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
@@ -184,10 +184,9 @@ impl Measure for Lockfan {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let (kinds, locks) = (&self.cfg.kinds, &self.cfg.locks);
-        let variants = kinds
-            .iter()
-            .flat_map(|kind| locks.iter().map(move |k| format!("{}-{k}", name(kind))));
+        let variants = each_with(&self.cfg.kinds, &self.cfg.locks, |kind, k| {
+            format!("{}-{k}", name(kind))
+        });
         Case::grid(variants, &self.cfg.place.tasks)
     }
 

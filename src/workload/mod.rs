@@ -27,6 +27,7 @@ pub mod spec;
 pub mod stored;
 pub mod thp;
 pub mod thp_fragment;
+pub mod timed;
 mod values;
 pub mod vms;
 pub mod wis;

@@ -27,6 +27,16 @@ pub fn variant<E: clap::ValueEnum>(case: &super::Case) -> crate::error::Result<E
         .map_err(|_| crate::error::Error::Failed(format!("bad case variant '{}'", case.variant)))
 }
 
+/// Each of `outer` with each of `inner`, outer first, named by `name`:
+/// the variants of a workload that runs every pairing of two options.
+pub fn each_with<A, B>(outer: &[A], inner: &[B], name: impl Fn(&A, &B) -> String) -> Vec<String> {
+    let name = &name;
+    outer
+        .iter()
+        .flat_map(|a| inner.iter().map(move |b| name(a, b)))
+        .collect()
+}
+
 /// The base page size (4096 if unknown).
 pub fn page_size(m: &Snapshot) -> u64 {
     m.page_size.unwrap_or(4096)

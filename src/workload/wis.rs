@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use super::churn::{self, Series};
 use super::fault_map::OwnedFile;
+use super::timed::Timed;
 use super::{Case, Measure, SampleData};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -104,10 +105,8 @@ pub struct Config {
     pub modes: Vec<Mode>,
     /// Bytes mapped per loop (will-it-scale: 128 MiB; tlb_flush2: 1 MiB).
     pub size: u64,
-    /// Seconds each sample runs.
-    pub secs: f64,
-    /// Seconds between each task's operation-count readings.
-    pub every: f64,
+    #[serde(flatten)]
+    pub timed: Timed,
     /// Where file tests create their unnamed (O_TMPFILE) files.
     pub dir: std::path::PathBuf,
     pub pin: Pin,
@@ -151,9 +150,9 @@ impl Wis {
             ));
         }
         super::check_timed(
-            cfg.secs,
+            cfg.timed.secs,
             0.05,
-            Some(cfg.every),
+            Some(cfg.timed.every),
             "--size",
             cfg.size,
             cfg.page_size,
@@ -215,12 +214,8 @@ pub struct Args {
     /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
     #[arg(long)]
     pub size: Option<String>,
-    /// Seconds per sample
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// Seconds between each task's operation-count readings
-    #[arg(long, default_value_t = 0.25)]
-    pub every: f64,
+    #[command(flatten)]
+    pub timed: Timed,
     /// Directory for the file tests' unnamed files (default: the temp directory)
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
@@ -247,8 +242,7 @@ impl Options for Args {
                 out
             }),
             size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
-            secs: a.time,
-            every: a.every,
+            timed: a.timed,
             dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
             pin: a.pin.clone(),
             page_size: page_size(m),
@@ -259,7 +253,7 @@ impl Options for Args {
 
 impl Measure for Wis {
     fn sample_s(&self, case: &Case) -> f64 {
-        super::cost::timed_s(self.cfg.secs, case.tasks)
+        self.cfg.timed.sample_s(case.tasks)
     }
 
     fn config(&self) -> serde_json::Value {
@@ -351,8 +345,8 @@ impl Wis {
                 false
             }
         };
-        let timing = (self.cfg.secs, self.cfg.every);
-        let (used, n) = series.timed_loop(task, &mut r, timing, pass, |_| ops.get() as f64);
+        let count = |_: &_| ops.get() as f64;
+        let (used, n) = series.timed_loop(task, &mut r, self.cfg.timed, pass, count);
         r.values[V::Dirtied] = (used.oublock * 512 / self.cfg.page_size) as f64;
         r.values[V::Ops] = ops.get() as f64;
         r.values[V::Points] = n as f64;

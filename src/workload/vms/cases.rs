@@ -22,24 +22,6 @@ pub enum Family {
     Ksm,
 }
 
-impl Family {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Anon => "anon",
-            Family::PageCache => "page-cache",
-            Family::Shm => "shm",
-            Family::Memcg => "memcg",
-            Family::Swap => "swap",
-            Family::Msync => "msync",
-            Family::Truncate => "truncate",
-            Family::Mlock => "mlock",
-            Family::SmallAllocs => "small-allocs",
-            Family::Migrate => "migrate",
-            Family::Ksm => "ksm",
-        }
-    }
-}
-
 /// Where a case's file lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Store {
