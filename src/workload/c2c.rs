@@ -297,11 +297,7 @@ impl Measure for C2c {
     }
 
     fn cases(&self) -> Vec<Case> {
-        self.cfg
-            .variants
-            .iter()
-            .map(|v| Case::new(2, v.name()))
-            .collect()
+        Case::grid(self.cfg.variants.iter().map(|v| v.name()), &[2])
     }
 
     fn run_figures(&self, declared: Vec<Figure>) -> Vec<Figure> {
