@@ -121,6 +121,13 @@ pub fn read_disk(disk: &Path, dir: &Path) -> Result<Option<Results>> {
         // A disk the guest never wrote reads as an empty archive; a
         // damaged one ends where it breaks.
         let Ok(mut e) = e else { break };
+        // The guest's /out holds files and directories only. A link is
+        // left out: unpacked, a later write under its name (the topology
+        // laid out below) would follow it out of `dir` on the host.
+        let kind = e.header().entry_type();
+        if !(kind.is_file() || kind.is_dir()) {
+            continue;
+        }
         // unpack_in refuses paths that leave `dir` (.., absolute, links).
         match e.unpack_in(dir) {
             Ok(_) => any = true,
@@ -208,6 +215,37 @@ mod tests {
         assert_eq!(r.step_status(1), Some(0));
         assert_eq!(r.step_status(2), None);
         assert!(r.store().is_none());
+    }
+
+    #[test]
+    fn a_link_in_the_results_is_left_out_so_nothing_is_written_through_it() {
+        let disk = crate::scratch::at("out.img");
+        create_disk(&disk).unwrap();
+        let outside = disk.with_file_name("outside");
+        std::fs::create_dir(&outside).unwrap();
+        {
+            let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
+            let mut b = tar::Builder::new(f);
+            let mut link = tar::Header::new_gnu();
+            link.set_entry_type(tar::EntryType::Symlink);
+            link.set_size(0);
+            link.set_mode(0o777);
+            b.append_link(&mut link, files::TOPOLOGY, &outside).unwrap();
+            let lines = b"/sys/devices/system/cpu/online:0\n";
+            let mut h = tar::Header::new_gnu();
+            h.set_size(lines.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, TOPOLOGY_LINES, &lines[..]).unwrap();
+            b.finish().unwrap();
+        }
+        let dir = disk.with_file_name("res");
+        read_disk(&disk, &dir).unwrap().unwrap();
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        let topo = dir.join(files::TOPOLOGY);
+        assert!(topo.symlink_metadata().unwrap().is_dir());
+        let online = topo.join("sys/devices/system/cpu/online");
+        assert_eq!(std::fs::read_to_string(online).unwrap(), "0\n");
     }
 
     #[test]
