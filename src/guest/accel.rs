@@ -150,12 +150,7 @@ pub fn probe_boot(kernel: &Path, user: &Userland, work: &Path) -> Result<Option<
         nested: None,
     };
     let initrd = work.join("initrd-probe");
-    initramfs::write(
-        &initrd,
-        user,
-        (&[], super::transport::Bus::Virtio),
-        &scripts,
-    )?;
+    initramfs::write(&initrd, user, &[], super::transport::Bus::Virtio, &scripts)?;
     let one = Request {
         cpus: Some(1),
         nodes: 1,

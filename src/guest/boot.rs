@@ -71,7 +71,7 @@ pub fn prepare(
         }
     }
     let initrd = work.join(format!("initrd-{index}"));
-    initramfs::write(&initrd, user, (&mods, bus), scripts)?;
+    initramfs::write(&initrd, user, &mods, bus, scripts)?;
     Ok(Prepared {
         kernel,
         label,

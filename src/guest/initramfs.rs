@@ -213,26 +213,22 @@ const FIFO: u32 = 0o010600;
 
 impl<W: Write> Archive<W> {
     fn entry(&mut self, name: &str, mode: u32, data: &[u8]) -> std::io::Result<()> {
-        self.ino += 1;
-        let mut w = cpio::NewcBuilder::new(name.trim_start_matches('/'))
-            .ino(self.ino)
-            .mode(mode)
-            .nlink(if mode == DIR { 2 } else { 1 })
-            .write(&mut self.out, data.len() as u32);
-        w.write_all(data)?;
-        w.finish()?;
-        Ok(())
+        self.copy_in(name, mode, data, data.len() as u64)
     }
 
     /// The file `from` (`len` bytes) streamed in, not read into memory
     /// first.
     fn file(&mut self, name: &str, from: File, len: u64) -> std::io::Result<()> {
+        self.copy_in(name, FILE, from, len)
+    }
+
+    fn copy_in(&mut self, name: &str, mode: u32, from: impl Read, len: u64) -> std::io::Result<()> {
         let size = u32::try_from(len).map_err(|_| std::io::Error::other("over 4 GiB"))?;
         self.ino += 1;
         let mut w = cpio::NewcBuilder::new(name.trim_start_matches('/'))
             .ino(self.ino)
-            .mode(FILE)
-            .nlink(1)
+            .mode(mode)
+            .nlink(if mode == DIR { 2 } else { 1 })
             .write(&mut self.out, size);
         if std::io::copy(&mut from.take(len), &mut w)? != len {
             return Err(std::io::Error::other("it shrank while copied"));
@@ -275,7 +271,8 @@ pub struct Scripts<'a> {
 pub fn write(
     path: &Path,
     user: &Userland,
-    (mods, bus): (&[Module], Bus),
+    mods: &[Module],
+    bus: Bus,
     scripts: &Scripts,
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io("cannot write", path, e);
@@ -416,7 +413,7 @@ mod tests {
             setup: "",
             nested: None,
         };
-        write(&path, &user, (&[], Bus::Nvme), &scripts).unwrap();
+        write(&path, &user, &[], Bus::Nvme, &scripts).unwrap();
         let mut names = Vec::new();
         let mut f = File::open(&path).unwrap();
         loop {
