@@ -36,7 +36,7 @@ Examples:
 #[derive(Parser, Debug)]
 #[command(
     name = "vmscale",
-    version,
+    version = crate::VERSION,
     about = "A Linux memory-management scalability laboratory",
     long_about = "vmscale measures how the kernel's virtual-memory paths (page faults, fork/exit, \
 NUMA balancing, page allocation, locks) behave as cores, tasks and memory grow, keeps every \

@@ -5,6 +5,17 @@
 //! (the shared data types), `parse`, `text` and `timefmt` are leaves anyone may
 //! use.
 
+/// The identity of the sources this binary was built from (build.rs).
+pub const SOURCE_ID: &str = env!("VMSCALE_SOURCE_ID");
+
+/// `vmscale --version`: the version and the sources' identity.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (source ",
+    env!("VMSCALE_SOURCE_ID"),
+    ")"
+);
+
 pub mod bisect;
 pub mod cache;
 pub mod cli;

@@ -6,7 +6,9 @@
 //! locking among it), a panicking guest, QEMU gone after vmscale is
 //! killed, `--rounds auto`'s verdicts under icount (A/A "same", a planted
 //! A/B "different"), and a guest that brings up fewer CPUs than it was
-//! given. TCG here (the machine's /dev/kvm is kvm-pvm), so plans are tiny.
+//! given; the static guest binary (ignored: .ci/run runs it after
+//! `cargo build-guest`). TCG here (the machine's /dev/kvm is kvm-pvm), so
+//! plans are tiny.
 //! Under CI=true a missing QEMU fails.
 
 mod common;
@@ -342,6 +344,51 @@ fn bad_input_is_refused_before_anything_boots() {
         assert!(err.contains(why), "{args:?}: {err}");
         assert!(!scratch.db().exists(), "{args:?} wrote a store");
     }
+    // A guest binary named but not a static ELF: refused, naming the build.
+    let o = common::guest::command(&scratch.db(), &["--kernel", cloud, "--", "sysinfo"])
+        .env(vmscale::guest::binary::ENV, &not_kernel)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a static ELF") && err.contains("cargo build-guest"),
+        "{err}"
+    );
+    assert!(
+        !scratch.db().exists(),
+        "an unusable guest binary wrote a store"
+    );
+}
+
+/// Run from .ci/run after `cargo build-guest`: the static guest binary is
+/// found where cargo puts it, and the guest runs vmscale with neither the
+/// C library nor the loader in its root.
+#[test]
+#[ignore = "needs `cargo build-guest` first; .ci/run runs it"]
+fn the_static_guest_binary_boots_without_the_c_library() {
+    if !available("static guest binary") {
+        return;
+    }
+    let built =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/x86_64-unknown-linux-gnu/guest/vmscale");
+    assert!(
+        built.is_file(),
+        "{}: run `cargo build-guest` first",
+        built.display()
+    );
+    let scratch = common::Scratch::new("guest-static");
+    let o = GuestRun::tcg(&kernels()[1], "256M")
+        .opt(
+            "--setup",
+            "test ! -e /lib64/ld-linux-x86-64.so.2 && test ! -e /lib/x86_64-linux-gnu/libc.so.6",
+        )
+        .step(&["sysinfo"])
+        .run(&scratch.db());
+    // The setup line fails, and with it the run, where either is there.
+    common::ok(&o);
+    let err = common::stderr(&o);
+    assert!(!err.contains("is not used"), "{err}");
 }
 
 /// QEMU processes whose parent is `pid`.

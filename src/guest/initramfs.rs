@@ -1,6 +1,7 @@
 //! The guest's root file system: an uncompressed newc cpio archive (the
-//! `cpio` crate) with a static busybox and its applets, the running
-//! vmscale binary (stripped) with the shared libraries it links, the
+//! `cpio` crate) with a static busybox and its applets, the vmscale
+//! binary `binary` chooses with the shared libraries it links (none for
+//! the static guest binary), the
 //! kernel's modules for the results disk, /init and the plan; for a plan
 //! that may use the set-up room, also its modules and the host's losetup
 //! and mkfs.ext4 with their libraries. Uncompressed, because under TCG the
@@ -23,8 +24,7 @@ pub const BUSYBOX: &str = "/bin/busybox";
 pub struct Userland {
     busybox: PathBuf,
     applets: Vec<String>,
-    /// The vmscale binary for the guest (a stripped copy when `strip` is
-    /// there).
+    /// The vmscale binary for the guest ([`super::binary::choose`]).
     vmscale: PathBuf,
     /// Shared libraries the binary and the tools link, by their absolute
     /// paths.
@@ -60,7 +60,7 @@ const ELF_HEAD: u64 = 64 << 10;
 /// be read. Only the file's head is read: a boot reads its binaries'
 /// heads, and a whole 12 MB binary read each boot cost the host some tens
 /// of ms of fresh memory.
-fn interpreter(path: &Path) -> Option<Option<PathBuf>> {
+pub fn interpreter(path: &Path) -> Option<Option<PathBuf>> {
     use object::elf::{FileHeader64, PT_INTERP};
     use object::read::elf::{FileHeader, ProgramHeader};
     let mut head = Vec::new();
@@ -81,7 +81,7 @@ fn interpreter(path: &Path) -> Option<Option<PathBuf>> {
 }
 
 impl Userland {
-    /// Checks busybox and copies vmscale into `work`; the set-up room's
+    /// Checks busybox and chooses the vmscale binary; the set-up room's
     /// tools where `room`. Missing busybox is a refusal naming the package.
     pub fn prepare(work: &Path, room: bool) -> Result<Userland> {
         let busybox = PathBuf::from(BUSYBOX);
@@ -106,17 +106,13 @@ impl Userland {
             .filter(|a| !a.is_empty() && *a != "busybox" && !a.contains('/'))
             .map(str::to_string)
             .collect();
-        // The running image itself, also once its file is replaced or
-        // deleted (a rebuild during a run); by pid, as strip and ld.so read
-        // it in processes of their own.
-        let exe = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
-        let vmscale = stripped_copy(&exe, work)?;
+        let vmscale = super::binary::choose(work)?;
         let tools: Vec<(String, PathBuf)> = ROOM_TOOLS
             .iter()
             .filter(|_| room)
             .filter_map(|n| Some((n.to_string(), host_tool(n)?)))
             .collect();
-        let mut libs = shared_libraries(&exe);
+        let mut libs = shared_libraries(&vmscale);
         for (_, path) in &tools {
             libs.extend(shared_libraries(path));
         }
@@ -130,50 +126,6 @@ impl Userland {
             tools,
             room,
         })
-    }
-}
-
-/// A stripped copy of `exe`, kept in the cache per binary (size and
-/// modification time), so boots after the first reuse it; a plain copy in
-/// `work` where `strip` is missing.
-fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
-    let dir = crate::cache::cache_dir().join("bin");
-    let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
-    if cached.is_file() {
-        return Ok(cached);
-    }
-    let tmp = dir.join(format!(".vmscale.{}.tmp", std::process::id()));
-    let stripped = std::fs::create_dir_all(&dir).is_ok()
-        && Command::new("strip")
-            .arg("-o")
-            .arg(&tmp)
-            .arg(exe)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if stripped && std::fs::rename(&tmp, &cached).is_ok() {
-        forget_old(&dir);
-        return Ok(cached);
-    }
-    let _ = std::fs::remove_file(&tmp);
-    let copy = work.join("vmscale");
-    std::fs::copy(exe, &copy).map_err(|e| Error::io("cannot copy", exe, e))?;
-    Ok(copy)
-}
-
-/// Removes stripped binaries not used for a day (each build makes one).
-fn forget_old(dir: &Path) {
-    let day = std::time::Duration::from_secs(86_400);
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let old = e
-            .metadata()
-            .ok()
-            .and_then(|m| m.accessed().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > day);
-        if old && e.file_name().to_string_lossy().starts_with("vmscale-") {
-            let _ = std::fs::remove_file(e.path());
-        }
     }
 }
 

@@ -5,15 +5,17 @@
 //! One file per concern, as virtme splits them: the kernel image and its
 //! package (`kernel`, `deb`), its config checked against what it must be
 //! built with (`kernel_config`, against `crate::kconfig`), its modules
-//! (`modules`), the root file system (`initramfs`, `init`), what a guest
-//! whose plan boots guests is given (`nested`), the shape (`topology`),
-//! QEMU's command line and the accelerator probe (`qemu`, `accel`), the
-//! console (`console`), the results and their file names (`transport`,
-//! `files`, `pool`), one boot put together (`boot`), the rounds of boots
-//! (`rounds`), what a boot says for a deciding comparison (`decide`) and
-//! their scratch directory (`workdir`).
+//! (`modules`), the vmscale binary it runs (`binary`), the root file
+//! system (`initramfs`, `init`), what a guest whose plan boots guests is
+//! given (`nested`), the shape (`topology`), QEMU's command line and the
+//! accelerator probe (`qemu`, `accel`), the console (`console`), the
+//! results and their file names (`transport`, `files`, `pool`), one boot
+//! put together (`boot`), the rounds of boots (`rounds`), what a boot
+//! says for a deciding comparison (`decide`) and their scratch directory
+//! (`workdir`).
 
 pub mod accel;
+pub mod binary;
 pub mod boot;
 pub mod console;
 pub mod deb;

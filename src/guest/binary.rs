@@ -1,0 +1,226 @@
+//! Which vmscale binary a guest runs: a static one built from the same
+//! sources where there is one (`$VMSCALE_GUEST_BINARY`, else beside the
+//! running binary; `cargo build-guest` makes it), else a stripped copy of the running binary, which brings its C
+//! library and loader into the initramfs. A static non-PIE binary makes
+//! the initramfs some 5 MB smaller and starts sooner under emulation.
+
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// The variable naming the guest binary; set, it must be usable.
+pub const ENV: &str = "VMSCALE_GUEST_BINARY";
+
+/// The guest binary's name beside the running one (an install).
+pub const BESIDE: &str = "vmscale-guest";
+
+/// What `--version` prints for a binary of these sources.
+fn own_version() -> String {
+    format!("vmscale {}\n", crate::VERSION)
+}
+
+/// Where a guest binary is looked for beside the running binary in `dir`:
+/// an installed `vmscale-guest`, and where `cargo build-guest` puts it
+/// when the running binary is cargo's `target/release` or `target/debug`
+/// one.
+fn beside(dir: &Path) -> [PathBuf; 2] {
+    [
+        dir.join(BESIDE),
+        dir.join("../x86_64-unknown-linux-gnu/guest/vmscale"),
+    ]
+}
+
+/// The binary for the guest: a checked static one, else the running one
+/// stripped. A `$VMSCALE_GUEST_BINARY` that cannot be used is bad input;
+/// an unusable `vmscale-guest` beside the running binary is named and
+/// left for the running binary.
+pub fn choose(work: &Path) -> Result<PathBuf> {
+    // The running image itself, also once its file is replaced or deleted
+    // (a rebuild during a run); by pid, as strip reads it in a process of
+    // its own.
+    let exe = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+    if let Some(given) = std::env::var_os(ENV).filter(|v| !v.is_empty()) {
+        let given = PathBuf::from(given);
+        return checked_copy(&given).map_err(|why| {
+            Error::Input(format!(
+                "${ENV}={}: {why}; build it with `cargo build-guest` from these \
+                 sources, or unset {ENV}",
+                given.display()
+            ))
+        });
+    }
+    let dir = std::fs::read_link(&exe)
+        .ok()
+        .and_then(|p| Some(p.parent()?.to_path_buf()));
+    let found = dir
+        .iter()
+        .flat_map(|d| beside(d))
+        .find(|p| p.symlink_metadata().is_ok());
+    if let Some(found) = found {
+        match checked_copy(&found) {
+            Ok(p) => return Ok(p),
+            Err(why) => eprintln!(
+                "vmscale guest: {} is not used ({why}); the guest runs this binary",
+                found.display()
+            ),
+        }
+    }
+    stripped_copy(&exe, work)
+}
+
+/// Why `path` cannot be the guest binary, if it cannot: it must be a
+/// regular file (not a link) that only its owner (root or this user) may
+/// change, a static ELF executable, and built from these sources (its
+/// `--version`).
+fn unusable(path: &Path) -> Option<String> {
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) => return Some(e.to_string()),
+    };
+    let uid = unsafe { libc::geteuid() };
+    if !meta.file_type().is_file() {
+        return Some("not a regular file".into());
+    }
+    if (meta.uid() != 0 && meta.uid() != uid) || meta.mode() & 0o022 != 0 {
+        return Some("others than its owner may change it, or it is not ours".into());
+    }
+    if super::initramfs::interpreter(path) != Some(None) {
+        return Some("not a static ELF executable".into());
+    }
+    let out = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let said = out.map(|o| o.stdout).unwrap_or_default();
+    same_source(&said).err()
+}
+
+/// `Ok` when a binary's `--version` output is this binary's.
+fn same_source(said: &[u8]) -> std::result::Result<(), String> {
+    let said = String::from_utf8_lossy(said);
+    if said == own_version() {
+        return Ok(());
+    }
+    Err(format!(
+        "built from other sources: its --version says {:?}, this one's {:?}",
+        said.trim(),
+        own_version().trim()
+    ))
+}
+
+/// A checked copy of the static binary `path` in the cache, named by the
+/// file (size and modification time) and the sources, so that boots after
+/// the first neither check nor copy it again.
+fn checked_copy(path: &Path) -> std::result::Result<PathBuf, String> {
+    let dir = crate::cache::cache_dir().join("bin");
+    let key = super::deb::cache_key(path).map_err(|e| e.to_string())?;
+    let cached = dir.join(format!("vmscale-static-{key}-{}", crate::SOURCE_ID));
+    if cached.is_file() {
+        return Ok(cached);
+    }
+    if let Some(why) = unusable(path) {
+        return Err(why);
+    }
+    let tmp = dir.join(format!(".vmscale-static.{}.tmp", std::process::id()));
+    let copy = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        let mut from = File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        let mut to = File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(&tmp)?;
+        std::io::copy(&mut from, &mut to)?;
+        std::fs::rename(&tmp, &cached)
+    };
+    copy().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot copy it into {}: {e}", dir.display())
+    })?;
+    forget_old(&dir);
+    Ok(cached)
+}
+
+/// A stripped copy of `exe`, kept in the cache per binary (size and
+/// modification time), so boots after the first reuse it; a plain copy in
+/// `work` where `strip` is missing.
+fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
+    let dir = crate::cache::cache_dir().join("bin");
+    let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
+    if cached.is_file() {
+        return Ok(cached);
+    }
+    let tmp = dir.join(format!(".vmscale.{}.tmp", std::process::id()));
+    let stripped = std::fs::create_dir_all(&dir).is_ok()
+        && Command::new("strip")
+            .arg("-o")
+            .arg(&tmp)
+            .arg(exe)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if stripped && std::fs::rename(&tmp, &cached).is_ok() {
+        forget_old(&dir);
+        return Ok(cached);
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let copy = work.join("vmscale");
+    std::fs::copy(exe, &copy).map_err(|e| Error::io("cannot copy", exe, e))?;
+    Ok(copy)
+}
+
+/// Removes guest binaries not used for a day (each build makes one).
+fn forget_old(dir: &Path) {
+    let day = std::time::Duration::from_secs(86_400);
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let old = e
+            .metadata()
+            .ok()
+            .and_then(|m| m.accessed().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if old && e.file_name().to_string_lossy().starts_with("vmscale-") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn only_a_binary_of_these_sources_is_the_same_source() {
+        assert!(same_source(own_version().as_bytes()).is_ok());
+        let other = format!("vmscale {}0\n", crate::VERSION);
+        let why = same_source(other.as_bytes()).unwrap_err();
+        assert!(why.contains("other sources"), "{why}");
+        assert!(same_source(b"").is_err());
+    }
+
+    #[test]
+    fn links_writable_and_dynamic_binaries_are_refused() {
+        let bin = crate::scratch::at("vmscale-guest");
+        // This test's own executable: a regular, dynamically linked ELF.
+        std::fs::copy("/proc/self/exe", &*bin).unwrap();
+        let chmod = |mode| std::fs::set_permissions(&*bin, PermissionsExt::from_mode(mode));
+        chmod(0o755).unwrap();
+        let why = unusable(&bin).unwrap();
+        assert!(why.contains("not a static ELF"), "{why}");
+        chmod(0o775).unwrap();
+        let why = unusable(&bin).unwrap();
+        assert!(why.contains("may change it"), "{why}");
+        let link = bin.with_file_name("link");
+        std::os::unix::fs::symlink(&*bin, &link).unwrap();
+        assert_eq!(unusable(&link).unwrap(), "not a regular file");
+        assert!(unusable(&bin.with_file_name("none")).is_some());
+    }
+}
