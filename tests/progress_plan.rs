@@ -20,9 +20,6 @@ struct Alternating {
 }
 
 impl Measure for Alternating {
-    fn config(&self) -> serde_json::Value {
-        serde_json::json!({})
-    }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "wide"), Case::new(1, "flat")]
     }
@@ -49,6 +46,9 @@ impl Workload for Alternating {
     }
     fn figures(&self) -> Vec<Figure> {
         vec![Figure::new("x", "s", Better::Lower, false)]
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({})
     }
 }
 

@@ -56,8 +56,9 @@ pub fn request(a: &HistorySelect, figure: Option<String>) -> Result<(Request, Op
             options.permutations
         )));
     }
+    super::list::check_dates(&a.filter)?;
     let request = Request {
-        filter: super::list::filter(&a.filter)?,
+        filter: a.filter.clone(),
         host: a.host.clone(),
         case: a.case.clone(),
         figure,

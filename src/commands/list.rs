@@ -9,9 +9,9 @@ use std::path::Path;
 
 pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
     let format = a.output.format();
-    let filter = filter(&a.filter)?;
+    check_dates(&a.filter)?;
     let store = Store::open_existing(db)?;
-    let (runs, damaged) = store.list_filtered(&filter)?;
+    let (runs, damaged) = store.list_filtered(&a.filter)?;
     for d in &damaged {
         eprintln!("vmscale: {d}; listing the others");
     }
@@ -25,33 +25,63 @@ pub fn list(db: &Path, a: &crate::cli::ListArgs) -> Result<()> {
     super::output::emit(format, &out)
 }
 
-/// The filter `f` with its dates (`--since`, `--until`) checked.
-pub fn filter(f: &ListFilter) -> Result<ListFilter> {
+/// Checks the filter's dates (`--since`, `--until`).
+pub fn check_dates(f: &ListFilter) -> Result<()> {
     for (flag, d) in [("--since", &f.since), ("--until", &f.until)] {
         if let Some(d) = d {
             date(flag, d)?;
         }
     }
-    Ok(f.clone())
+    Ok(())
 }
 
-/// A `YYYY-MM-DD` date (optionally with a `THH:MM[:SS]` time), checked
-/// so that a typo is not silently compared as text.
+/// A `YYYY-MM-DD` date (optionally with a `THH:MM[:SS]` time) that is on
+/// the calendar, checked so that a typo is not silently compared as text
+/// with the stored times.
 fn date(flag: &str, text: &str) -> Result<()> {
-    let b = text.as_bytes();
-    let digits =
-        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
-    let ok = b.len() >= 10
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && (b.len() == 10 || b[10] == b'T');
+    let ok = match text.as_bytes().get(10) {
+        None => text.len() == 10 && text.parse::<jiff::civil::Date>().is_ok(),
+        Some(b'T') => text.parse::<jiff::civil::DateTime>().is_ok(),
+        Some(_) => false,
+    };
     if !ok {
         return Err(Error::Input(format!(
             "{flag} '{text}' is not a date: use YYYY-MM-DD (UTC), like 2026-11-23"
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date;
+    use crate::error::Error;
+
+    #[test]
+    fn dates_are_checked_against_the_calendar_and_the_stored_form() {
+        for good in [
+            "2026-11-23",
+            "2024-02-29",
+            "2026-11-23T10:00",
+            "2026-11-23T10:00:59",
+        ] {
+            assert!(date("--since", good).is_ok(), "{good}");
+        }
+        for bad in [
+            "2026-02-30",
+            "2026-13-01",
+            "2025-02-29",
+            "2026-11-23 10:00",
+            "2026-11-23T25:00",
+            "2026-11-2",
+            "yesterday",
+            "",
+        ] {
+            let e = date("--until", bad).unwrap_err();
+            assert!(
+                matches!(&e, Error::Input(m) if m.contains("--until") && m.contains(bad)),
+                "{bad}: {e}"
+            );
+        }
+    }
 }

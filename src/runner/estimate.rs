@@ -257,9 +257,6 @@ mod tests {
 
     struct Two;
     impl Measure for Two {
-        fn config(&self) -> serde_json::Value {
-            serde_json::Value::Null
-        }
         fn cases(&self) -> Vec<crate::model::Case> {
             vec![
                 crate::model::Case::new(1, "a"),
@@ -283,6 +280,9 @@ mod tests {
         }
         fn figures(&self) -> Vec<crate::model::Figure> {
             Vec::new()
+        }
+        fn config(&self) -> serde_json::Value {
+            serde_json::Value::Null
         }
     }
 

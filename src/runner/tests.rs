@@ -32,9 +32,6 @@ impl Fake {
 }
 
 impl Measure for Fake {
-    fn config(&self) -> serde_json::Value {
-        serde_json::json!({"xs": self.xs})
-    }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "fake"), Case::new(2, "fake")]
     }
@@ -64,6 +61,9 @@ impl Workload for Fake {
             Figure::new("x", "s", Better::Lower, true),
             Figure::new("y", "n", Better::Higher, false),
         ]
+    }
+    fn config(&self) -> serde_json::Value {
+        serde_json::json!({"xs": self.xs})
     }
 }
 

@@ -14,7 +14,7 @@ use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
@@ -151,8 +151,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Atomic;
-    fn build(&self, env: &Env) -> Result<Atomic> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let cfg = Config {
             place: a.place.resolve(m)?,
@@ -160,7 +159,7 @@ impl Options for Args {
             ops: a.ops,
             fold: a.fold,
         };
-        Atomic::new(cfg, m.clone())
+        env.made(cfg, |cfg| Atomic::new(cfg, m.clone()))
     }
 }
 
@@ -174,10 +173,6 @@ impl Measure for Atomic {
             _ => OWN_OP_S * 4.0,
         };
         SAMPLE_S + tasks_s(case.tasks) + ops * op
-    }
-
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -16,7 +16,7 @@ use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::{self, Region};
-use super::{Better, Case, Figure, Measure, SampleData, cost};
+use super::{Better, Case, Figure, Measure, SampleData, Workload, cost};
 use crate::exec::{self, Mode, TaskReport, clock};
 use crate::machine::{Snapshot, cpulist};
 
@@ -172,59 +172,58 @@ impl C2c {
     fn measured_in(&self, c: Class) -> usize {
         self.cfg.pairs.iter().filter(|p| p.class == Some(c)).count()
     }
+}
 
-    /// Validates CPUs (online, at least two), variants and sizes.
-    pub fn new(
-        cpus: Option<Vec<usize>>,
-        variants: Vec<Variant>,
-        fresh_line: bool,
-        rounds: u64,
-        batches: u64,
-        per_class: Option<&str>,
-        m: &Snapshot,
-    ) -> Result<C2c> {
-        let online = m.online_cpus();
-        let mut cpus = cpus.unwrap_or_else(|| online.clone());
-        cpus.sort_unstable();
-        cpus.dedup();
-        if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-            return Err(Error::Input(format!(
-                "--cpus names CPU {bad}, which is not online (online: {})",
-                cpulist::format(&online)
-            )));
-        }
-        if cpus.len() < 2 {
-            return Err(Error::Input(format!(
-                "c2c needs at least two CPUs to make a pair (got {}): widen --cpus",
-                cpulist::format(&cpus)
-            )));
-        }
-        if variants.is_empty() {
-            return Err(Error::Input(
-                "--variant needs at least one of cas, cas-nopause, storeload".into(),
-            ));
-        }
-        if rounds == 0 || batches == 0 {
-            return Err(Error::Input(
-                "--rounds and --batches must be at least 1".into(),
-            ));
-        }
-        let per_class = c2c_pairs::per_class(per_class, cpus.len()).map_err(Error::Input)?;
-        let (pairs, chosen) = pairs(&cpus, m, per_class);
-        Ok(C2c {
-            cfg: Config {
-                cpus,
-                pairs,
-                variants,
-                fresh_line,
-                rounds,
-                batches,
-                pairs_total: chosen.total,
-                classes: chosen.classes.into_iter().collect(),
-                per_class,
-            },
-        })
+/// The configuration of a run: validates CPUs (online, at least two),
+/// variants and sizes, and plans the pairs.
+pub fn plan(
+    cpus: Option<Vec<usize>>,
+    variants: Vec<Variant>,
+    fresh_line: bool,
+    rounds: u64,
+    batches: u64,
+    per_class: Option<&str>,
+    m: &Snapshot,
+) -> Result<Config> {
+    let online = m.online_cpus();
+    let mut cpus = cpus.unwrap_or_else(|| online.clone());
+    cpus.sort_unstable();
+    cpus.dedup();
+    if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(Error::Input(format!(
+            "--cpus names CPU {bad}, which is not online (online: {})",
+            cpulist::format(&online)
+        )));
     }
+    if cpus.len() < 2 {
+        return Err(Error::Input(format!(
+            "c2c needs at least two CPUs to make a pair (got {}): widen --cpus",
+            cpulist::format(&cpus)
+        )));
+    }
+    if variants.is_empty() {
+        return Err(Error::Input(
+            "--variant needs at least one of cas, cas-nopause, storeload".into(),
+        ));
+    }
+    if rounds == 0 || batches == 0 {
+        return Err(Error::Input(
+            "--rounds and --batches must be at least 1".into(),
+        ));
+    }
+    let per_class = c2c_pairs::per_class(per_class, cpus.len()).map_err(Error::Input)?;
+    let (pairs, chosen) = pairs(&cpus, m, per_class);
+    Ok(Config {
+        cpus,
+        pairs,
+        variants,
+        fresh_line,
+        rounds,
+        batches,
+        pairs_total: chosen.total,
+        classes: chosen.classes.into_iter().collect(),
+        per_class,
+    })
 }
 
 /// `run quick`: two variants at short rounds, where there is a pair of CPUs.
@@ -267,8 +266,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = C2c;
-    fn build(&self, env: &Env) -> Result<C2c> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let cpus = a
             .cpus
@@ -279,7 +277,7 @@ impl Options for Args {
                 })
             })
             .transpose()?;
-        C2c::new(
+        let cfg = plan(
             cpus,
             a.variant.clone(),
             a.fresh_line,
@@ -287,15 +285,12 @@ impl Options for Args {
             a.batches,
             a.pairs.as_deref(),
             m,
-        )
+        )?;
+        env.made(cfg, |cfg| Ok(C2c { cfg }))
     }
 }
 
 impl Measure for C2c {
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
-
     fn cases(&self) -> Vec<Case> {
         Case::grid(self.cfg.variants.iter().map(|v| v.name()), &[2])
     }
@@ -541,12 +536,12 @@ mod tests {
     fn bad_input_is_refused() {
         let m = machine();
         let v = vec![Variant::Cas];
-        assert_input(C2c::new(Some(vec![0]), v.clone(), false, 1, 1, None, &m));
-        assert_input(C2c::new(Some(vec![0, 7]), v.clone(), false, 1, 1, None, &m));
-        assert_input(C2c::new(None, vec![], false, 1, 1, None, &m));
-        assert_input(C2c::new(None, v.clone(), false, 0, 1, None, &m));
-        assert_input(C2c::new(None, v.clone(), false, 1, 1, Some("0"), &m));
-        assert_input(C2c::new(None, v, false, 1, 1, Some("some"), &m));
+        assert_input(plan(Some(vec![0]), v.clone(), false, 1, 1, None, &m));
+        assert_input(plan(Some(vec![0, 7]), v.clone(), false, 1, 1, None, &m));
+        assert_input(plan(None, vec![], false, 1, 1, None, &m));
+        assert_input(plan(None, v.clone(), false, 0, 1, None, &m));
+        assert_input(plan(None, v.clone(), false, 1, 1, Some("0"), &m));
+        assert_input(plan(None, v, false, 1, 1, Some("some"), &m));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::stored::view_struct;
 use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
@@ -107,8 +107,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Churn;
-    fn build(&self, env: &Env) -> Result<Churn> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let m = env.machine;
         let cfg = Config {
             place: self.place.resolve(m)?,
@@ -116,16 +115,13 @@ impl Options for Args {
             timed: self.timed,
             page_size: page_size(m),
         };
-        Churn::new(cfg, m.clone())
+        env.made(cfg, |cfg| Churn::new(cfg, m.clone()))
     }
 }
 
 impl Measure for Churn {
     fn sample_s(&self, case: &Case) -> f64 {
         self.cfg.timed.sample_s(case.tasks)
-    }
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
         Case::grid(["zfod"], &self.cfg.place.tasks)

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::clock;
 use crate::machine::Snapshot;
 use crate::monitor::diskstats;
@@ -239,15 +239,15 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Cmd;
-    fn build(&self, _: &Env) -> Result<Cmd> {
-        Cmd::new(Config {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
+        let cfg = Config {
             argv: self.command.clone(),
             setup: self.setup.clone(),
             cleanup: self.cleanup.clone(),
             device: self.device.clone(),
             interval: self.interval,
-        })
+        };
+        env.made(cfg, Cmd::new)
     }
 }
 
@@ -259,9 +259,6 @@ impl Measure for Cmd {
     /// After a failed run: the exit code to propagate (see docs/cmd.md).
     fn exit_code(&self) -> Option<i32> {
         self.exit.lock().ok().and_then(|g| *g)
-    }
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(1, "cmd")]

@@ -425,10 +425,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 impl Measure for Colour {
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
-
     fn cases(&self) -> Vec<Case> {
         Case::grid([self.variant()], &self.cfg.place.tasks)
     }

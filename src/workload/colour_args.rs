@@ -2,6 +2,7 @@
 //! `Colour`: the colours from `--colours` or the LLC's geometry, the
 //! memory per task from `--size-per-task` or `--size`.
 
+use super::Workload;
 use super::colour::{self, Colour};
 use super::options::{online, page_size};
 use super::placement::Placement;
@@ -39,8 +40,7 @@ vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap.";
 
 impl Options for Args {
-    type Workload = Colour;
-    fn build(&self, env: &Env) -> Result<Colour> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let (colours, colours_from) = match a.colours {
             Some(n) => (n, "--colours".to_string()),
@@ -76,7 +76,7 @@ impl Options for Args {
             thp: a.thp,
             page_size: page_size(m),
         };
-        Colour::new(cfg, m.clone())
+        env.made(cfg, |cfg| Colour::new(cfg, m.clone()))
     }
 }
 

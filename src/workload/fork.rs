@@ -11,7 +11,7 @@ use super::values::task_values;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
@@ -174,8 +174,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Fork;
-    fn build(&self, env: &Env) -> Result<Fork> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let cfg = Config {
             place: a.place.resolve(m)?,
@@ -193,7 +192,7 @@ impl Options for Args {
             touch: a.touch,
             page_size: page_size(m),
         };
-        Fork::new(cfg, m.clone())
+        env.made(cfg, |cfg| Fork::new(cfg, m.clone()))
     }
 }
 
@@ -206,10 +205,6 @@ impl Measure for Fork {
             + touch_s(self.cfg.size) / 512.0
             + touch_s(self.cfg.touch * self.cfg.page_size);
         SAMPLE_S + tasks_s(case.tasks) + touch_s(self.cfg.size) + self.cfg.forks as f64 * per_fork
-    }
-
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
 
     fn cases(&self) -> Vec<Case> {

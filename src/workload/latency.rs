@@ -9,7 +9,7 @@ use super::stored::{Text, view_struct};
 use serde::{Deserialize, Serialize};
 
 use super::region::{Pages, Region};
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
@@ -164,8 +164,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Latency;
-    fn build(&self, env: &Env) -> Result<Latency> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let min = parse::size_arg("--min", &a.min)?;
         let max = match &a.max {
@@ -192,7 +191,7 @@ impl Options for Args {
             line_size: line_size(m),
             thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
         };
-        Latency::new(cfg, m.clone())
+        env.made(cfg, |cfg| Latency::new(cfg, m.clone()))
     }
 }
 
@@ -203,10 +202,6 @@ impl Measure for Latency {
         // At least two laps of the chain are timed.
         let loads = (self.cfg.loads as f64).max(2.0 * (size / self.cfg.line_size.max(1)) as f64);
         SAMPLE_S + touch_s(size) + loads * LOAD_S
-    }
-
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
 
     fn cases(&self) -> Vec<Case> {

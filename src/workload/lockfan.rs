@@ -12,7 +12,7 @@ use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
 use super::region::Region;
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::{self, Mode, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 
@@ -149,8 +149,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Lockfan;
-    fn build(&self, env: &Env) -> Result<Lockfan> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let locks = parse::tasks(&a.locks, 256).map_err(|e| {
             Error::Input(
@@ -166,7 +165,7 @@ impl Options for Args {
             ops: a.ops,
             lines: a.lines,
         };
-        Lockfan::new(cfg, m.clone())
+        env.made(cfg, |cfg| Lockfan::new(cfg, m.clone()))
     }
 }
 
@@ -177,10 +176,6 @@ impl Measure for Lockfan {
         let k = parse_variant(&case.variant).map_or(1, |(_, k)| k).max(1);
         let queue = case.tasks.div_ceil(k).max(1) as f64;
         SAMPLE_S + tasks_s(case.tasks) + self.cfg.ops as f64 * CONTENDED_OP_S * queue
-    }
-
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::stored::view_struct;
 use serde::{Deserialize, Serialize};
 
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::region::{Pages, Region};
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -129,8 +129,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = MmapLock;
-    fn build(&self, env: &Env) -> Result<MmapLock> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let changers = a
             .changers
@@ -155,7 +154,7 @@ impl Options for Args {
             pin: a.pin.clone(),
             page_size: page_size(m),
         };
-        MmapLock::new(cfg, m.clone())
+        env.made(cfg, |cfg| MmapLock::new(cfg, m.clone()))
     }
 }
 
@@ -164,9 +163,6 @@ impl Measure for MmapLock {
         super::cost::timed_s(self.cfg.secs, case.tasks) + super::cost::touch_s(self.cfg.size)
     }
 
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
     fn cases(&self) -> Vec<Case> {
         let changers = self.cfg.changers.iter().map(|m| format!("m{m}"));
         Case::grid(changers, &self.cfg.tasks)

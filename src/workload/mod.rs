@@ -38,12 +38,10 @@ use crate::error::{Error, Result};
 pub use spec::{Env, Plots, Report, Spec};
 use std::collections::BTreeMap;
 
-/// What a workload's file implements: its validated configuration, its
-/// cases and how one is measured. The runner sees it as a [`Workload`],
-/// which adds what its `Spec` declares (`spec::Declared`).
+/// What a workload's file implements: its cases and how one is measured.
+/// The runner sees it as a [`Workload`], which adds its configuration and
+/// what its `Spec` declares (`spec::Env::made`).
 pub trait Measure {
-    /// The validated configuration, stored with the run.
-    fn config(&self) -> serde_json::Value;
     /// Cases in the order they are run and printed.
     fn cases(&self) -> Vec<Case>;
     /// The figures a run reports, given those its `Spec` declares: a run
@@ -82,11 +80,14 @@ pub trait Measure {
     }
 }
 
-/// A workload ready to run: what it measures, and its name and figures.
+/// A workload ready to run: what it measures, and its name, figures and
+/// configuration.
 pub trait Workload: Measure {
     fn name(&self) -> &'static str;
     /// Figures reported; the first is the headline used for stopping rules.
     fn figures(&self) -> Vec<Figure>;
+    /// The validated configuration, stored with the run.
+    fn config(&self) -> serde_json::Value;
 }
 
 /// The `run` subcommand that runs the short suite (beside the registry's

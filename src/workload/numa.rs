@@ -357,10 +357,6 @@ impl Measure for Numa {
             + self.cfg.loops as f64 * pass as f64 / MEMSET_BPS
     }
 
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
-
     fn cases(&self) -> Vec<Case> {
         vec![Case::new(
             self.cfg.processes * self.cfg.threads,

@@ -1,6 +1,7 @@
 //! `vmscale run numa01` .. `numa02-smt`: the four patterns' registry
 //! entries, their shared options and how those become a validated `Numa`.
 
+use super::Workload;
 use super::numa::{self, Numa, Pattern};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
@@ -41,9 +42,8 @@ fn interval_ms(text: &str) -> Result<u64> {
 }
 
 impl Options for Args {
-    type Workload = Numa;
     /// The pattern is the one of the subcommand (`env.spec`).
-    fn build(&self, env: &Env) -> Result<Numa> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let m = env.machine;
         let p = Pattern::of(env.spec)?;
         let size = self
@@ -53,7 +53,7 @@ impl Options for Args {
             .transpose()?;
         let ms = interval_ms(&self.interval)?;
         let cfg = numa::plan(p, size, self.loops, ms, self.threshold, m)?;
-        Ok(Numa::new(cfg, m))
+        env.made(cfg, |cfg| Ok(Numa::new(cfg, m)))
     }
 }
 

@@ -276,10 +276,6 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 }
 
 impl Measure for Pft {
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
-
     fn cases(&self) -> Vec<Case> {
         let variants: &[&str] = if self.cfg.populate {
             &[FAULT, POPULATE]

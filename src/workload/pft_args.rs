@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use super::Workload;
 use super::fault_map::{self, PageKind};
 use super::options::{line_size, page_size};
 use super::pft::{self, Pft};
@@ -63,8 +64,7 @@ vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate";
 
 impl Options for Args {
-    type Workload = Pft;
-    fn build(&self, env: &Env) -> Result<Pft> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let size =
             |flag, s: &Option<String>| s.as_deref().map(|t| parse::size_arg(flag, t)).transpose();
@@ -86,7 +86,7 @@ impl Options for Args {
 }
 
 /// Completes pft's configuration with the mapping options and checks it.
-fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
+fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Box<dyn Workload>> {
     let m = env.machine;
     let pages = match (a.pages, cfg.thp) {
         (None, pft::Thp::Always) => PageKind::Thp,
@@ -141,9 +141,11 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Pft> {
     {
         cfg.thp = pft::Thp::Always;
     }
-    let w = Pft::new(cfg, m.clone())?;
-    check_hugetlb(&w, free, hugetlb_size, &plan, m)?;
-    Ok(w)
+    env.made(cfg, |cfg| {
+        let w = Pft::new(cfg, m.clone())?;
+        check_hugetlb(&w, free, hugetlb_size, &plan, m)?;
+        Ok(w)
+    })
 }
 
 /// Hugetlb pages must be reserved: free ones now, or the smallest value a

@@ -7,6 +7,7 @@
 //! there instead.
 
 use clap::{ArgMatches, FromArgMatches};
+use serde::Serialize;
 
 use super::{Measure, Workload};
 use crate::error::{Error, Result};
@@ -207,29 +208,44 @@ pub struct Env<'a> {
     pub knobs: &'a [String],
 }
 
+impl Env<'_> {
+    /// The workload `make` makes of `cfg`, checking it (bad input is
+    /// `Error::Input`), as the runner sees it: with what its `Spec`
+    /// declares and `cfg` as its stored configuration, serialized here,
+    /// once. `make` keeps `cfg` as it is.
+    pub fn made<C: Serialize, W: Measure + 'static>(
+        &self,
+        cfg: C,
+        make: impl FnOnce(C) -> Result<W>,
+    ) -> Result<Box<dyn Workload>> {
+        let config = serde_json::to_value(&cfg).unwrap_or_default();
+        Ok(Box::new(Declared {
+            spec: self.spec,
+            config,
+            work: make(cfg)?,
+        }))
+    }
+}
+
 /// A workload's clap options and how they become the workload: every
 /// `Spec::build` is [`build`] of them.
 pub trait Options: clap::Args + FromArgMatches {
-    /// The workload the options describe.
-    type Workload: Measure + 'static;
-    /// The validated workload: bad input is `Error::Input` (exit 2).
-    fn build(&self, env: &Env) -> Result<Self::Workload>;
+    /// The validated workload, made by [`Env::made`]: bad input is
+    /// `Error::Input` (exit 2).
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>>;
 }
 
 /// `Spec::build` of a workload whose options are `A`.
 pub fn build<A: Options>(m: &ArgMatches, env: &Env) -> Result<Box<dyn Workload>> {
-    let work = options::<A>(m)?.build(env)?;
-    Ok(Box::new(Declared {
-        spec: env.spec,
-        work,
-    }))
+    options::<A>(m)?.build(env)
 }
 
-/// A built workload with its declaration: the `Workload` the runner sees,
-/// named and with the figures its `Spec` declares.
-pub struct Declared<W> {
-    pub spec: &'static Spec,
-    pub work: W,
+/// A built workload with its declaration and configuration: the
+/// `Workload` the runner sees.
+struct Declared<W> {
+    spec: &'static Spec,
+    config: serde_json::Value,
+    work: W,
 }
 
 impl<W: Measure> Workload for Declared<W> {
@@ -239,12 +255,12 @@ impl<W: Measure> Workload for Declared<W> {
     fn figures(&self) -> Vec<Figure> {
         self.work.run_figures(self.spec.figures())
     }
+    fn config(&self) -> serde_json::Value {
+        self.config.clone()
+    }
 }
 
 impl<W: Measure> Measure for Declared<W> {
-    fn config(&self) -> serde_json::Value {
-        self.work.config()
-    }
     fn cases(&self) -> Vec<Case> {
         self.work.cases()
     }

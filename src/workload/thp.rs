@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::options::{page_size, tasks};
 use super::spec::{Env, Options, Spec};
 use super::thp_fragment::{self, FileSet, FileSpec, Method};
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
@@ -157,8 +157,7 @@ fn setting(env: &Env, knob: &str, now: Option<&String>) -> Result<Vec<String>> {
 }
 
 impl Options for Args {
-    type Workload = Thp;
-    fn build(&self, env: &Env) -> Result<Thp> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let fragment = a.fragment.clone();
         let size = size_or_share("--size", &a.size, m)?;
@@ -202,7 +201,7 @@ impl Options for Args {
             thp_enabled: m.thp_enabled.clone().unwrap_or_else(|| "unknown".into()),
             thp_defrag: m.thp_defrag.clone().unwrap_or_else(|| "unknown".into()),
         };
-        Thp::new(cfg, m.clone())
+        env.made(cfg, |cfg| Thp::new(cfg, m.clone()))
     }
 }
 
@@ -341,9 +340,6 @@ pub fn quick(_: &Snapshot) -> Vec<Vec<String>> {
 }
 
 impl Measure for Thp {
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
     fn cases(&self) -> Vec<Case> {
         Case::grid(
             self.cfg.fragment.iter().map(|f| f.as_str()),

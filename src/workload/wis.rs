@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use super::churn::{self, Series};
 use super::fault_map::OwnedFile;
 use super::timed::Timed;
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::exec::region::Region;
 use crate::exec::{self, Mode, Task, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
@@ -225,8 +225,7 @@ pub struct Args {
 }
 
 impl Options for Args {
-    type Workload = Wis;
-    fn build(&self, env: &Env) -> Result<Wis> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let default = match a.test {
             Test::TlbFlush2 => "1M",
@@ -247,7 +246,7 @@ impl Options for Args {
             pin: a.pin.clone(),
             page_size: page_size(m),
         };
-        Wis::new(cfg, m.clone())
+        env.made(cfg, |cfg| Wis::new(cfg, m.clone()))
     }
 }
 
@@ -256,9 +255,6 @@ impl Measure for Wis {
         self.cfg.timed.sample_s(case.tasks)
     }
 
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
     fn cases(&self) -> Vec<Case> {
         Case::grid(self.cfg.modes.iter().map(Mode::as_str), &self.cfg.tasks)
     }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::spec::{Env, Options, Spec};
 use super::stored::lenient;
-use super::{Case, Measure, SampleData};
+use super::{Case, Measure, SampleData, Workload};
 use crate::error::{Error, Result};
 use crate::exec::{self, Mode};
 use crate::machine::Snapshot;
@@ -81,8 +81,7 @@ pub struct Vms {
 }
 
 impl Options for Args {
-    type Workload = Vms;
-    fn build(&self, env: &Env) -> Result<Vms> {
+    fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m, knobs) = (self, env.machine, env.knobs);
         if a.cases.iter().any(|c| c == "list") {
             return Err(Error::Input(format!(
@@ -119,16 +118,15 @@ impl Options for Args {
         for p in &plans {
             plan::check(p, m, ksm_set)?;
         }
-        Ok(Vms {
-            cfg: Config {
-                cases: rows.iter().map(|r| r.name.to_string()).collect(),
-                tasks,
-                runtime_s: a.runtime,
-                sizes,
-                plans,
-            },
-            room: room::Room::default(),
-        })
+        let cfg = Config {
+            cases: rows.iter().map(|r| r.name.to_string()).collect(),
+            tasks,
+            runtime_s: a.runtime,
+            sizes,
+            plans,
+        };
+        let room = room::Room::default();
+        env.made(cfg, |cfg| Ok(Vms { cfg, room }))
     }
 }
 
@@ -211,9 +209,6 @@ fn figures_of(reports: &[exec::TaskReport]) -> SampleData {
 }
 
 impl Measure for Vms {
-    fn config(&self) -> serde_json::Value {
-        serde_json::to_value(&self.cfg).unwrap_or_default()
-    }
     fn cases(&self) -> Vec<Case> {
         self.cfg
             .plans
