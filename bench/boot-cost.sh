@@ -14,7 +14,10 @@
 #
 # --vmscale twice or more (a binary before and after a change): each round
 # boots bare, then each binary (in the order given, reversed every other
-# round); each gets its columns.
+# round); each gets its columns. Each binary boots the static guest
+# binary it finds (`vmscale-guest` beside it, or cargo's
+# target/x86_64-unknown-linux-gnu/guest/vmscale beside target/release;
+# `cargo build-guest`), else itself.
 #
 # Needs qemu-system-x86, busybox-static, dpkg-deb (for a .deb), cpio.
 set -euo pipefail
@@ -79,8 +82,8 @@ guest() {
 }
 secs() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
 
-# One untimed guest a binary first: vmscale strips and caches its binary
-# and unpacks a package once; that is not a boot's cost.
+# One untimed guest a binary first: vmscale strips (or checks) and caches
+# its guest binary and unpacks a package once; that is not a boot's cost.
 for v in "${bins[@]}"; do guest "$v"; done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 b=()
