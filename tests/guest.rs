@@ -378,7 +378,7 @@ fn the_static_guest_binary_boots_without_the_c_library() {
         built.display()
     );
     let scratch = common::Scratch::new("guest-static");
-    let o = GuestRun::tcg(&kernels()[1], "256M")
+    let o = GuestRun::tcg(&kernels()[1], "512M")
         // A setup line brings the set-up room's losetup and mkfs.ext4 with
         // the C library and the loader; a dynamic vmscale would also bring
         // libm and libgcc_s, which they do not link.
