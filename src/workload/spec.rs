@@ -218,7 +218,8 @@ impl Env<'_> {
         cfg: C,
         make: impl FnOnce(C) -> Result<W>,
     ) -> Result<Box<dyn Workload>> {
-        let config = serde_json::to_value(&cfg).unwrap_or_default();
+        let config = serde_json::to_value(&cfg)
+            .map_err(|e| Error::Failed(format!("{}: its configuration: {e}", self.spec.name)))?;
         Ok(Box::new(Declared {
             spec: self.spec,
             config,
@@ -459,6 +460,42 @@ mod tests {
                 assert!(crate::knobs::registry::find(k).is_some(), "{}: {k}", s.name);
             }
         }
+    }
+
+    /// A workload that measures nothing, made of `cfg`.
+    struct Idle;
+    impl crate::workload::Measure for Idle {
+        fn cases(&self) -> Vec<crate::model::Case> {
+            Vec::new()
+        }
+        fn memory_need(&self) -> u64 {
+            0
+        }
+        fn sample(&self, _: &crate::model::Case) -> crate::error::Result<crate::model::SampleData> {
+            Err(crate::error::Error::Failed("idle".into()))
+        }
+    }
+
+    #[test]
+    fn the_configuration_is_stored_as_made_and_one_that_does_not_serialize_is_refused() {
+        use std::collections::BTreeMap;
+        let machine = crate::machine::Snapshot::default();
+        let env = super::Env {
+            spec: &crate::workload::pft::SPEC,
+            machine: &machine,
+            knobs: &[],
+        };
+        let cfg = BTreeMap::from([("size", 4096)]);
+        let w = env.made(cfg, |_| Ok(Idle)).expect("made");
+        assert_eq!(w.config(), serde_json::json!({"size": 4096}));
+        assert_eq!(w.name(), "pft");
+        // serde_json cannot make a JSON key of a list.
+        let bad = BTreeMap::from([(vec![1], 2)]);
+        let e = env.made(bad, |_| Ok(Idle)).err().expect("refused");
+        assert!(
+            matches!(e, crate::error::Error::Failed(ref m) if m.starts_with("pft: its configuration")),
+            "{e:?}"
+        );
     }
 
     #[test]
