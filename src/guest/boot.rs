@@ -153,7 +153,11 @@ pub fn boot(
             to_init: s.to_init,
             silence: s.silence,
             log: &dir.join(files::CONSOLE_LOG),
-            stop_at: None,
+            // Once the results are written and synced (each write done is
+            // in the image file: QEMU has written it to the host), QEMU is
+            // stopped: the guest kernel's power-off, its devices shut down
+            // one by one under emulation, is not waited for.
+            stop_at: Some(Marker::Written),
             on_marker,
         },
         || {

@@ -37,7 +37,8 @@ pub enum End {
     Wedged(String),
     /// vmscale got this signal: stopped.
     Interrupted(i32),
-    /// Stopped on purpose once the wanted marker came (the probe).
+    /// Stopped on purpose once the wanted marker came (the probe; a boot
+    /// once its results are written).
     Stopped,
 }
 
