@@ -71,26 +71,38 @@ pub fn choose(work: &Path) -> Result<PathBuf> {
     stripped_copy(&exe, work)
 }
 
-/// Why `path` cannot be the guest binary, if it cannot: it must be a
-/// regular file (not a link) that only its owner (root or this user) may
-/// change, a static ELF executable, and built from these sources (its
-/// `--version`).
-fn unusable(path: &Path) -> Option<String> {
-    let meta = match path.symlink_metadata() {
-        Ok(m) => m,
-        Err(e) => return Some(e.to_string()),
-    };
+/// `path` opened for reading without following a link (and without
+/// blocking on a FIFO planted there), if what was opened is a regular
+/// file that only its owner (root or this user) may change. Every later
+/// check reads this descriptor, so the file cannot be swapped between
+/// the checks and the copy.
+fn open_ours(path: &Path) -> std::result::Result<File, String> {
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => "a link, not a regular file".to_string(),
+            _ => e.to_string(),
+        })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
     let uid = unsafe { libc::geteuid() };
     if !meta.file_type().is_file() {
-        return Some("not a regular file".into());
+        return Err("not a regular file".into());
     }
     if (meta.uid() != 0 && meta.uid() != uid) || meta.mode() & 0o022 != 0 {
-        return Some("others than its owner may change it, or it is not ours".into());
+        return Err("others than its owner may change it, or it is not ours".into());
     }
-    if super::initramfs::interpreter(path) != Some(None) {
+    Ok(file)
+}
+
+/// Why the copy `copy` cannot be the guest binary, if it cannot: it must
+/// be a static ELF executable built from these sources (its `--version`).
+fn unusable(copy: &Path) -> Option<String> {
+    if super::initramfs::interpreter(copy) != Some(None) {
         return Some("not a static ELF executable".into());
     }
-    let out = Command::new(path)
+    let out = Command::new(copy)
         .arg("--version")
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -114,36 +126,39 @@ fn same_source(said: &[u8]) -> std::result::Result<(), String> {
 
 /// A checked copy of the static binary `path` in the cache, named by the
 /// file (size and modification time) and the sources, so that boots after
-/// the first neither check nor copy it again.
+/// the first neither check nor copy it again. The file is opened once;
+/// the copy, in vmscale's own cache, is what is checked and run.
 fn checked_copy(path: &Path) -> std::result::Result<PathBuf, String> {
     let dir = crate::cache::cache_dir().join("bin");
-    let key = super::deb::cache_key(path).map_err(|e| e.to_string())?;
+    let mut from = open_ours(path)?;
+    let meta = from.metadata().map_err(|e| e.to_string())?;
+    let mtime = meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128;
+    let key = format!("{}-{mtime}", meta.len());
     let cached = dir.join(format!("vmscale-static-{key}-{}", crate::SOURCE_ID));
     if cached.is_file() {
         return Ok(cached);
     }
-    if let Some(why) = unusable(path) {
-        return Err(why);
-    }
     let tmp = dir.join(format!(".vmscale-static.{}.tmp", std::process::id()));
-    let copy = || -> std::io::Result<()> {
+    let mut copy = || -> std::io::Result<()> {
         std::fs::create_dir_all(&dir)?;
-        let mut from = File::options()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
         let mut to = File::options()
             .write(true)
             .create_new(true)
             .mode(0o755)
             .open(&tmp)?;
-        std::io::copy(&mut from, &mut to)?;
-        std::fs::rename(&tmp, &cached)
+        std::io::copy(&mut from, &mut to).map(drop)
     };
-    copy().map_err(|e| {
+    let checked = copy()
+        .map_err(|e| format!("cannot copy it into {}: {e}", dir.display()))
+        .and_then(|()| unusable(&tmp).map_or(Ok(()), Err))
+        .and_then(|()| {
+            std::fs::rename(&tmp, &cached)
+                .map_err(|e| format!("cannot keep it in {}: {e}", dir.display()))
+        });
+    if let Err(why) = checked {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot copy it into {}: {e}", dir.display())
-    })?;
+        return Err(why);
+    }
     forget_old(&dir);
     Ok(cached)
 }
@@ -207,20 +222,26 @@ mod tests {
     }
 
     #[test]
-    fn links_writable_and_dynamic_binaries_are_refused() {
+    fn links_fifos_writable_and_dynamic_binaries_are_refused() {
         let bin = crate::scratch::at("vmscale-guest");
         // This test's own executable: a regular, dynamically linked ELF.
         std::fs::copy("/proc/self/exe", &*bin).unwrap();
         let chmod = |mode| std::fs::set_permissions(&*bin, PermissionsExt::from_mode(mode));
         chmod(0o755).unwrap();
+        assert!(open_ours(&bin).is_ok());
         let why = unusable(&bin).unwrap();
         assert!(why.contains("not a static ELF"), "{why}");
         chmod(0o775).unwrap();
-        let why = unusable(&bin).unwrap();
+        let why = open_ours(&bin).unwrap_err();
         assert!(why.contains("may change it"), "{why}");
         let link = bin.with_file_name("link");
         std::os::unix::fs::symlink(&*bin, &link).unwrap();
-        assert_eq!(unusable(&link).unwrap(), "not a regular file");
-        assert!(unusable(&bin.with_file_name("none")).is_some());
+        assert_eq!(open_ours(&link).unwrap_err(), "a link, not a regular file");
+        // A FIFO is refused at once, not waited on for a writer.
+        let fifo = bin.with_file_name("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(open_ours(&fifo).unwrap_err(), "not a regular file");
+        assert!(open_ours(&bin.with_file_name("none")).is_err());
     }
 }
