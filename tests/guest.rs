@@ -398,6 +398,11 @@ fn the_static_guest_binary_boots_without_the_c_library() {
     common::ok(&o);
     let err = common::stderr(&o);
     assert!(!err.contains("is not used"), "{err}");
+    // Its runs say so: they are not comparable with a dynamic guest's.
+    let runs = common::json(&common::vmscale_with_db(&scratch.db(), &["list", "--json"]));
+    let id = runs[0]["id"].to_string();
+    let g = &show(&scratch.db(), &id)["meta"]["machine"]["guest"];
+    assert_eq!(g["static_binary"], true, "{g}");
 }
 
 /// QEMU processes whose parent is `pid`.

@@ -123,6 +123,12 @@ pub struct GuestInfo {
     /// The tree's revision the kernel was built from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<GuestRevision>,
+    /// The guest ran the static vmscale of `cargo build-guest`, not the
+    /// host's binary with its C library: its code is linked otherwise, so
+    /// runs that differ here compare more than their kernels. Set in the
+    /// guest by the binary itself.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub static_binary: bool,
 }
 
 /// Percent-encodes everything but a plain set, so a value never holds a
@@ -277,6 +283,7 @@ mod tests {
                 subject: "mm: a \"quoted\" subject, 100% real".into(),
                 describe: "v6.1-3-g0123456".into(),
             }),
+            static_binary: false,
         };
         let params = g.to_params();
         assert!(params.iter().all(|p| !p.contains(' ')), "{params:?}");

@@ -150,7 +150,11 @@ impl Snapshot {
         Snapshot {
             guest: kernel_cmdline
                 .as_deref()
-                .and_then(super::guest::GuestInfo::from_cmdline),
+                .and_then(super::guest::GuestInfo::from_cmdline)
+                .map(|g| super::guest::GuestInfo {
+                    static_binary: cfg!(target_feature = "crt-static"),
+                    ..g
+                }),
             cpu_model: topology::read_cpu_model(root),
             cpus,
             nodes,
