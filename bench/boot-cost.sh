@@ -10,6 +10,13 @@
 # average before and after. A bisect boots many times: vmscale's boot
 # should stay within 1.2x the bare one.
 #
+# vmscale boots a kernel with a PVH entry as its ELF image (unpacked into
+# its cache; src/guest/pvh.rs), not through the bzImage's decompressor.
+# So each round also boots that same ELF image bare ("bare-pvh"), and
+# each binary's ratio is given against both bare boots: against the
+# bzImage, what a boot costs a user over booting the kernel by hand;
+# against bare-pvh, vmscale's own work.
+#
 # usage: bench/boot-cost.sh [-n N] [--vmscale BIN]... [--accel tcg|kvm] KERNEL.deb|bzImage
 #
 # --vmscale twice or more (a binary before and after a change): each round
@@ -70,7 +77,7 @@ case "$accel" in
 esac
 bare() {
   qemu-system-x86_64 -machine q35 -accel "$qaccel" -cpu "$cpu" -smp 1 -m 1024 \
-    -kernel "$image" -initrd "$work/bare.cpio" \
+    -kernel "${1:-$image}" -initrd "$work/bare.cpio" \
     -append "console=ttyS0 quiet panic=-1 no_timer_check" \
     -nodefaults -no-user-config -display none -serial stdio -monitor none \
     -no-reboot > "$work/bare.log" 2>&1
@@ -85,11 +92,15 @@ secs() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); echo "$t1 - $t
 # One untimed guest a binary first: vmscale strips (or checks) and caches
 # its guest binary and unpacks a package once; that is not a boot's cost.
 for v in "${bins[@]}"; do guest "$v"; done
+cache=${VMSCALE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vmscale}
+elf="$cache/pvh/vmlinux-$(sha256sum "$image" | cut -d' ' -f1)"
+[ -f "$elf" ] || { echo "no PVH image in $cache/pvh: the bare-pvh boot is skipped"; elf=; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-b=()
-declare -A g r
+b=() p=()
+declare -A g r rp
 for i in $(seq "$n"); do
   b+=("$(secs bare)")
+  [ -z "$elf" ] || p+=("$(secs bare "$elf")")
   # The binaries' order reversed every other round: none always boots
   # right after the bare guest.
   order=("${!bins[@]}")
@@ -98,10 +109,14 @@ for i in $(seq "$n"); do
     t=$(secs guest "${bins[$k]}")
     g[$k]+=" $t"
     r[$k]+=" $(echo "scale=3; $t / ${b[-1]}" | bc)"
+    [ -z "$elf" ] || rp[$k]+=" $(echo "scale=3; $t / ${p[-1]}" | bc)"
   done
   line="round $i: bare ${b[-1]} s"
+  [ -z "$elf" ] || line+=", bare-pvh ${p[-1]} s"
   for k in "${!bins[@]}"; do
-    line+=", vmscale#$((k + 1)) ${g[$k]##* } s (${r[$k]##* })"
+    line+=", vmscale#$((k + 1)) ${g[$k]##* } s (${r[$k]##* }"
+    [ -z "$elf" ] || line+=", ${rp[$k]##* }"
+    line+=")"
   done
   echo "$line"
 done
@@ -109,9 +124,12 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mb=$(median "${b[@]}")
 echo "bare: median of $n $mb s"
+[ -z "$elf" ] || echo "bare-pvh: median of $n $(median "${p[@]}") s"
 for k in "${!bins[@]}"; do
   # shellcheck disable=SC2086 # the lists are space-separated numbers
   mg=$(median ${g[$k]})
   echo "vmscale#$((k + 1)) ${bins[$k]}: median of $n $mg s, ratio of medians" \
     "$(echo "scale=3; $mg / $mb" | bc), median of the rounds' ratios $(median ${r[$k]})"
+  # shellcheck disable=SC2086
+  [ -z "$elf" ] || echo "  against bare-pvh: median of the rounds' ratios $(median ${rp[$k]})"
 done

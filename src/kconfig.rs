@@ -97,6 +97,7 @@ pub const REQUIRED: &[Requirement] = &[
     req("PERF_EVENTS", BuiltIn, Only("--profile, --locks"), "perf events"),
     req("TRACEPOINTS", BuiltIn, Only("--locks"), "lock tracepoints"),
     req("DEBUG_FS", BuiltIn, Only("--setup"), "NUMA scanner knobs"),
+    req("PVH", BuiltIn, Only("a boot past the decompressor"), "guest/pvh.rs"),
 ];
 
 /// The fragment a tree build merges into its base config: every option

@@ -159,6 +159,41 @@ fn the_same_kernel_twice_pools_two_rounds_paired_and_tagged() {
     }
 }
 
+/// A kernel with a PVH entry is entered there: QEMU loads its ELF image
+/// (unpacked once into vmscale's cache), so inside the boot parameters
+/// are the PVH entry's own (boot protocol 2.12), not those the loader
+/// copied from the bzImage (2.15 for 6.1); `--bzimage` boots the
+/// decompressor. Each run says how its kernel was booted.
+#[test]
+fn a_kernel_with_a_pvh_entry_is_entered_there_and_bzimage_boots_the_decompressor() {
+    if !available("guest PVH boot") {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-pvh");
+    let k = &kernels()[1];
+    for (label, bzimage) in [("pvh", false), ("bz", true)] {
+        let out = scratch.dir.join(label);
+        let mut g = GuestRun::tcg(k, "512M")
+            .opt("--label", label)
+            .opt(
+                "--setup",
+                "od -An -tx1 -j518 -N2 /sys/kernel/boot_params/data > /out/protocol",
+            )
+            .out(&out)
+            .step(&[
+                "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "1", "--warmup", "0",
+            ]);
+        if bzimage {
+            g = g.flag("--bzimage");
+        }
+        common::ok(&g.run(&scratch.db()));
+        let protocol = read(&results(&out, 1, 1).join("protocol"));
+        assert_eq!(protocol.trim() == "0c 02", !bzimage, "{label}: {protocol}");
+        let guest = &show(&scratch.db(), label)["meta"]["machine"]["guest"];
+        assert_eq!(guest["pvh"] == true, !bzimage, "{guest}");
+    }
+}
+
 /// Counts the sysinfo JSON reports, from its per-CPU topology.
 fn counts(sys: &Value) -> (usize, usize, usize, usize) {
     let cpus = sys["cpus"].as_array().unwrap();

@@ -43,6 +43,8 @@ pub struct Guests<'a> {
     pub setup: Vec<String>,
     pub topology: Topology,
     pub cpu: Option<String>,
+    /// Boot the bzImages (`--bzimage`).
+    pub bzimage: bool,
     pub append: String,
     pub timeout: Option<Duration>,
     pub max_rounds: usize,
@@ -82,6 +84,7 @@ impl<'a> Guests<'a> {
             setup,
             topology,
             cpu: None,
+            bzimage: false,
             append: String::new(),
             timeout: None,
             max_rounds: 30,
@@ -140,6 +143,7 @@ impl<'a> Guests<'a> {
                     steps: &self.steps,
                     setup: &self.setup,
                     nested: None,
+                    bzimage: self.bzimage,
                 },
                 &self.user,
                 &dir,
@@ -155,6 +159,7 @@ impl<'a> Guests<'a> {
             initrd: p.initrd.clone(),
             bus: p.bus,
             append: p.append.clone(),
+            pvh: p.pvh.clone(),
         })
     }
 }

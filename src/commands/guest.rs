@@ -108,6 +108,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             steps: &steps,
             setup: &a.setup,
             nested: nested.as_ref(),
+            bzimage: a.bzimage,
         },
         &user,
         work.path(),

@@ -43,6 +43,9 @@ pub struct Prepared {
     pub bus: Bus,
     /// This kernel's own command-line additions (`--append-to`).
     pub append: String,
+    /// The kernel's ELF image QEMU enters at its PVH entry, where it has
+    /// one (`pvh`); else the bzImage boots.
+    pub pvh: Option<PathBuf>,
 }
 
 /// Resolves the modules `kernel` needs (the set-up room's where `user`
@@ -54,6 +57,7 @@ pub fn prepare(
     index: usize,
     user: &Userland,
     scripts: &Scripts,
+    bzimage: bool,
     work: &Path,
 ) -> Result<Prepared> {
     let bus = modules::results_bus(kernel.modules.as_deref());
@@ -72,12 +76,20 @@ pub fn prepare(
     }
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, bus, scripts)?;
+    let pvh = if bzimage {
+        None
+    } else {
+        super::pvh::image(&kernel.image, &kernel.sha256)?
+            .map_err(|why| eprintln!("vmscale guest: {label} boots as a bzImage: {why}"))
+            .ok()
+    };
     Ok(Prepared {
         kernel,
         label,
         initrd,
         bus,
         append: String::new(),
+        pvh,
     })
 }
 
@@ -121,6 +133,7 @@ pub fn boot(
     info.rebooted = rebooted;
     info.kernel = Some(p.kernel.identity());
     info.revision = p.kernel.revision.clone();
+    info.pvh = p.pvh.is_some();
     let append = cmdline(&info, &format!("{} {}", s.append, p.append));
     let disk = dir.join(files::RESULTS_DISK);
     transport::create_disk(&disk)?;
@@ -138,7 +151,7 @@ pub fn boot(
         accel: s.accel,
         cpu: s.cpu,
         topology: s.topology,
-        kernel: &p.kernel.image,
+        kernel: p.pvh.as_deref().unwrap_or(&p.kernel.image),
         initrd: &p.initrd,
         append: &append,
         disk: Some((&disk, p.bus)),

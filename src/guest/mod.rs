@@ -3,7 +3,8 @@
 //! kernel's virtio modules); the plan runs inside against a guest store
 //! that comes back on a raw disk and is pooled per kernel over rounds.
 //! One file per concern, as virtme splits them: the kernel image and its
-//! package (`kernel`, `deb`), its config checked against what it must be
+//! package (`kernel`, `deb`), its ELF image for a direct boot (`pvh`),
+//! its config checked against what it must be
 //! built with (`kernel_config`, against `crate::kconfig`), its modules
 //! (`modules`), the vmscale binary it runs (`binary`), the root file
 //! system (`initramfs`, `init`), what a guest whose plan boots guests is
@@ -28,6 +29,7 @@ pub mod kernel_config;
 pub mod modules;
 pub mod nested;
 pub mod pool;
+pub mod pvh;
 pub mod qemu;
 pub mod rounds;
 pub mod topology;

@@ -101,6 +101,8 @@ pub struct Plan<'a> {
     pub steps: &'a [Vec<String>],
     pub setup: &'a [String],
     pub nested: Option<&'a Nested>,
+    /// Boot the bzImages, not the kernels' ELF images at their PVH entry.
+    pub bzimage: bool,
 }
 
 /// Each kernel labelled (its `labels` entry, else its release, with its
@@ -130,7 +132,7 @@ pub fn prepare(
         .enumerate()
         .map(|(i, k)| {
             let label = labels.get(i).unwrap_or(&defaults[i]).clone();
-            let mut p = boot::prepare(k, label, i, user, &scripts, work)?;
+            let mut p = boot::prepare(k, label, i, user, &scripts, plan.bzimage, work)?;
             p.append = appends.get(i).cloned().unwrap_or_default();
             Ok(p)
         })

@@ -129,6 +129,10 @@ pub struct GuestInfo {
     /// guest by the binary itself.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub static_binary: bool,
+    /// QEMU loaded the kernel's ELF image and entered it at its PVH entry
+    /// (no decompressor, so no KASLR), not the bzImage.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pvh: bool,
 }
 
 /// Percent-encodes everything but a plain set, so a value never holds a
@@ -201,6 +205,9 @@ impl GuestInfo {
             p.push(format!("{PREFIX}kfile={}", encode(&k.file)));
             p.push(format!("{PREFIX}ksha256={}", encode(&k.sha256)));
         }
+        if self.pvh {
+            p.push(format!("{PREFIX}pvh=1"));
+        }
         if let Some(r) = &self.revision {
             p.push(format!("{PREFIX}commit={}", encode(&r.commit)));
             p.push(format!("{PREFIX}describe={}", encode(&r.describe)));
@@ -231,6 +238,7 @@ impl GuestInfo {
                 "session" => g.session = Some(decode(v)),
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
+                "pvh" => g.pvh = v == "1",
                 "pinned" => g.pinned = v.split(':').filter_map(|c| c.parse().ok()).collect(),
                 "kfile" => g.kernel.get_or_insert_with(Default::default).file = decode(v),
                 "ksha256" => g.kernel.get_or_insert_with(Default::default).sha256 = decode(v),
@@ -284,6 +292,7 @@ mod tests {
                 describe: "v6.1-3-g0123456".into(),
             }),
             static_binary: false,
+            pvh: true,
         };
         let params = g.to_params();
         assert!(params.iter().all(|p| !p.contains(' ')), "{params:?}");

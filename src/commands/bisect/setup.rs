@@ -167,6 +167,7 @@ impl Setup {
         bench.choice = Some(choice);
         bench.suites = suites;
         bench.cpu = r.cpu.clone();
+        bench.bzimage = r.bzimage;
         bench.append = r.append.join(" ");
         bench.timeout = self.timeout;
         bench.max_rounds = r.max_rounds as usize;
