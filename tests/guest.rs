@@ -95,6 +95,9 @@ fn two_debian_kernels_compared_in_columns_named_by_release() {
             "{g}"
         );
         assert_eq!(g["topology"]["cpus"], 2);
+        // Entered at the PVH entry: the generic kernel's payload is xz,
+        // the cloud kernel's lz4.
+        assert_eq!(g["pvh"], true, "{g}");
         assert!(
             m["kernel_cmdline"]
                 .as_str()
