@@ -166,7 +166,9 @@ fn the_same_kernel_twice_pools_two_rounds_paired_and_tagged() {
 /// (unpacked once into vmscale's cache), so inside the boot parameters
 /// are the PVH entry's own (boot protocol 2.12), not those the loader
 /// copied from the bzImage (2.15 for 6.1); `--bzimage` boots the
-/// decompressor. Each run says how its kernel was booted.
+/// decompressor. Each run says how its kernel was booted. The crypto
+/// self-tests are off (`cryptomgr.notests`) unless `--append` turns them
+/// back on.
 #[test]
 fn a_kernel_with_a_pvh_entry_is_entered_there_and_bzimage_boots_the_decompressor() {
     if !available("guest PVH boot") {
@@ -182,16 +184,22 @@ fn a_kernel_with_a_pvh_entry_is_entered_there_and_bzimage_boots_the_decompressor
                 "--setup",
                 "od -An -tx1 -j518 -N2 /sys/kernel/boot_params/data > /out/protocol",
             )
+            .opt(
+                "--setup",
+                "cat /sys/module/cryptomgr/parameters/notests > /out/notests",
+            )
             .out(&out)
             .step(&[
                 "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "1", "--warmup", "0",
             ]);
         if bzimage {
-            g = g.flag("--bzimage");
+            g = g.flag("--bzimage").opt("--append", "cryptomgr.notests=0");
         }
         common::ok(&g.run(&scratch.db()));
         let protocol = read(&results(&out, 1, 1).join("protocol"));
         assert_eq!(protocol.trim() == "0c 02", !bzimage, "{label}: {protocol}");
+        let notests = read(&results(&out, 1, 1).join("notests"));
+        assert_eq!(notests.trim(), if bzimage { "N" } else { "Y" }, "{label}");
         let guest = &show(&scratch.db(), label)["meta"]["machine"]["guest"];
         assert_eq!(guest["pvh"] == true, !bzimage, "{guest}");
     }
