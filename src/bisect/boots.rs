@@ -143,7 +143,7 @@ impl<'a> Guests<'a> {
                     steps: &self.steps,
                     setup: &self.setup,
                     nested: None,
-                    bzimage: self.bzimage,
+                    pvh: !self.bzimage && self.choice.as_ref().is_some_and(|c| c.accel.emulated()),
                 },
                 &self.user,
                 &dir,

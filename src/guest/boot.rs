@@ -49,15 +49,16 @@ pub struct Prepared {
 }
 
 /// Resolves the modules `kernel` needs (the set-up room's where `user`
-/// has the room, and, for a plan that boots guests, its KVM modules) and
-/// writes its initramfs into `work` as `initrd-INDEX`.
+/// has the room, and, for a plan that boots guests, its KVM modules),
+/// writes its initramfs into `work` as `initrd-INDEX` and, with `pvh`,
+/// finds its ELF image for a PVH entry.
 pub fn prepare(
     kernel: Kernel,
     label: String,
     index: usize,
     user: &Userland,
     scripts: &Scripts,
-    bzimage: bool,
+    pvh: bool,
     work: &Path,
 ) -> Result<Prepared> {
     let bus = modules::results_bus(kernel.modules.as_deref());
@@ -76,12 +77,12 @@ pub fn prepare(
     }
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, bus, scripts)?;
-    let pvh = if bzimage {
-        None
-    } else {
+    let pvh = if pvh {
         super::pvh::image(&kernel.image, &kernel.sha256)?
             .map_err(|why| eprintln!("vmscale guest: {label} boots as a bzImage: {why}"))
             .ok()
+    } else {
+        None
     };
     Ok(Prepared {
         kernel,

@@ -32,6 +32,11 @@ pub enum Accel {
 }
 
 impl Accel {
+    /// The guest's CPU is emulated (TCG, icount).
+    pub fn emulated(self) -> bool {
+        self != Accel::Kvm
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Accel::Kvm => "kvm",
