@@ -100,6 +100,8 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
     // Two vCPUs pinned, one to each of the outer guest's CPUs.
     assert_eq!(g["pinned"], serde_json::json!([0, 1]), "{g}");
     assert_eq!(g["topology"]["mem_mib"], 512, "{g}");
+    // A KVM guest boots the bzImage (the PVH entry is for emulated ones).
+    assert!(g.get("pvh").is_none(), "{g}");
     // The inner guest's host is the outer guest: its kernel, not ours.
     let outer_release = read(&results.join("release")).trim().to_string();
     assert_eq!(g["host_kernel"], outer_release.as_str(), "{g}");
