@@ -133,8 +133,7 @@ fn checked_copy(path: &Path) -> std::result::Result<PathBuf, String> {
     let dir = crate::cache::cache_dir().join("bin");
     let mut from = open_ours(path)?;
     let meta = from.metadata().map_err(|e| e.to_string())?;
-    let mtime = meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128;
-    let key = format!("{}-{mtime}", meta.len());
+    let key = super::deb::key_of(&meta);
     let cached = dir.join(format!("vmscale-static-{key}-{}", crate::SOURCE_ID));
     if cached.is_file() {
         return Ok(cached);

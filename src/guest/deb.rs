@@ -15,12 +15,18 @@ use crate::error::{Error, Result};
 /// so a changed file is unpacked (or stripped) again.
 pub fn cache_key(path: &Path) -> Result<String> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io("cannot read", path, e))?;
+    Ok(key_of(&meta))
+}
+
+/// The cache key of a file whose metadata is read already (from an open
+/// descriptor).
+pub fn key_of(meta: &std::fs::Metadata) -> String {
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    Ok(format!("{}-{mtime}", meta.len()))
+    format!("{}-{mtime}", meta.len())
 }
 
 /// True for a file that starts like an `ar` archive (a .deb does).
