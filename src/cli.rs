@@ -354,7 +354,7 @@ pub struct GuestArgs {
     pub cpu: Option<String>,
     /// Boot each kernel's bzImage through its decompressor (KASLR on) [default, with
     /// TCG: QEMU enters the kernel's ELF image, unpacked once into the cache, at its
-    /// PVH entry where it has one, some 0.2 s less a boot; with KVM the bzImage]
+    /// PVH entry where it has one, some 0.15 s less a boot; with KVM the bzImage]
     #[arg(long)]
     pub bzimage: bool,
     /// Boot the kernels in turn this many times (A B A B ..), or `auto`: until the

@@ -1,7 +1,7 @@
 //! The kernel's own ELF image for QEMU's direct (PVH) boot. A bzImage
 //! carries the kernel compressed behind a real-mode setup stub; booting
 //! it, the guest decompresses and relocates some 50 MB under emulation
-//! first (0.4–0.6 s a TCG boot here, docs/bisect.md). The payload is
+//! first (a median 0.14 s of a TCG boot here, docs/bisect.md). The payload is
 //! unpacked once on the host into vmscale's cache, keyed by the image's
 //! hash; a kernel whose ELF image has a PVH entry (a Xen note
 //! `PHYS32_ENTRY`, `CONFIG_PVH`) is then loaded by QEMU as it stands and
