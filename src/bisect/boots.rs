@@ -135,7 +135,7 @@ impl<'a> Guests<'a> {
             let dir = self.work.join(format!("entry-{i}"));
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
             let label = stored::label(&self.key, &self.entries[i].label);
-            let p = rounds::prepare(
+            let mut p = rounds::prepare(
                 vec![k],
                 &[label],
                 &[],
@@ -143,11 +143,13 @@ impl<'a> Guests<'a> {
                     steps: &self.steps,
                     setup: &self.setup,
                     nested: None,
-                    pvh: !self.bzimage && self.choice.as_ref().is_some_and(|c| c.accel.emulated()),
                 },
                 &self.user,
                 &dir,
             )?;
+            if !self.bzimage && self.choice.as_ref().is_some_and(|c| c.accel.emulated()) {
+                crate::guest::boot::enter_at_pvh(&mut p)?;
+            }
             self.prepared[i] = p.into_iter().next();
         }
         let p = self.prepared[i]

@@ -100,10 +100,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let work = WorkDir::new("vmscale-guest")?;
     let room = crate::guest::modules::room_needed(&steps, &a.setup, nested.is_some());
     let user = Userland::prepare(work.path(), room)?;
-    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
-        accel::probe_boot(&kernels[0].image, &user, work.path())
-    })?;
-    let prepared = rounds::prepare(
+    let mut prepared = rounds::prepare(
         kernels,
         &labels,
         &appends,
@@ -111,10 +108,6 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             steps: &steps,
             setup: &a.setup,
             nested: nested.as_ref(),
-            // Under KVM the decompressor runs at the CPU's speed, and the
-            // PVH entry hung in early boot under the nested KVM this is
-            // tested with (tests/nested_kvm.rs): the bzImage boots.
-            pvh: !a.bzimage && choice.accel.emulated(),
         },
         &user,
         work.path(),
@@ -127,6 +120,13 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
             .max()
             .unwrap_or(0);
         nested::check_memory(t.shape.mem_mib, n.inner_mem_mib, root)?;
+    }
+
+    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+        accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
+    })?;
+    if !a.bzimage && choice.accel.emulated() {
+        crate::guest::boot::enter_at_pvh(&mut prepared)?;
     }
 
     if let Some(b) = accel::banner(&choice)

@@ -49,16 +49,14 @@ pub struct Prepared {
 }
 
 /// Resolves the modules `kernel` needs (the set-up room's where `user`
-/// has the room, and, for a plan that boots guests, its KVM modules),
-/// writes its initramfs into `work` as `initrd-INDEX` and, with `pvh`,
-/// finds its ELF image for a PVH entry.
+/// has the room, and, for a plan that boots guests, its KVM modules) and
+/// writes its initramfs into `work` as `initrd-INDEX`.
 pub fn prepare(
     kernel: Kernel,
     label: String,
     index: usize,
     user: &Userland,
     scripts: &Scripts,
-    pvh: bool,
     work: &Path,
 ) -> Result<Prepared> {
     let bus = modules::results_bus(kernel.modules.as_deref());
@@ -77,21 +75,27 @@ pub fn prepare(
     }
     let initrd = work.join(format!("initrd-{index}"));
     initramfs::write(&initrd, user, &mods, bus, scripts)?;
-    let pvh = if pvh {
-        super::pvh::image(&kernel.image, &kernel.sha256)?
-            .map_err(|why| eprintln!("vmscale guest: {label} boots as a bzImage: {why}"))
-            .ok()
-    } else {
-        None
-    };
     Ok(Prepared {
         kernel,
         label,
         initrd,
         bus,
         append: String::new(),
-        pvh,
+        pvh: None,
     })
+}
+
+/// Gives each prepared kernel its ELF image for QEMU to enter at its PVH
+/// entry, where it has one; for emulated guests only (under KVM the
+/// decompressor runs at the CPU's speed, and the PVH entry hung in early
+/// boot under the nested KVM this is tested with, tests/nested_kvm.rs).
+pub fn enter_at_pvh(prepared: &mut [Prepared]) -> Result<()> {
+    for p in prepared {
+        p.pvh = super::pvh::image(&p.kernel.image, &p.kernel.sha256)?
+            .map_err(|why| eprintln!("vmscale guest: {} boots as a bzImage: {why}", p.label))
+            .ok();
+    }
+    Ok(())
 }
 
 /// The guest kernel's command line.

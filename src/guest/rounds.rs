@@ -101,9 +101,6 @@ pub struct Plan<'a> {
     pub steps: &'a [Vec<String>],
     pub setup: &'a [String],
     pub nested: Option<&'a Nested>,
-    /// Enter the kernels at their PVH entry where they have one (emulated
-    /// guests without `--bzimage`), not through the bzImage.
-    pub pvh: bool,
 }
 
 /// Each kernel labelled (its `labels` entry, else its release, with its
@@ -133,7 +130,7 @@ pub fn prepare(
         .enumerate()
         .map(|(i, k)| {
             let label = labels.get(i).unwrap_or(&defaults[i]).clone();
-            let mut p = boot::prepare(k, label, i, user, &scripts, plan.pvh, work)?;
+            let mut p = boot::prepare(k, label, i, user, &scripts, work)?;
             p.append = appends.get(i).cloned().unwrap_or_default();
             Ok(p)
         })
