@@ -22,13 +22,13 @@ use crate::guest::qemu;
 use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
-use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
 use crate::report::verdict as shown;
 use crate::runner::Progress as _;
 use crate::store::Store;
+use crate::workdir::WorkDir;
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::exec::signals::install();
