@@ -128,7 +128,7 @@ fn open_ours(path: &Path) -> Result<File, Unusable> {
 /// Why the copy `copy` cannot be the guest binary, if it cannot: it must
 /// be a static ELF executable built from these sources (its `--version`).
 fn unusable(copy: &Path) -> Option<Unusable> {
-    if super::initramfs::interpreter(copy) != Some(None) {
+    if super::elf::interpreter(copy) != Some(None) {
         return Some(Unusable::NotStatic);
     }
     let out = Command::new(copy)
