@@ -2,8 +2,8 @@
 //! imports between the top-level modules of src/ flow one way (no cycle),
 //! and so do imports between the files of each folder (no circle: a type
 //! two files share lives in the file it belongs to); nothing below the
-//! command line imports `cli` or `commands`, and `stats` and `store`
-//! import no workload.
+//! command line imports `cli` or `commands`, `stats` and `store` import
+//! no workload, and no error below the command line is a bare `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -347,4 +347,76 @@ fn stats_and_store_import_no_workload() {
             "{m} imports {uses:?}"
         );
     }
+}
+
+/// The error type of each `Result<T, E>` written in `code` whose `E` is
+/// `String` (a message with no kind, so no exit code by meaning).
+fn string_errors(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("Result<") {
+        let rest = &code[i + "Result<".len()..];
+        let (mut depth, mut last_arg) = (0usize, 0usize);
+        for (j, c) in rest.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => last_arg = j + 1,
+                '>' if depth == 0 => {
+                    if last_arg > 0 && rest[last_arg..j].trim() == "String" {
+                        out.push(format!("Result<{}>", &rest[..j]));
+                    }
+                    break;
+                }
+                '>' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn string_errors_are_seen_in_any_spelling() {
+    let code = "fn a() -> Result<(), String> {}\n\
+                fn b() -> std::result::Result<Vec<(u8, u8)>, String> {}\n\
+                fn c() -> Result<BTreeMap<String, String>> {}\n\
+                fn d() -> Result<String, Error> {}";
+    assert_eq!(
+        string_errors(code),
+        ["Result<(), String>", "Result<Vec<(u8, u8)>, String>"]
+    );
+}
+
+/// Errors are typed (CONTRIBUTING.md, "Errors"): only the command line's
+/// edge, main.rs and cli.rs (clap's value parsers), returns a bare
+/// `String` as an error.
+#[test]
+fn no_string_errors_below_the_command_line() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&src).unwrap();
+            if path.extension().is_none_or(|e| e != "rs")
+                || rel == Path::new("main.rs")
+                || rel == Path::new("cli.rs")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for e in string_errors(&text) {
+                found.push(format!("{}: {e}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Result<_, String> outside main.rs and cli.rs: {found:#?}"
+    );
 }
