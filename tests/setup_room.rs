@@ -451,8 +451,9 @@ fn killed_holder_then(mode: &str, args: &[&str]) {
         assert!(said.contains(what), "'{what}' not in: {said}");
     }
     assert_clean(&state, pid, &before);
+    // SAFETY: signal 0 only checks that the process exists.
     let orphan_lives = unsafe { libc::kill(orphan, 0) } == 0;
-    // SAFETY: the helper's sleep, now orphaned.
+    // SAFETY: the helper's sleep, now orphaned, is ours to kill.
     unsafe { libc::kill(orphan, libc::SIGKILL) };
     assert!(
         orphan_lives,

@@ -8,11 +8,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::topology::Topology;
 use super::transport::Bus;
 use crate::error::{Error, Result};
+use crate::machine::guest::GuestInfo;
 
 pub const QEMU: &str = "qemu-system-x86_64";
 
@@ -332,12 +334,29 @@ impl Qmp {
     }
 }
 
+/// How many times longer than on hardware the KVM path's bounds are here:
+/// 10 where vmscale itself runs in a `vmscale guest` whose CPU is emulated
+/// (its kernel's command line says so), since a nested KVM guest then runs
+/// at the emulator's pace on a host that may be loaded (a probe boot there
+/// printed nothing in 30 s beside `stress-ng --cpu 2`); 1 elsewhere.
+pub fn kvm_pace() -> u32 {
+    static PACE: OnceLock<u32> = OnceLock::new();
+    *PACE.get_or_init(|| pace_of(crate::machine::kernel::cmdline(Path::new("/")).as_deref()))
+}
+
+fn pace_of(cmdline: Option<&str>) -> u32 {
+    let emulated = cmdline
+        .and_then(GuestInfo::from_cmdline)
+        .is_some_and(|g| g.accel != "kvm");
+    if emulated { 10 } else { 1 }
+}
+
 /// How long QEMU may take to answer QMP: it greets only once it has
 /// preallocated the guest's memory, which takes time in proportion (a
 /// 512 MiB guest under KVM inside a TCG guest took 10.3 s, about 50 MiB/s;
-/// this allows 16 MiB/s, times [`super::accel::kvm_pace`]).
+/// this allows 16 MiB/s, times [`kvm_pace`]).
 fn prealloc_bound(mem_mib: u64) -> Duration {
-    Duration::from_secs(30 + mem_mib / 16) * super::accel::kvm_pace()
+    Duration::from_secs(30 + mem_mib / 16) * kvm_pace()
 }
 
 /// QEMU's resident memory in KiB, read through one of its threads.
@@ -491,5 +510,15 @@ mod tests {
             ),
             vec!["real"]
         );
+    }
+
+    #[test]
+    fn kvm_bounds_stretch_only_inside_an_emulated_vmscale_guest() {
+        let line = |accel: &str| format!("console=ttyS0 quiet vmscale.accel={accel}");
+        assert_eq!(pace_of(Some(&line("tcg"))), 10);
+        assert_eq!(pace_of(Some(&line("icount"))), 10);
+        assert_eq!(pace_of(Some(&line("kvm"))), 1);
+        assert_eq!(pace_of(Some("BOOT_IMAGE=/vmlinuz root=/dev/vda quiet")), 1);
+        assert_eq!(pace_of(None), 1);
     }
 }

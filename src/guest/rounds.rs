@@ -26,10 +26,10 @@ use crate::runner::Progress;
 /// after its first console line for 18 minutes), not slow. icount runs
 /// every vCPU on one host thread: a boot took 2.5× (load 13) to 7× (load
 /// 22) as long as under TCG here. KVM's bound is stretched where KVM is
-/// itself nested in an emulated CPU ([`super::accel::kvm_pace`]).
+/// itself nested in an emulated CPU ([`super::qemu::kvm_pace`]).
 fn boot_bound(accel: Accel, cpus: usize) -> Duration {
     Duration::from_secs(match accel {
-        Accel::Kvm => 60 * u64::from(super::accel::kvm_pace()),
+        Accel::Kvm => 60 * u64::from(super::qemu::kvm_pace()),
         Accel::Tcg => 120 + 5 * cpus as u64,
         Accel::Icount => 240 + 15 * cpus as u64,
     })

@@ -55,8 +55,9 @@ fn file_refusal(dir: &Path, bytes: u64) -> Option<String> {
     let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
         return Some("the state directory's path holds a NUL byte".into());
     };
-    // SAFETY: statfs fills the zeroed struct; `c` outlives the call.
+    // SAFETY: statfs is plain data, for which all zeroes is a valid value.
     let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs fills the struct; `c` outlives the call.
     if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
         return Some(format!(
             "cannot statfs {}: {}",
