@@ -2,8 +2,8 @@
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
 //! `runner -> (workload, monitor, machine, profile, locks)`, `workload -> exec`. `model`
-//! (the shared data types), `parse`, `text`, `timefmt` and `atomic_file` are
-//! leaves anyone may use.
+//! (the shared data types), `parse`, `text`, `timefmt`, `units` and `atomic_file`
+//! are leaves anyone may use.
 
 /// The identity of the sources this binary was built from (build.rs).
 pub const SOURCE_ID: &str = env!("VMSCALE_SOURCE_ID");
@@ -49,4 +49,5 @@ pub mod stats;
 pub mod store;
 pub mod text;
 pub mod timefmt;
+pub mod units;
 pub mod workload;
