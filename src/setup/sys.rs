@@ -234,11 +234,6 @@ pub fn memory() -> Result<(u64, u64)> {
     }
 }
 
-/// Bytes in MiB for messages.
-pub fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
-}
-
 /// The most a resource held in memory may take: half of MemAvailable, so
 /// the case's own memory and the rest of the machine keep the other half.
 pub fn refuse_beyond_half(what: &str, bytes: u64) -> Result<()> {
@@ -247,10 +242,10 @@ pub fn refuse_beyond_half(what: &str, bytes: u64) -> Result<()> {
         return Err(Error::Refused(format!(
             "{what} of {} is more than this machine can give: half of MemAvailable is {} \
              (MemAvailable {}, MemTotal {}); ask for less (a smaller --size)",
-            mib(bytes),
-            mib(avail / 2),
-            mib(avail),
-            mib(total)
+            crate::units::memory(bytes),
+            crate::units::memory(avail / 2),
+            crate::units::memory(avail),
+            crate::units::memory(total)
         )));
     }
     Ok(())
