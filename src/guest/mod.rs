@@ -13,7 +13,8 @@
 //! results and their file names (`transport`, `files`, `pool`), one boot
 //! put together (`boot`), the rounds of boots (`rounds`), what a boot
 //! says for a deciding comparison (`decide`) and their scratch directory
-//! (`workdir`).
+//! (`workdir`), and the boot options the commands that boot share
+//! (`options`).
 
 pub mod accel;
 pub mod binary;
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod kernel_config;
 pub mod modules;
 pub mod nested;
+pub mod options;
 pub mod pool;
 pub mod pvh;
 pub mod qemu;
