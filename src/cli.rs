@@ -488,19 +488,19 @@ pub struct Harness {
     #[command(flatten)]
     pub output: OutputFormat,
     /// Adaptive: sample until the 95 % CI of the headline median is within P % of it
-    #[arg(long, default_value = "1%", value_name = "P%")]
-    pub precision: String,
+    #[arg(long, default_value = "1%", value_name = "P%", value_parser = crate::parse::percent)]
+    pub precision: f64,
     /// Adaptive: at most N measured samples per case [default: no count, --max-time
     /// decides; run quick: 5]
     #[arg(long, value_name = "N")]
     pub max_reps: Option<usize>,
     /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;
     /// the default keeps a default run within a minute
-    #[arg(long, default_value = "40s", value_name = "TIME")]
-    pub max_time: String,
+    #[arg(long, default_value = "40s", value_name = "TIME", value_parser = crate::parse::duration)]
+    pub max_time: std::time::Duration,
     /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
-    #[arg(long, default_value = "5%", value_name = "P%")]
-    pub noise_threshold: String,
+    #[arg(long, default_value = "5%", value_name = "P%", value_parser = crate::parse::percent)]
+    pub noise_threshold: f64,
     /// Before each sample, wait (up to 30 s) for the machine to be quiet
     #[arg(long)]
     pub wait_quiet: bool,

@@ -173,10 +173,8 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         if let Some(max) = budget.max_time
             && started.elapsed() + took > max
         {
-            ended_by = Some(format!(
-                "--max-time {}",
-                crate::runner::estimate::seconds(max.as_secs_f64())
-            ));
+            let max = crate::parse::format_duration(max);
+            ended_by = Some(format!("--max-time {max}"));
             return Ok(true);
         }
         if round == budget.rounds {

@@ -203,9 +203,9 @@ pub struct Env<'a> {
     pub spec: &'static Spec,
     /// The machine the run is for.
     pub machine: &'a Snapshot,
-    /// The run's `--knob` options as given: a knob the run sets counts
-    /// instead of the machine's value now (pft's THP and hugetlb checks).
-    pub knobs: &'a [String],
+    /// The run's `--knob` plan: a knob the run sets counts instead of the
+    /// machine's value now (pft's THP and hugetlb checks).
+    pub knobs: &'a crate::knobs::Plan,
 }
 
 impl Env<'_> {
@@ -483,7 +483,7 @@ mod tests {
         let env = super::Env {
             spec: &crate::workload::pft::SPEC,
             machine: &machine,
-            knobs: &[],
+            knobs: &crate::knobs::Plan::default(),
         };
         let cfg = BTreeMap::from([("size", 4096)]);
         let w = env.made(cfg, |_| Ok(Idle)).expect("made");

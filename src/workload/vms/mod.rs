@@ -112,9 +112,7 @@ impl Options for Args {
             }
         }
         // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
-        let ksm_set = knobs
-            .iter()
-            .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
+        let ksm_set = knobs.values("ksm_run").is_some_and(|v| v == ["1"]);
         for p in &plans {
             plan::check(p, m, ksm_set)?;
         }
