@@ -21,6 +21,9 @@ use crate::workload::{Env, Workload};
 /// `vmscale run NAME` for a registered workload (`run quick` is
 /// `quick::run`, chosen in main.rs).
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
+    if let Some(lines) = listing(&args) {
+        return super::output::text(&lines);
+    }
     let machine = machine::live();
     let opts = RunOptions::of(&args.harness)?;
     let w = build(&args, &machine, &opts.knobs)?;
@@ -34,6 +37,19 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
         eprint!("{}", e.text());
     }
     run_one(db, w.as_ref(), &opts, &args.harness, &machine)
+}
+
+/// The choices of the option the workload lists, when its value is `list`
+/// (`--case list`), one a line.
+fn listing(args: &RunArgs) -> Option<String> {
+    let l = crate::workload::find(&args.name)?.listing?;
+    let mut given = args.matches.get_raw(l.option).into_iter().flatten();
+    given.any(|v| v == "list").then(|| {
+        (l.lines)()
+            .into_iter()
+            .map(|line| format!("{line}\n"))
+            .collect()
+    })
 }
 
 /// `run ... --dry-run`: the plan and its estimate, nothing measured or

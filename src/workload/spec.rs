@@ -98,6 +98,9 @@ pub struct Spec {
     /// when its options are refused on this machine (colour cannot read
     /// frame numbers without CAP_SYS_ADMIN). Such entries run last.
     pub quick_may_skip: bool,
+    /// The option whose value `list` prints its choices (`--case list`)
+    /// instead of running.
+    pub listing: Option<Listing>,
 }
 
 impl Spec {
@@ -120,6 +123,7 @@ impl Spec {
             measures_knobs: &[],
             quick: no_quick,
             quick_may_skip: false,
+            listing: None,
         }
     }
 
@@ -196,6 +200,17 @@ fn no_quick(_: &Snapshot) -> Vec<Vec<String>> {
 
 /// `Spec::build`: the parsed options to a validated workload.
 pub type Build = fn(&ArgMatches, &Env) -> Result<Box<dyn Workload>>;
+
+/// An option that takes `list` for its choices: `vmscale run vms --case
+/// list` prints them on stdout, one a line with what each needs, and runs
+/// nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Listing {
+    /// The option's id (its field's name in the workload's `Args`).
+    pub option: &'static str,
+    /// The choices, one a line.
+    pub lines: fn() -> Vec<String>,
+}
 
 /// What building a workload may read besides its own options.
 pub struct Env<'a> {
@@ -451,6 +466,24 @@ mod tests {
                 assert!(takes(&sub, flag), "{} has no --{flag}", s.name);
             }
         }
+    }
+
+    #[test]
+    fn a_listing_names_an_option_of_its_workload_and_lists_something() {
+        let mut listed = 0;
+        for s in super::super::REGISTRY {
+            let Some(l) = s.listing else { continue };
+            let cmd = (s.args)(clap::Command::new(s.name));
+            assert!(
+                cmd.get_arguments().any(|a| a.get_id() == l.option),
+                "{}: no option {}",
+                s.name,
+                l.option
+            );
+            assert!(!(l.lines)().is_empty(), "{}", s.name);
+            listed += 1;
+        }
+        assert!(listed >= 2, "{listed}");
     }
 
     #[test]

@@ -83,12 +83,6 @@ pub struct Vms {
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m, knobs) = (self, env.machine, env.knobs);
-        if a.cases.iter().any(|c| c == "list") {
-            return Err(Error::Input(format!(
-                "the vm-scalability cases vmscale runs: {}",
-                cases::names().join(", ")
-            )));
-        }
         let rows = cases::select(&a.cases).map_err(Error::Input)?;
         let cpus = super::options::online(m);
         let tasks = match &a.tasks {
@@ -157,6 +151,10 @@ memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     report: super::Report::Vms,
     size_flags: "a smaller --size or fewer --tasks",
     quick,
+    listing: Some(super::spec::Listing {
+        option: "cases",
+        lines: plan::listing,
+    }),
     ..Spec::of::<Args>()
 };
 
