@@ -83,7 +83,7 @@ pub struct Vms {
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m, knobs) = (self, env.machine, env.knobs);
-        let rows = cases::select(&a.cases).map_err(Error::Input)?;
+        let rows = cases::select(&a.cases)?;
         let cpus = super::options::online(m);
         let tasks = match &a.tasks {
             Some(t) => super::options::tasks(t, m)?,
