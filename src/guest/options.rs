@@ -122,10 +122,8 @@ mod tests {
         boot: BootOptions,
     }
 
-    fn parse(args: &[&str]) -> std::result::Result<BootOptions, String> {
-        Cmd::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
-            .map(|c| c.boot)
-            .map_err(|e| e.to_string())
+    fn parse(args: &[&str]) -> std::result::Result<BootOptions, clap::Error> {
+        Cmd::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|c| c.boot)
     }
 
     #[test]
@@ -150,7 +148,7 @@ mod tests {
             (&["--max-rounds", "101"], "'101' for '--max-rounds"),
             (&["--timeout", "soon"], "'soon' for '--timeout"),
         ] {
-            let e = parse(args).unwrap_err();
+            let e = parse(args).unwrap_err().to_string();
             assert!(e.contains(want), "{args:?}: {e}");
         }
     }
