@@ -12,9 +12,9 @@
 //! accelerator probe (`qemu`, `accel`), the console (`console`), the
 //! results and their file names (`transport`, `files`, `pool`), one boot
 //! put together (`boot`), the rounds of boots (`rounds`), what a boot
-//! says for a deciding comparison (`decide`) and their scratch directory
-//! (`workdir`), and the boot options the commands that boot share
-//! (`options`).
+//! says for a deciding comparison (`decide`) and the boot options the
+//! commands that boot share (`options`); their scratch directory is
+//! `crate::workdir`.
 
 pub mod accel;
 pub mod binary;
@@ -38,4 +38,3 @@ pub mod rounds;
 pub mod topology;
 pub mod transport;
 pub mod tree;
-pub mod workdir;
