@@ -7,7 +7,7 @@ use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 use crate::deferred::Deferred;
-use crate::guest::accel::Asked;
+use crate::guest::options::BootOptions;
 use crate::history::select::By;
 use crate::model::Better;
 use crate::report::export::Format;
@@ -163,13 +163,8 @@ A run is copied once, by its identity: merging the same files again adds nothing
     History(Deferred<HistoryArgs>),
 }
 
-/// `--json`: every command with a machine-readable output has it.
-#[derive(Args, Debug, Clone, Copy, Default)]
-pub struct Json {
-    /// JSON instead of text
-    #[arg(long = "json")]
-    pub json: bool,
-}
+/// `--json` (declared with the options several rooms share).
+pub use crate::options::Json;
 
 /// `--root` (hidden): the machine is read under this root instead of /,
 /// for fixtures (`sysinfo`, `pcp`, `doctor`).
@@ -313,19 +308,6 @@ pub struct GuestArgs {
     /// release; a revision's short commit id]
     #[arg(long = "label", value_name = "LABEL")]
     pub labels: Vec<String>,
-    /// Modules of a bzImage kernel (a lib/modules/RELEASE directory) [default:
-    /// /lib/modules/RELEASE where it exists; a .deb brings its own]
-    #[arg(long, value_name = "DIR")]
-    pub modules: Option<PathBuf>,
-    /// Added to every guest kernel's command line
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
-    pub append: Vec<String>,
-    /// vCPUs [default: the fewest that fill --sockets, --dies, --threads and --nodes]
-    #[arg(long)]
-    pub cpus: Option<usize>,
-    /// NUMA nodes with CPUs (the CPUs are split over them in order)
-    #[arg(long, default_value_t = 1)]
-    pub nodes: usize,
     /// Nodes with memory and no CPUs, numbered after the others
     #[arg(long, default_value_t = 0)]
     pub memory_only_nodes: usize,
@@ -341,51 +323,21 @@ pub struct GuestArgs {
     /// SMT threads per core
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Guest memory over all nodes (split evenly)
-    #[arg(long, default_value = "1G")]
-    pub mem: String,
-    /// auto: KVM where a probe boot shows it works, else TCG (the CPU emulated);
-    /// icount: TCG whose clock is the instruction count (figures the host's load
-    /// does not move, comparable only with icount runs)
-    #[arg(long, value_enum, default_value = "auto")]
-    pub accel: Asked,
-    /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]
-    #[arg(long, value_name = "MODEL")]
-    pub cpu: Option<String>,
-    /// Boot each kernel's bzImage through its decompressor (KASLR on) [default, with
-    /// TCG: QEMU enters the kernel's ELF image, unpacked once into the cache, at its
-    /// PVH entry where it has one, some 0.15 s less a boot; with KVM the bzImage]
-    #[arg(long)]
-    pub bzimage: bool,
+    #[command(flatten)]
+    pub boot: BootOptions,
     /// Boot the kernels in turn this many times (A B A B ..), or `auto`: until the
     /// paired ratio of the deciding figure is decided (--decide); runs are pooled per
     /// kernel
     #[arg(long, default_value = "1", value_name = "N|auto")]
     pub rounds: Rounds,
-    /// The band 1 ± THRESHOLD ("10%") a ratio is "same" inside and "different"
-    /// outside [default: 10% under TCG, 3% under KVM]
-    #[arg(long, value_name = "THRESHOLD")]
-    pub decide: Option<String>,
-    /// With --rounds auto: the most rounds [default: 30]
-    #[arg(long, value_name = "N")]
-    pub max_rounds: Option<u32>,
     /// With --rounds auto: start no round after this long (e.g. 30m)
-    #[arg(long, value_name = "DURATION")]
-    pub max_time: Option<String>,
-    /// The figure that decides [default: the headline of the plan's first run]
-    #[arg(long, value_name = "FIGURE")]
-    pub figure: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration)]
+    pub max_time: Option<std::time::Duration>,
     /// Added to kernel N's command line only (N=ARGS, N counts --kernel from 1)
     #[arg(long = "append-to", value_name = "N=ARGS", allow_hyphen_values = true)]
     pub append_to: Vec<String>,
     #[command(flatten)]
     pub json: Json,
-    /// Stop a guest after this long [default: derived from the plan]
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-    /// A shell line run in the guest before the plan (e.g. a debugfs write); repeatable
-    #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
-    pub setup: Vec<String>,
     /// Keep each guest's files here (console log, step outputs, guest store)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -536,19 +488,19 @@ pub struct Harness {
     #[command(flatten)]
     pub output: OutputFormat,
     /// Adaptive: sample until the 95 % CI of the headline median is within P % of it
-    #[arg(long, default_value = "1%", value_name = "P%")]
-    pub precision: String,
+    #[arg(long, default_value = "1%", value_name = "P%", value_parser = crate::parse::percent)]
+    pub precision: f64,
     /// Adaptive: at most N measured samples per case [default: no count, --max-time
     /// decides; run quick: 5]
     #[arg(long, value_name = "N")]
     pub max_reps: Option<usize>,
     /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;
     /// the default keeps a default run within a minute
-    #[arg(long, default_value = "40s", value_name = "TIME")]
-    pub max_time: String,
+    #[arg(long, default_value = "40s", value_name = "TIME", value_parser = crate::parse::duration)]
+    pub max_time: std::time::Duration,
     /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
-    #[arg(long, default_value = "5%", value_name = "P%")]
-    pub noise_threshold: String,
+    #[arg(long, default_value = "5%", value_name = "P%", value_parser = crate::parse::percent)]
+    pub noise_threshold: f64,
     /// Before each sample, wait (up to 30 s) for the machine to be quiet
     #[arg(long)]
     pub wait_quiet: bool,

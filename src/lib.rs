@@ -2,8 +2,9 @@
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
 //! `runner -> (workload, monitor, machine, profile, locks)`, `workload -> exec`. `model`
-//! (the shared data types), `parse`, `text`, `timefmt`, `units` and `atomic_file`
-//! are leaves anyone may use.
+//! (the shared data types), `options` (options several rooms' commands share),
+//! `parse`, `text`, `timefmt`, `units` and `atomic_file` are leaves anyone may
+//! use.
 
 /// The identity of the sources this binary was built from (build.rs).
 pub const SOURCE_ID: &str = env!("VMSCALE_SOURCE_ID");
@@ -36,6 +37,7 @@ pub mod locks;
 pub mod machine;
 pub mod model;
 pub mod monitor;
+pub mod options;
 pub mod parse;
 pub mod pipe;
 pub mod probes;

@@ -140,6 +140,22 @@ pub fn duration(text: &str) -> Result<std::time::Duration> {
     }
 }
 
+/// A duration as [`duration`] reads it back: "40s", "10m", "1h", "500ms",
+/// "1.5s".
+pub fn format_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if d != std::time::Duration::from_millis(ms as u64) {
+        return format!("{}s", d.as_secs_f64());
+    }
+    match ms {
+        0 => "0s".into(),
+        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
 /// Joins words into one shell command line, quoting those that need it, so
 /// a printed command can be pasted back into a shell.
 pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
@@ -162,6 +178,17 @@ pub fn shell_words<S: AsRef<str>>(words: &[S]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formatted_duration_reads_back_as_itself() {
+        for text in ["40s", "10m", "1h", "500ms", "1500ms", "90m", "61s"] {
+            let d = duration(text).unwrap();
+            assert_eq!(format_duration(d), text);
+            assert_eq!(duration(&format_duration(d)).unwrap(), d);
+        }
+        let odd = std::time::Duration::from_micros(1500);
+        assert_eq!(duration(&format_duration(odd)).unwrap(), odd);
+    }
 
     #[test]
     fn sizes() {

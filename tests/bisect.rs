@@ -82,12 +82,12 @@ fn bad_input_is_refused_before_anything_boots_and_nothing_is_stored() {
         (
             vec!["--kernel", a, "--kernel", b, "--decide", "150%"],
             pft,
-            "--decide 150%",
+            "'150%' for '--decide",
         ),
         (
             vec!["--kernel", a, "--kernel", b, "--max-rounds", "2"],
             pft,
-            "--max-rounds 2",
+            "'2' for '--max-rounds",
         ),
         (
             vec!["--kernel", a, "--kernel", b, "--figure", "bogus"],

@@ -370,7 +370,7 @@ fn bad_input_is_refused_before_anything_boots() {
                 "--kernel", cloud, "--kernel", cloud, "--rounds", "auto", "--decide", "150%", "--",
                 "sysinfo",
             ],
-            "--decide 150%",
+            "'150%' for '--decide",
         ),
         (
             vec![

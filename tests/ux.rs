@@ -381,3 +381,41 @@ fn fixed_reps_refuse_the_adaptive_options() {
         assert!(!s.db().exists());
     }
 }
+
+/// `--case list` and `--test list` print the choices on stdout, exit 0,
+/// one a line starting with its name, each within 80 columns, nothing
+/// stored; the names are the code's own tables.
+#[test]
+fn listings_are_on_stdout_one_choice_a_line() {
+    use clap::ValueEnum as _;
+    let s = Scratch::new("ux-listings");
+    let tests: Vec<String> = vmscale::workload::wis::Test::value_variants()
+        .iter()
+        .filter_map(|t| t.to_possible_value())
+        .map(|p| p.get_name().to_string())
+        .collect();
+    let cases: Vec<String> = vmscale::workload::vms::cases::names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    for (args, names) in [
+        (&["run", "vms", "--case", "list"][..], &cases),
+        (
+            &["run", "vms", "--case", "anon-w-seq", "--case", "list"],
+            &cases,
+        ),
+        (&["run", "wis", "--test", "list"], &tests),
+    ] {
+        let o = s.vmscale(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert_fits(&args.join(" "), &out, 80);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), names.len(), "{args:?}:\n{out}");
+        for (line, name) in lines.iter().zip(names) {
+            assert_eq!(line.split_whitespace().next(), Some(name.as_str()), "{out}");
+        }
+        assert!(!s.db().exists(), "{args:?} wrote a store");
+    }
+}

@@ -4,6 +4,9 @@
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
+use crate::guest::options::BootOptions;
+use crate::options::Json;
+
 pub const EXAMPLES: &str = "\
 Examples:
   vmscale bisect --kernel 6.1.0-47.deb --kernel 6.1.0-50.deb --kernel 6.1.0-56.deb -- run pft
@@ -28,7 +31,13 @@ them. See docs/bisect.md.";
 
 /// `vmscale bisect`: a list of kernels or a range of a tree.
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    mut_arg("json", |a| a.help(
+        "JSON: first_bad and every step (revision or kernel, verdict, rounds, ratio, ci)"
+    ))
+)]
 pub struct BisectArgs {
     #[command(subcommand)]
     pub judge: Option<JudgeCommand>,
@@ -47,6 +56,8 @@ pub struct BisectArgs {
     pub bad: Option<String>,
     #[command(flatten)]
     pub tree_config: crate::kbuild::config::Options,
+    #[command(flatten)]
+    pub json: Json,
     #[command(flatten)]
     pub run: BisectRun,
 }
@@ -75,56 +86,11 @@ pub struct JudgeArgs {
     pub run: BisectRun,
 }
 
-/// How each kernel boots and what decides.
+/// How each kernel boots and what decides, and the plan.
 #[derive(Args, Debug)]
 pub struct BisectRun {
-    /// vCPUs
-    #[arg(long, default_value_t = 1)]
-    pub cpus: usize,
-    /// NUMA nodes (the vCPUs split over them)
-    #[arg(long, default_value_t = 1)]
-    pub nodes: usize,
-    /// Guest memory
-    #[arg(long, default_value = "1G")]
-    pub mem: String,
-    /// auto: KVM where a probe boot shows it works, else TCG; icount: TCG whose
-    /// clock is the instruction count
-    #[arg(long, value_enum, default_value = "auto")]
-    pub accel: crate::guest::accel::Asked,
-    /// QEMU's -cpu model [default: host under KVM, max under TCG]
-    #[arg(long, value_name = "MODEL")]
-    pub cpu: Option<String>,
-    /// Boot each kernel's bzImage through its decompressor (KASLR on) [default, with
-    /// TCG: QEMU enters the kernel's ELF image, unpacked once into the cache, at its
-    /// PVH entry where it has one, some 0.15 s less a boot; with KVM the bzImage]
-    #[arg(long)]
-    pub bzimage: bool,
-    /// Modules of bzImage kernels (a lib/modules/RELEASE directory)
-    #[arg(long, value_name = "DIR")]
-    pub modules: Option<PathBuf>,
-    /// Added to every guest kernel's command line
-    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
-    pub append: Vec<String>,
-    /// The figure that decides [default: the headline of the plan's first run]
-    #[arg(long, value_name = "FIGURE")]
-    pub figure: Option<String>,
-    /// The band 1 ± THRESHOLD the ends must differ beyond ("10%") [default: 10%
-    /// under TCG, 3% under KVM]
-    #[arg(long, value_name = "THRESHOLD")]
-    pub decide: Option<String>,
-    /// The most rounds of one pair [default: 30]
-    #[arg(long, value_name = "N", default_value_t = 30)]
-    pub max_rounds: u32,
-    /// Stop a guest after this long [default: derived from the plan]
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-    /// A shell line run in the guest before the plan; repeatable
-    #[arg(long, value_name = "LINE", allow_hyphen_values = true)]
-    pub setup: Vec<String>,
-    /// JSON: first_bad and every step (revision or kernel, verdict, rounds,
-    /// ratio, ci)
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub boot: BootOptions,
     /// The plan: a vmscale command line, several separated by `---`; the
     /// first stores the deciding run
     #[arg(last = true, value_name = "PLAN")]

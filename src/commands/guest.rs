@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::guest_plan::{Budget, appends_to, inner_steps};
-pub use super::guest_plan::{check_figure, mem_mib, parse_threshold, split_plan};
+pub use super::guest_plan::{check_figure, split_plan};
 use super::progress::Bar;
 use super::{Error, Result};
 use crate::cli::GuestArgs;
@@ -33,7 +33,7 @@ use crate::workdir::WorkDir;
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::exec::signals::install();
     let steps = split_plan(&a.plan)?;
-    if steps.is_empty() && a.setup.is_empty() {
+    if steps.is_empty() && a.boot.setup.is_empty() {
         return Err(Error::Input(
             "give a plan after `--`, e.g. `vmscale guest --kernel K -- run pft --tasks 1`".into(),
         ));
@@ -53,26 +53,21 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         distances.extend(topology::parse_distances(d)?);
     }
     let t = Request {
-        cpus: a.cpus,
-        nodes: a.nodes,
+        cpus: a.boot.cpus,
+        nodes: a.boot.nodes,
         sockets: a.sockets,
         dies: a.dies,
         threads: a.threads,
         memory_only_nodes: a.memory_only_nodes,
-        mem_mib: mem_mib(&a.mem)?,
+        mem_mib: a.boot.mem_mib,
         distances,
     }
     .check()?;
-    accel::check_shape(a.accel, t.shape.cpus)?;
-    let timeout = a
-        .timeout
-        .as_deref()
-        .map(crate::parse::duration)
-        .transpose()?;
+    accel::check_shape(a.boot.accel, t.shape.cpus)?;
     let mut kernels = a
         .kernels
         .iter()
-        .map(|k| kernel::resolve(k, a.modules.as_deref()))
+        .map(|k| kernel::resolve(k, a.boot.modules.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     let shape = kconfig::Shape {
         cpus: t.shape.cpus,
@@ -98,7 +93,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     }
     let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
-    let room = crate::guest::modules::room_needed(&steps, &a.setup, nested.is_some());
+    let room = crate::guest::modules::room_needed(&steps, &a.boot.setup, nested.is_some());
     let user = Userland::prepare(work.path(), room, step_programs(&steps)?)?;
     let mut prepared = rounds::prepare(
         kernels,
@@ -106,7 +101,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         &appends,
         &Plan {
             steps: &steps,
-            setup: &a.setup,
+            setup: &a.boot.setup,
             nested: nested.as_ref(),
         },
         &user,
@@ -122,10 +117,13 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         nested::check_memory(t.shape.mem_mib, n.inner_mem_mib, root)?;
     }
 
-    let choice = accel::choose(a.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
-        accel::probe_boot(&prepared[0].kernel.image, &user, work.path())
-    })?;
-    if !a.bzimage && choice.accel.emulated() {
+    let choice = accel::choose(
+        a.boot.accel,
+        Path::new("/sys"),
+        Path::new("/dev/kvm"),
+        || accel::probe_boot(&prepared[0].kernel.image, &user, work.path()),
+    )?;
+    if !a.boot.bzimage && choice.accel.emulated() {
         crate::guest::boot::enter_at_pvh(&mut prepared)?;
     }
 
@@ -138,16 +136,23 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         .iter()
         .filter(|s| s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK)
         .count();
-    let append = a.append.join(" ");
+    let append = a.boot.appended();
     let plan = (steps.len(), suites);
-    let session = rounds::session(&t, &choice, a.cpu.as_deref(), &append, timeout, plan);
+    let session = rounds::session(
+        &t,
+        &choice,
+        a.boot.cpu.as_deref(),
+        &append,
+        a.boot.timeout,
+        plan,
+    );
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| Error::io("cannot create", out, e))?;
     }
     let files = a.out.as_deref().unwrap_or(work.path());
 
     let rule = budget.rule(choice.accel);
-    let mut deciding = Deciding::new(rule, a.figure.clone(), prepared.len());
+    let mut deciding = Deciding::new(rule, a.boot.figure.clone(), prepared.len());
     let started = Instant::now();
     let mut round_started = Instant::now();
     let mut ended_by = None;
@@ -168,7 +173,8 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         if let Some(max) = budget.max_time
             && started.elapsed() + took > max
         {
-            ended_by = Some(format!("--max-time {}", budget.max_time_text));
+            let max = crate::parse::format_duration(max);
+            ended_by = Some(format!("--max-time {max}"));
             return Ok(true);
         }
         if round == budget.rounds {
@@ -197,7 +203,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
         ))?;
     } else {
         report(&prepared, &landed, budget.rounds)?;
-        if prepared.len() > 1 && (budget.auto || a.decide.is_some()) {
+        if prepared.len() > 1 && (budget.auto || a.boot.decide.is_some()) {
             super::output::text(&crate::report::verdict::text(&verdict))?;
         }
     }

@@ -1,8 +1,7 @@
 //! `vmscale guest`'s input, checked before anything boots: the plan after
 //! `--` (each step a vmscale command line that makes sense in a guest),
-//! `--mem`, `--append-to`, and the rounds' budget and deciding rule
-//! (`--rounds N|auto`, `--decide`, `--max-rounds`, `--max-time`,
-//! `--figure`).
+//! `--append-to`, and the rounds' budget and deciding rule (`--rounds
+//! N|auto` with `--decide`, `--max-rounds`, `--max-time`, `--figure`).
 
 use clap::Parser;
 use std::time::Duration;
@@ -11,7 +10,7 @@ use super::{Error, Result};
 use crate::cli::{Cli, Command, GuestArgs, Rounds};
 use crate::guest::nested::InnerStep;
 use crate::guest::qemu::Accel;
-use crate::stats::decide::{self as rule, Rule};
+use crate::stats::decide::Rule;
 
 /// Commands a plan may run inside a guest.
 const PLAN_COMMANDS: &str = "run, sysinfo, show, list, compare, doctor, pcp, fit or guest";
@@ -114,22 +113,12 @@ pub(super) fn inner_steps(steps: &[Vec<String>]) -> Result<Vec<InnerStep>> {
             out.push(InnerStep {
                 index,
                 kernels: g.kernels.clone(),
-                modules: g.modules.clone(),
-                mem_mib: mem_mib(&g.mem)?,
+                modules: g.boot.modules.clone(),
+                mem_mib: g.boot.mem_mib,
             });
         }
     }
     Ok(out)
-}
-
-pub fn mem_mib(text: &str) -> Result<u64> {
-    let bytes = crate::parse::size_arg("--mem", text)?;
-    if bytes % (1 << 20) != 0 {
-        return Err(Error::Input(format!(
-            "--mem {text}: give whole MiB, e.g. 1G or 768M"
-        )));
-    }
-    Ok(bytes >> 20)
 }
 
 /// How many rounds, and what ends them: `--rounds N` fixed, or `--rounds
@@ -141,11 +130,7 @@ pub(super) struct Budget {
     /// `--decide` as a fraction; None: the accelerator's default.
     pub(super) threshold: Option<f64>,
     pub(super) max_time: Option<Duration>,
-    pub(super) max_time_text: String,
 }
-
-/// `--rounds auto`'s budget when `--max-rounds` is not given.
-const DEFAULT_MAX_ROUNDS: u32 = 30;
 /// The error of the whole sequence of intervals.
 const ALPHA: f64 = 0.05;
 
@@ -153,7 +138,7 @@ impl Budget {
     pub(super) fn of(a: &GuestArgs, steps: &[Vec<String>]) -> Result<Budget> {
         let kernels = a.kernels.len() + a.revs.len();
         let auto = a.rounds == Rounds::Auto;
-        if !auto && (a.max_rounds.is_some() || a.max_time.is_some()) {
+        if !auto && (a.boot.max_rounds.is_some() || a.max_time.is_some()) {
             return Err(Error::Input(
                 "--max-rounds and --max-time bound --rounds auto: give --rounds auto, or \
                  leave them out"
@@ -169,30 +154,20 @@ impl Budget {
         }
         let rounds = match a.rounds {
             Rounds::Fixed(n) => n,
-            Rounds::Auto => a.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
+            Rounds::Auto => a.boot.max_rounds(),
         };
-        let what = if auto { "--max-rounds" } else { "--rounds" };
-        if !(1..=100).contains(&rounds) || (auto && (rounds as usize) < rule::MIN_ROUNDS) {
-            return Err(Error::Input(format!(
-                "{what} {rounds}: give {} to 100",
-                if auto { rule::MIN_ROUNDS } else { 1 }
-            )));
+        // --max-rounds is bounded as it is parsed.
+        if !(1..=100).contains(&rounds) {
+            return Err(Error::Input(format!("--rounds {rounds}: give 1 to 100")));
         }
-        let threshold = a.decide.as_deref().map(parse_threshold).transpose()?;
-        let max_time = a
-            .max_time
-            .as_deref()
-            .map(crate::parse::duration)
-            .transpose()?;
-        if let Some(f) = &a.figure {
+        if let Some(f) = &a.boot.figure {
             check_figure(f, steps)?;
         }
         Ok(Budget {
             auto,
             rounds,
-            threshold,
-            max_time,
-            max_time_text: a.max_time.clone().unwrap_or_default(),
+            threshold: a.boot.decide,
+            max_time: a.max_time,
         })
     }
 
@@ -204,22 +179,6 @@ impl Budget {
         } else {
             Rule::fixed(t, ALPHA, self.rounds as usize)
         }
-    }
-}
-
-/// "10%", "10 %" or "0.1" as a fraction in (0, 1).
-pub fn parse_threshold(s: &str) -> Result<f64> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match v {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(Error::Input(format!(
-            "--decide {s}: give the band around a ratio of 1 as a percentage between 0 and \
-             100, e.g. 10%"
-        ))),
     }
 }
 

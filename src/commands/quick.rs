@@ -7,29 +7,29 @@ use std::path::Path;
 
 use clap::Parser;
 
-use super::harness::{QUICK_MAX_REPS, options, plan_with};
-use super::run::{build, check_memory, emit, run_workload};
+use super::harness::{QUICK_MAX_REPS, RunOptions};
+use super::run::{build, check_budget, check_memory, emit, estimate, run_workload};
 use super::{Error, Result};
 use crate::cli::{Cli, Command, Harness, RunArgs};
 use crate::machine::Snapshot;
 use crate::model::{Run, Status};
 use crate::report::export::Format;
-use crate::runner::Plan;
 use crate::store::Store;
 use crate::workload::{REGISTRY, Spec, Workload};
 
 /// Runs the suite. Entries that may be skipped (`Spec::quick_may_skip`)
 /// run last, so a skip leaves the rest of the suite as it always is.
 pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
-    let plan = plan_with(h, QUICK_MAX_REPS)?;
+    // Bad knobs and harness values are refused before anything is printed.
+    let o = RunOptions::with(h, QUICK_MAX_REPS)?;
     let mut suite: Vec<Box<dyn Workload>> = Vec::new();
     for spec in REGISTRY.iter().filter(|s| !s.quick_may_skip) {
         for args in (spec.quick)(m) {
-            suite.push(entry(spec, &args, h, m)?);
+            suite.push(entry(spec, &args, h, &o, m)?);
         }
     }
     if h.dry_run {
-        let e = suite_estimate(&suite, h, m)?;
+        let e = suite_estimate(&suite, h, &o, m);
         return if h.output.json.json {
             super::print_json(&e)
         } else {
@@ -38,18 +38,14 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
     }
     super::run::refuse_other_root()?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
-        eprint!("{}", suite_estimate(&suite, h, m)?.text());
+        eprint!("{}", suite_estimate(&suite, h, &o, m).text());
     }
     for w in &suite {
         check_memory(w.as_ref(), m)?;
+        check_budget(w.as_ref(), &estimate(w.as_ref(), &o), &o)?;
+        super::conflicts::check(w.name(), &w.config(), &o.knobs)?;
     }
-    // Refuse bad knobs before printing anything.
-    let knob_plan = crate::knobs::Plan::parse(&h.knob)?;
-    options(h, &knob_plan)?;
-    for w in &suite {
-        super::conflicts::check(w.name(), &w.config(), &knob_plan)?;
-    }
-    knob_plan.preflight(
+    o.knobs.preflight(
         &crate::knobs::live_root(),
         &crate::knobs::journal::default_path(),
     )?;
@@ -60,11 +56,11 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
     let mut labels = super::suite::Labels::new(&suite_id);
     let mut runs = Vec::new();
     for w in &suite {
-        run_entry(db, w.as_ref(), &plan, h, &mut labels, m, &mut runs)?;
+        run_entry(db, w.as_ref(), &o, h, &mut labels, m, &mut runs)?;
     }
     for spec in REGISTRY.iter().filter(|s| s.quick_may_skip) {
         for args in (spec.quick)(m) {
-            let w = match entry(spec, &args, h, m) {
+            let w = match entry(spec, &args, h, &o, m) {
                 Ok(w) => w,
                 Err(e) if e.is_input() => {
                     eprintln!("vmscale: quick: {} skipped: {e}", spec.name);
@@ -72,7 +68,8 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
                 }
                 Err(e) => return Err(e),
             };
-            run_entry(db, w.as_ref(), &plan, h, &mut labels, m, &mut runs)?;
+            check_budget(w.as_ref(), &estimate(w.as_ref(), &o), &o)?;
+            run_entry(db, w.as_ref(), &o, h, &mut labels, m, &mut runs)?;
         }
     }
     if h.output.json.json {
@@ -89,29 +86,35 @@ pub fn run(db: &Path, h: &Harness, m: &Snapshot) -> Result<()> {
 fn suite_estimate(
     suite: &[Box<dyn Workload>],
     h: &Harness,
+    o: &RunOptions,
     m: &Snapshot,
-) -> Result<crate::runner::estimate::SuiteEstimate> {
-    let plan = plan_with(h, QUICK_MAX_REPS)?;
+) -> crate::runner::estimate::SuiteEstimate {
     let mut runs = Vec::new();
     for w in suite {
-        runs.push(super::run::estimate(w.as_ref(), &plan, h)?);
+        runs.push(estimate(w.as_ref(), o));
     }
     for spec in REGISTRY.iter().filter(|s| s.quick_may_skip) {
         for args in (spec.quick)(m) {
-            if let Ok(w) = entry(spec, &args, h, m) {
-                runs.push(super::run::estimate(w.as_ref(), &plan, h)?);
+            if let Ok(w) = entry(spec, &args, h, o, m) {
+                runs.push(estimate(w.as_ref(), o));
             }
         }
     }
-    Ok(crate::runner::estimate::SuiteEstimate::new(runs))
+    crate::runner::estimate::SuiteEstimate::new(runs)
 }
 
 /// One entry of `spec`'s quick list, parsed and built with the suite's
 /// harness options in place of the defaults.
-fn entry(spec: &Spec, args: &[String], h: &Harness, m: &Snapshot) -> Result<Box<dyn Workload>> {
+fn entry(
+    spec: &Spec,
+    args: &[String],
+    h: &Harness,
+    o: &RunOptions,
+    m: &Snapshot,
+) -> Result<Box<dyn Workload>> {
     let mut run = parse(spec, args)?;
     run.harness = h.clone();
-    build(&run, m)
+    build(&run, m, &o.knobs)
 }
 
 /// `vmscale run NAME ARGS` as the command line parses it. A refusal is a
@@ -140,14 +143,14 @@ pub(crate) fn parse(spec: &Spec, args: &[String]) -> Result<RunArgs> {
 fn run_entry(
     db: &Path,
     w: &dyn Workload,
-    plan: &Plan,
+    o: &RunOptions,
     h: &Harness,
     labels: &mut super::suite::Labels,
     m: &Snapshot,
     runs: &mut Vec<Run>,
 ) -> Result<()> {
     let labelled = labels.harness(h, w.name(), &w.config());
-    let run = run_workload(db, w, plan, &labelled, m)?;
+    let run = run_workload(db, w, o, &labelled, m)?;
     let interrupted = run.meta.status == Status::Incomplete;
     if !h.output.json.json {
         emit(db, &run, h)?;

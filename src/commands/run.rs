@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::harness::{options, plan};
+use super::harness::RunOptions;
 use super::{Error, Result};
 use crate::cli::{Harness, RunArgs};
 use crate::machine::{self, Snapshot};
@@ -14,33 +14,47 @@ use crate::model::{Run, Status};
 use crate::parse;
 use crate::report::export::Format;
 use crate::runner::estimate::{Estimate, Repeats};
-use crate::runner::{KnobSetup, Plan, Session, Setup};
+use crate::runner::{KnobSetup, Session, Setup};
 use crate::store::Store;
 use crate::workload::{Env, Workload};
 
 /// `vmscale run NAME` for a registered workload (`run quick` is
 /// `quick::run`, chosen in main.rs).
 pub fn run(db: &Path, args: RunArgs) -> Result<()> {
-    let machine = machine::live();
-    let w = build(&args, &machine)?;
-    if args.harness.dry_run {
-        return dry_run(w.as_ref(), &args.harness);
+    if let Some(lines) = listing(&args) {
+        return super::output::text(&lines);
     }
-    check_budget(w.as_ref(), &plan(&args.harness)?, &args.harness)?;
+    let machine = machine::live();
+    let opts = RunOptions::of(&args.harness)?;
+    let w = build(&args, &machine, &opts.knobs)?;
+    let e = estimate(w.as_ref(), &opts);
+    if args.harness.dry_run {
+        return dry_run(&e, &args.harness);
+    }
+    check_budget(w.as_ref(), &e, &opts)?;
     refuse_other_root()?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
-        eprint!(
-            "{}",
-            estimate(w.as_ref(), &plan(&args.harness)?, &args.harness)?.text()
-        );
+        eprint!("{}", e.text());
     }
-    run_one(db, w.as_ref(), &args.harness, &machine)
+    run_one(db, w.as_ref(), &opts, &args.harness, &machine)
+}
+
+/// The choices of the option the workload lists, when its value is `list`
+/// (`--case list`), one a line.
+fn listing(args: &RunArgs) -> Option<String> {
+    let l = crate::workload::find(&args.name)?.listing?;
+    let mut given = args.matches.get_raw(l.option).into_iter().flatten();
+    given.any(|v| v == "list").then(|| {
+        (l.lines)()
+            .into_iter()
+            .map(|line| format!("{line}\n"))
+            .collect()
+    })
 }
 
 /// `run ... --dry-run`: the plan and its estimate, nothing measured or
 /// stored.
-fn dry_run(w: &dyn Workload, h: &Harness) -> Result<()> {
-    let e = estimate(w, &plan(h)?, h)?;
+fn dry_run(e: &Estimate, h: &Harness) -> Result<()> {
     if h.output.json.json {
         super::print_json(&e)
     } else {
@@ -62,28 +76,19 @@ pub(crate) fn refuse_other_root() -> Result<()> {
     }
 }
 
-/// The plan of `w` under the harness options (runner/estimate.rs).
-pub(crate) fn estimate(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<Estimate> {
-    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
-    let combos = crate::knobs::Plan::parse(&h.knob)?.combos().len().max(1);
+/// The plan of `w` under the run's options (runner/estimate.rs).
+pub(crate) fn estimate(w: &dyn Workload, o: &RunOptions) -> Estimate {
     let repeats = Repeats {
-        invocations: h.invocations.into(),
-        combos,
+        invocations: o.runner.invocations,
+        combos: o.runner.combos.len().max(1),
     };
-    Ok(crate::runner::estimate::estimate(
-        w, plan, max_time, repeats,
-    ))
+    crate::runner::estimate::estimate(w, &o.plan, o.max_time, repeats)
 }
 
 /// Refuses a plan that must fit `--max-time` (c2c's `--pairs all`) and
 /// does not, with the numbers and the way to ask for it anyway.
-fn check_budget(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<()> {
-    if !w.bounded_by_max_time() {
-        return Ok(());
-    }
-    let e = estimate(w, plan, h)?;
-    let max_time = parse::duration(&h.max_time).map_err(|e| e.context("--max-time"))?;
-    if e.least_s <= max_time.as_secs_f64() {
+pub(crate) fn check_budget(w: &dyn Workload, e: &Estimate, o: &RunOptions) -> Result<()> {
+    if !w.bounded_by_max_time() || e.least_s <= o.max_time.as_secs_f64() {
         return Ok(());
     }
     let ask = if e.least_s > 3600.0 {
@@ -97,27 +102,31 @@ fn check_budget(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<()> {
         w.name(),
         e.notes.first().map_or("", String::as_str),
         crate::units::duration(e.least_s),
-        h.max_time,
+        parse::format_duration(o.max_time),
     )))
 }
 
 /// The workload a `run` subcommand names, its options validated by its
 /// `Spec::build` (input errors exit 2 before anything is stored).
-pub(crate) fn build(args: &RunArgs, m: &Snapshot) -> Result<Box<dyn Workload>> {
+pub(crate) fn build(
+    args: &RunArgs,
+    m: &Snapshot,
+    knobs: &crate::knobs::Plan,
+) -> Result<Box<dyn Workload>> {
     let spec = crate::workload::find(&args.name)
         .ok_or_else(|| Error::Failed(format!("{} is not a registered workload", args.name)))?;
     let env = Env {
         spec,
         machine: m,
-        knobs: &args.harness.knob,
+        knobs,
     };
     (spec.build)(&args.matches, &env)
 }
 
 /// Runs one workload into the store and prints it. A failed run of a
 /// workload that runs a user's command exits with the command's code.
-fn run_one(db: &Path, w: &dyn Workload, h: &Harness, m: &Snapshot) -> Result<()> {
-    let run = match run_workload(db, w, &plan(h)?, h, m) {
+fn run_one(db: &Path, w: &dyn Workload, o: &RunOptions, h: &Harness, m: &Snapshot) -> Result<()> {
+    let run = match run_workload(db, w, o, h, m) {
         Ok(run) => run,
         Err(Error::Failed(msg)) => match w.exit_code() {
             Some(code) => return Err(Error::Exit(code, msg)),
@@ -180,31 +189,29 @@ fn command_line() -> String {
     parse::shell_words(&args)
 }
 
-/// Checks one workload against the machine and the harness options, then
-/// runs it in a session (runner/session.rs); returns the stored run.
-pub fn run_workload(
+/// Checks one workload against the machine and the knobs it is run
+/// with (its budget was checked before, see `check_budget`), then runs it
+/// in a session (runner/session.rs); returns the stored run.
+pub(crate) fn run_workload(
     db: &Path,
     w: &dyn Workload,
-    plan: &Plan,
+    o: &RunOptions,
     h: &Harness,
     m: &Snapshot,
 ) -> Result<Run> {
     check_memory(w, m)?;
-    check_budget(w, plan, h)?;
     warn_oversubscribed(w, m);
-    let user_knobs = crate::knobs::Plan::parse(&h.knob)?;
-    super::conflicts::check(w.name(), &w.config(), &user_knobs)?;
-    let options = options(h, &user_knobs)?;
+    super::conflicts::check(w.name(), &w.config(), &o.knobs)?;
     let journal = crate::knobs::journal::default_path();
     let root = crate::knobs::live_root();
     // --tune adds one-value knobs to the plan; the variants stay the user's.
-    let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &user_knobs, w.name(), &root)?;
+    let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &o.knobs, w.name(), &root)?;
     knob_plan.preflight(&root, &journal)?;
-    crate::probes::preflight(&options.probes).map(drop)?;
+    crate::probes::preflight(&o.runner.probes).map(drop)?;
     let setup = Setup {
         workload: w,
-        plan: *plan,
-        options,
+        plan: o.plan,
+        options: o.runner.clone(),
         label: h.label.as_deref(),
         command_line: command_line(),
         machine: m,

@@ -11,8 +11,9 @@
 //! given (`nested`), the shape (`topology`), QEMU's command line and the
 //! accelerator probe (`qemu`, `accel`), the console (`console`), the
 //! results and their file names (`transport`, `files`, `pool`), one boot
-//! put together (`boot`), the rounds of boots (`rounds`) and what a boot
-//! says for a deciding comparison (`decide`); their scratch directory is
+//! put together (`boot`), the rounds of boots (`rounds`), what a boot
+//! says for a deciding comparison (`decide`) and the boot options the
+//! commands that boot share (`options`); their scratch directory is
 //! `crate::workdir`.
 
 pub mod accel;
@@ -29,6 +30,7 @@ pub mod kernel;
 pub mod kernel_config;
 pub mod modules;
 pub mod nested;
+pub mod options;
 pub mod pool;
 pub mod pvh;
 pub mod qemu;

@@ -89,6 +89,14 @@ impl Plan {
         self.knobs.is_empty()
     }
 
+    /// The values the plan gives the knob `name`, if it varies it.
+    pub fn values(&self, name: &str) -> Option<&[String]> {
+        self.knobs
+            .iter()
+            .find(|(k, _)| k.name == name)
+            .map(|(_, v)| v.as_slice())
+    }
+
     /// The cross product of values, first knob varying slowest; one empty
     /// map when no knob is varied.
     pub fn combos(&self) -> Vec<BTreeMap<String, String>> {

@@ -133,13 +133,8 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Box<dyn Wor
         pages,
     };
     // A knob the run sets counts instead of the machine's value now.
-    let plan = crate::knobs::Plan::parse(env.knobs)?;
-    let set = |name: &str| {
-        plan.knobs
-            .iter()
-            .find(|(k, _)| k.name == name)
-            .and_then(|(_, v)| v.first().cloned())
-    };
+    let plan = env.knobs;
+    let set = |name: &str| plan.values(name).and_then(|v| v.first().cloned());
     let thp = set("thp").or_else(|| m.thp_enabled.clone());
     let shmem = set("thp_shmem").or_else(pft::read_shmem_enabled);
     cfg.map.check(thp.as_deref(), shmem.as_deref())?;
@@ -166,7 +161,7 @@ fn with_mapping(mut cfg: pft::Config, a: &Args, env: &Env) -> Result<Box<dyn Wor
     }
     env.made(cfg, |cfg| {
         let w = Pft::new(cfg, m.clone())?;
-        check_hugetlb(&w, free, hugetlb_size, &plan, m)?;
+        check_hugetlb(&w, free, hugetlb_size, plan, m)?;
         Ok(w)
     })
 }
@@ -184,16 +179,12 @@ fn check_hugetlb(
     if need == 0 {
         return Ok(());
     }
-    let asked = plan
-        .knobs
-        .iter()
-        .find(|(k, _)| k.name == "nr_hugepages")
-        .map(|(_, v)| {
-            v.iter()
-                .filter_map(|x| x.parse::<u64>().ok())
-                .min()
-                .unwrap_or(0)
-        });
+    let asked = plan.values("nr_hugepages").map(|v| {
+        v.iter()
+            .filter_map(|x| x.parse::<u64>().ok())
+            .min()
+            .unwrap_or(0)
+    });
     match asked {
         None if free < need => Err(Error::Refused(format!(
             "--pages hugetlb needs {need} huge pages of {} but {free} are free \

@@ -99,6 +99,9 @@ pub struct Spec {
     /// when its options are refused on this machine (colour cannot read
     /// frame numbers without CAP_SYS_ADMIN). Such entries run last.
     pub quick_may_skip: bool,
+    /// The option whose value `list` prints its choices (`--case list`)
+    /// instead of running.
+    pub listing: Option<Listing>,
 }
 
 impl Spec {
@@ -121,6 +124,7 @@ impl Spec {
             measures_knobs: &[],
             quick: no_quick,
             quick_may_skip: false,
+            listing: None,
         }
     }
 
@@ -198,15 +202,26 @@ fn no_quick(_: &Snapshot) -> Vec<Vec<String>> {
 /// `Spec::build`: the parsed options to a validated workload.
 pub type Build = fn(&ArgMatches, &Env) -> Result<Box<dyn Workload>>;
 
+/// An option that takes `list` for its choices: `vmscale run vms --case
+/// list` prints them on stdout, one a line with what each needs, and runs
+/// nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Listing {
+    /// The option's id (its field's name in the workload's `Args`).
+    pub option: &'static str,
+    /// The choices, one a line.
+    pub lines: fn() -> Vec<String>,
+}
+
 /// What building a workload may read besides its own options.
 pub struct Env<'a> {
     /// The workload's declaration (numa's four patterns share options).
     pub spec: &'static Spec,
     /// The machine the run is for.
     pub machine: &'a Snapshot,
-    /// The run's `--knob` options as given: a knob the run sets counts
-    /// instead of the machine's value now (pft's THP and hugetlb checks).
-    pub knobs: &'a [String],
+    /// The run's `--knob` plan: a knob the run sets counts instead of the
+    /// machine's value now (pft's THP and hugetlb checks).
+    pub knobs: &'a crate::knobs::Plan,
 }
 
 impl Env<'_> {
@@ -455,6 +470,24 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_names_an_option_of_its_workload_and_lists_something() {
+        let mut listed = 0;
+        for s in super::super::REGISTRY {
+            let Some(l) = s.listing else { continue };
+            let cmd = (s.args)(clap::Command::new(s.name));
+            assert!(
+                cmd.get_arguments().any(|a| a.get_id() == l.option),
+                "{}: no option {}",
+                s.name,
+                l.option
+            );
+            assert!(!(l.lines)().is_empty(), "{}", s.name);
+            listed += 1;
+        }
+        assert!(listed >= 2, "{listed}");
+    }
+
+    #[test]
     fn measured_knobs_are_real_knobs() {
         for s in REGISTRY {
             for k in s.measures_knobs {
@@ -484,7 +517,7 @@ mod tests {
         let env = super::Env {
             spec: &crate::workload::pft_args::SPEC,
             machine: &machine,
-            knobs: &[],
+            knobs: &crate::knobs::Plan::default(),
         };
         let cfg = BTreeMap::from([("size", 4096)]);
         let w = env.made(cfg, |_| Ok(Idle)).expect("made");

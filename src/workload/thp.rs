@@ -147,12 +147,10 @@ fn size_or_share(flag: &str, text: &str, m: &Snapshot) -> Result<u64> {
 
 /// The THP setting a knob of the run sets, else the machine's.
 fn setting(env: &Env, knob: &str, now: Option<&String>) -> Result<Vec<String>> {
-    let plan = crate::knobs::Plan::parse(env.knobs)?;
-    Ok(plan
+    Ok(env
         .knobs
-        .iter()
-        .find(|(k, _)| k.name == knob)
-        .map(|(_, v)| v.clone())
+        .values(knob)
+        .map(<[String]>::to_vec)
         .unwrap_or_else(|| vec![now.cloned().unwrap_or_else(|| "unknown".into())]))
 }
 

@@ -41,6 +41,10 @@ vmscale run wis --test mmap2 --mode process --dir /mnt/scratch",
     ],
     report: super::Report::Wis,
     quick,
+    listing: Some(super::spec::Listing {
+        option: "test",
+        lines: listing,
+    }),
     ..Spec::of::<Args>()
 };
 
@@ -207,9 +211,9 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 // `vmscale run wis`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The will-it-scale test
-    #[arg(long, value_enum)]
-    pub test: Test,
+    /// The will-it-scale test (`list`: the tests, one a line)
+    #[arg(long, value_parser = test_names())]
+    pub test: String,
     /// Task counts: a list (1,2,4), a range (1-8) or auto
     #[arg(long, default_value = "auto")]
     pub tasks: String,
@@ -234,15 +238,45 @@ pub struct Args {
     pub pin: Pin,
 }
 
+/// `--test`: the tests by name, and `list`.
+fn test_names() -> clap::builder::PossibleValuesParser {
+    use clap::ValueEnum as _;
+    let tests = Test::value_variants()
+        .iter()
+        .filter_map(|t| t.to_possible_value());
+    let list = clap::builder::PossibleValue::new("list").help("the tests, one a line");
+    clap::builder::PossibleValuesParser::new(tests.chain([list]))
+}
+
+/// `--test list`: each test, what it does, and what it needs.
+fn listing() -> Vec<String> {
+    use clap::ValueEnum as _;
+    let named: Vec<(Test, String)> = Test::value_variants()
+        .iter()
+        .filter_map(|&t| Some((t, t.to_possible_value()?.get_name().to_string())))
+        .collect();
+    let name_w = named.iter().map(|(_, n)| n.len()).max().unwrap_or(0);
+    named
+        .iter()
+        .map(|(t, name)| {
+            let needs = if t.uses_file() { " (in --dir)" } else { "" };
+            format!("{name:name_w$}  {}{needs}", t.about())
+        })
+        .collect()
+}
+
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
-        let default = match a.test {
+        // `list` is answered before a workload is built (commands::run).
+        let test = Test::named(&a.test)
+            .ok_or_else(|| Error::Input(format!("--test {}: not a will-it-scale test", a.test)))?;
+        let default = match test {
             Test::TlbFlush2 => "1M",
             _ => "128M",
         };
         let cfg = Config {
-            test: a.test,
+            test,
             tasks: super::options::tasks(&a.tasks, m)?,
             modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
                 if !out.contains(&m) {

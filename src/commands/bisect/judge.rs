@@ -17,7 +17,7 @@ use crate::guest::kernel::{self, Kernel};
 pub fn judge(db: &Path, j: &JudgeArgs) -> Result<()> {
     crate::exec::signals::install();
     let setup = Setup::of(&j.run)?;
-    let modules = j.run.modules.as_deref();
+    let modules = j.run.boot.modules.as_deref();
     let ends: Vec<Kernel> = [("--good", &j.good), ("--bad", &j.bad)]
         .into_iter()
         .map(|(what, k)| kernel::resolve(k, modules).map_err(|e| e.context(what)))
@@ -48,7 +48,7 @@ pub fn judge(db: &Path, j: &JudgeArgs) -> Result<()> {
         subject: None,
         kernel: Some(cand),
     });
-    let ((ends, step), _) = setup.run(db, &key, entries, None, &j.run, |bench, rule| {
+    let ((ends, step), _) = setup.run(db, &key, entries, None, &j.run.boot, |bench, rule| {
         flow::judge_one(rule, bench, 1, 2)
     })?;
     let d = |r: &Record| {

@@ -49,7 +49,7 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
             (e, Some(build), key)
         }
         None => {
-            let e = entries::kernels(&a.kernels, a.run.modules.as_deref())?;
+            let e = entries::kernels(&a.kernels, a.run.boot.modules.as_deref())?;
             let shas = e
                 .iter()
                 .filter_map(|e| e.kernel.as_ref())
@@ -75,7 +75,7 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
             eprint!("{}", progress_line(&named, r));
         }
     };
-    let done = setup.run(db, &key, entries, build, &a.run, |bench, rule| {
+    let done = setup.run(db, &key, entries, build, &a.run.boot, |bench, rule| {
         flow::bisect(n, rule, bench, &mut said)
     });
     let (outcome, figure) = match done {
@@ -96,7 +96,7 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
         entries: &named,
         outcome: &outcome,
     };
-    if a.run.json {
+    if a.json.json {
         super::print_json(&report::json(&view))
     } else {
         super::output::text(&report::text(&view))

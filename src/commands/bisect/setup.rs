@@ -10,6 +10,7 @@ use crate::bisect::entries::Entry;
 use crate::bisect::stored::Stored;
 use crate::commands::progress::Bar;
 use crate::commands::{Error, Result, output};
+use crate::guest::options::{self, BootOptions};
 use crate::guest::topology::{Request, Topology};
 use crate::guest::{accel, kernel_config, qemu, rounds};
 use crate::kbuild::Note;
@@ -24,8 +25,6 @@ use crate::workdir::WorkDir;
 pub struct Setup {
     steps: Vec<Vec<String>>,
     topology: Topology,
-    threshold: Option<f64>,
-    timeout: Option<std::time::Duration>,
     /// What of the options makes two bisections the same.
     pub key: Vec<String>,
 }
@@ -45,49 +44,39 @@ impl Setup {
                 "a bisection's plan boots no guests of its own: give `run` steps".into(),
             ));
         }
-        if let Some(f) = &r.figure {
+        let b = &r.boot;
+        if let Some(f) = &b.figure {
             crate::commands::guest::check_figure(f, &steps)?;
         }
-        if !(crate::stats::decide::MIN_ROUNDS as u32..=100).contains(&r.max_rounds) {
-            return Err(Error::Input(format!(
-                "--max-rounds {}: give {} to 100",
-                r.max_rounds,
-                crate::stats::decide::MIN_ROUNDS
-            )));
-        }
-        let threshold = r
-            .decide
-            .as_deref()
-            .map(crate::commands::guest::parse_threshold)
-            .transpose()?;
-        let timeout = r
-            .timeout
-            .as_deref()
-            .map(crate::parse::duration)
-            .transpose()?;
         let topology = Request {
-            cpus: Some(r.cpus),
-            nodes: r.nodes,
+            cpus: b.cpus,
+            nodes: b.nodes,
             sockets: 1,
             dies: 1,
             threads: 1,
-            mem_mib: crate::commands::guest::mem_mib(&r.mem)?,
+            mem_mib: b.mem_mib,
             ..Request::default()
         }
         .check()?;
-        accel::check_shape(r.accel, topology.shape.cpus)?;
+        accel::check_shape(b.accel, topology.shape.cpus)?;
+        let shape = format!(
+            "{} {} {} {:?} {:?}",
+            topology.shape.cpus,
+            b.nodes,
+            options::mem_text(b.mem_mib),
+            b.accel,
+            b.cpu
+        );
         let key = vec![
             r.plan.join(" "),
-            r.setup.join("\n"),
-            format!("{:?} {:?}", r.figure, threshold),
-            format!("{} {} {} {:?} {:?}", r.cpus, r.nodes, r.mem, r.accel, r.cpu),
-            r.append.join(" "),
+            b.setup.join("\n"),
+            format!("{:?} {:?}", b.figure, b.decide),
+            shape,
+            b.appended(),
         ];
         Ok(Setup {
             steps,
             topology,
-            threshold,
-            timeout,
             key,
         })
     }
@@ -101,7 +90,7 @@ impl Setup {
         key: &str,
         entries: Vec<Entry>,
         build: Option<Build>,
-        r: &BisectRun,
+        b: &BootOptions,
         f: impl FnOnce(&mut Guests, &Rule) -> Result<T>,
     ) -> Result<(T, Option<String>)> {
         let shape = kconfig::Shape {
@@ -117,7 +106,7 @@ impl Setup {
         rounds::check_host_memory(self.topology.shape.mem_mib)?;
         qemu::check_installed()?;
         let stored = match Store::open_existing(db) {
-            Ok(s) => Stored::load(&s, key, r.figure.as_deref())?,
+            Ok(s) => Stored::load(&s, key, b.figure.as_deref())?,
             Err(_) if !db.exists() => Stored::default(),
             Err(e) => return Err(e.into()),
         };
@@ -139,7 +128,7 @@ impl Setup {
             .iter()
             .filter(|s| s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK)
             .count();
-        let plan = (self.steps, r.setup.clone());
+        let plan = (self.steps, b.setup.clone());
         let mut bench = Guests::new(
             key.to_string(),
             db,
@@ -152,7 +141,7 @@ impl Setup {
             &mut on_build,
         )?;
         let good = bench.kernel(0)?;
-        let choice = accel::choose(r.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
+        let choice = accel::choose(b.accel, Path::new("/sys"), Path::new("/dev/kvm"), || {
             accel::probe_boot(&good.image, &bench.user, work.path())
         })?;
         if let Some(b) = accel::banner(&choice)
@@ -160,17 +149,15 @@ impl Setup {
         {
             eprint!("{}", output::wrap(&b, output::WIDTH));
         }
-        let t = self
-            .threshold
-            .unwrap_or_else(|| choice.accel.default_threshold());
-        let rule = Rule::sequential(t, 0.05, r.max_rounds as usize);
+        let t = b.decide.unwrap_or_else(|| choice.accel.default_threshold());
+        let rule = Rule::sequential(t, 0.05, b.max_rounds() as usize);
         bench.choice = Some(choice);
         bench.suites = suites;
-        bench.cpu = r.cpu.clone();
-        bench.bzimage = r.bzimage;
-        bench.append = r.append.join(" ");
-        bench.timeout = self.timeout;
-        bench.max_rounds = r.max_rounds as usize;
+        bench.cpu = b.cpu.clone();
+        bench.bzimage = b.bzimage;
+        bench.append = b.appended();
+        bench.timeout = b.timeout;
+        bench.max_rounds = b.max_rounds() as usize;
         bench.figure = stored.figure.clone();
         bench.stored = stored;
         let out = f(&mut bench, &rule);

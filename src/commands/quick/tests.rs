@@ -70,11 +70,13 @@ fn every_report_of_a_512_cpu_run_fits_80_columns() {
     let h = parse(&crate::workload::pft_args::SPEC, &[])
         .unwrap()
         .harness;
+    let o = RunOptions::with(&h, QUICK_MAX_REPS).unwrap();
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
             let mut auto = args.clone();
             auto.extend(["--tasks".to_string(), "auto".to_string()]);
-            let w = match entry(spec, &auto, &h, &m).or_else(|_| entry(spec, &args, &h, &m)) {
+            let w = match entry(spec, &auto, &h, &o, &m).or_else(|_| entry(spec, &args, &h, &o, &m))
+            {
                 Ok(w) => w,
                 // colour without CAP_SYS_ADMIN: the suite skips it too.
                 Err(e) if e.is_input() && spec.quick_may_skip => continue,
@@ -119,9 +121,10 @@ fn built_entries_report_the_registered_headline_first() {
     let h = parse(&crate::workload::pft_args::SPEC, &[])
         .unwrap()
         .harness;
+    let o = RunOptions::with(&h, QUICK_MAX_REPS).unwrap();
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
-            let w = match entry(spec, &args, &h, &m) {
+            let w = match entry(spec, &args, &h, &o, &m) {
                 Ok(w) => w,
                 // colour without CAP_SYS_ADMIN: the suite skips it too.
                 Err(e) if e.is_input() && spec.quick_may_skip => continue,

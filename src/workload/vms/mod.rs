@@ -83,12 +83,6 @@ pub struct Vms {
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m, knobs) = (self, env.machine, env.knobs);
-        if a.cases.iter().any(|c| c == "list") {
-            return Err(Error::Input(format!(
-                "the vm-scalability cases vmscale runs: {}",
-                cases::names().join(", ")
-            )));
-        }
         let rows = cases::select(&a.cases)?;
         let cpus = super::options::online(m);
         let tasks = match &a.tasks {
@@ -112,9 +106,7 @@ impl Options for Args {
             }
         }
         // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
-        let ksm_set = knobs
-            .iter()
-            .any(|k| matches!(k.replace(' ', "").as_str(), "ksm_run=1" | "ksm.run=1"));
+        let ksm_set = knobs.values("ksm_run").is_some_and(|v| v == ["1"]);
         for p in &plans {
             plan::check(p, m, ksm_set)?;
         }
@@ -159,6 +151,10 @@ memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     report: super::Report::Vms,
     size_flags: "a smaller --size or fewer --tasks",
     quick,
+    listing: Some(super::spec::Listing {
+        option: "cases",
+        lines: plan::listing,
+    }),
     ..Spec::of::<Args>()
 };
 

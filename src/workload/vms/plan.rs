@@ -179,6 +179,45 @@ pub fn needs_room(row: &Row) -> bool {
     }
 }
 
+/// `--case list`: every case, its sizing in the suite's terms, and what it
+/// needs beyond an ordinary user on one NUMA node (what `check` refuses
+/// without).
+pub fn listing() -> Vec<String> {
+    let cases = super::cases::CASES;
+    let name_w = cases.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let sizing_w = cases.iter().map(|r| r.sizing.len()).max().unwrap_or(0);
+    cases
+        .iter()
+        .map(|r| {
+            let line = format!("{:name_w$}  {:sizing_w$}  {}", r.name, r.sizing, needs(r));
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// What `check` refuses a case without, in a few words.
+fn needs(row: &Row) -> String {
+    if needs_room(row) {
+        let made = [
+            (super::room::on_fs(row), "fs"),
+            (
+                matches!(row.family, Family::PageCache | Family::Memcg | Family::Swap),
+                "memcg",
+            ),
+            (row.family == Family::Swap, "swap"),
+        ];
+        let made: Vec<&str> = made.iter().filter(|m| m.0).map(|m| m.1).collect();
+        return format!("root: {}", made.join(", "));
+    }
+    match (row.family, row.engine) {
+        (Family::Migrate, _) => "2 NUMA nodes".into(),
+        (_, Engine::Ksm) => "ksmd running".into(),
+        (Family::Mlock, _) => "root, or ulimit -l".into(),
+        (Family::Shm, _) => format!("room on {SHM_DIR}"),
+        _ => String::new(),
+    }
+}
+
 fn memlock_limit() -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,

@@ -47,13 +47,8 @@ impl CaseNeeds {
 pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
     // The file system holds what msync writes back (mem/2); at least 64 MiB.
     let fs = Some(s.mem.max(64 << 20));
-    let on_fs = match row.engine {
-        Engine::Usemem(u) => u.store == Store::PageCache,
-        Engine::Dd { .. } | Engine::Truncate => true,
-        _ => false,
-    };
     let mut n = CaseNeeds {
-        page_cache_fs: on_fs.then_some(fs).flatten(),
+        page_cache_fs: on_fs(row).then_some(fs).flatten(),
         ..CaseNeeds::default()
     };
     match row.family {
@@ -67,6 +62,15 @@ pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
         _ => {}
     }
     n
+}
+
+/// Whether the case's files live on the page-cache file system.
+pub fn on_fs(row: &Row) -> bool {
+    match row.engine {
+        Engine::Usemem(u) => u.store == Store::PageCache,
+        Engine::Dd { .. } | Engine::Truncate => true,
+        _ => false,
+    }
 }
 
 /// What the run has made so far, kept for its life.
