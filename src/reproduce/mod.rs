@@ -5,6 +5,7 @@
 //! come after the runs. All pure; `commands::reproduce` does the I/O.
 
 pub mod job;
+pub mod planner;
 pub mod reader;
 pub mod report;
 
