@@ -176,8 +176,14 @@ REPORT is the robot's mail (saved from the list, one message of an mbox, or a
 reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
 `run vms --case`, will-it-scale as `run wis --test --mode`, pft as `run pft`;
 nr_task becomes the same share of this machine's CPUs, a size the same share of
-its memory, and each sample runs 2 s instead of the robot's 300 s. See
-docs/reproduce.md.";
+its memory, and each sample runs 2 s instead of the robot's 300 s.
+
+Verdicts on the headline, from the paired interval of head / base against the
+robot's change (exit code): reproduced (0): same direction, the interval excludes
+no change and holds the robot's; smaller (3) / larger (4): same direction, the
+interval wholly short of / beyond it; not reproduced (5): the interval holds no
+change and excludes the robot's; opposite (6); undecided (7), with the rounds a
+decision would need. Today reproduce plans only (--dry-run). See docs/reproduce.md.";
 
 /// `vmscale reproduce`'s options.
 #[derive(Args, Debug)]

@@ -8,6 +8,8 @@ pub mod job;
 pub mod planner;
 pub mod reader;
 pub mod report;
+pub mod table;
+pub mod verdict;
 
 pub use reader::{ReadError, read, read_bytes};
 pub use report::Report;
