@@ -112,11 +112,15 @@ impl<'a> Guests<'a> {
             )));
         };
         let name = self.entries[i].name.clone();
+        let shape = crate::kconfig::Shape {
+            cpus: self.topology.shape.cpus,
+            nodes: self.topology.shape.nodes + self.topology.shape.memory_only_nodes,
+        };
         let built = crate::guest::tree::kernels(
             &b.tree,
             std::slice::from_ref(&name),
-            &b.config,
-            &b.items,
+            (&b.config, &b.items),
+            shape,
             self.on_build,
         )?;
         let k = built

@@ -89,7 +89,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     // Labels: the user's, else a tree revision's short commit id, else
     // the release.
     let mut labels: Vec<String> = kernel::default_labels(&kernels);
-    for k in tree_kernels(a)? {
+    for k in tree_kernels(a, shape)? {
         labels.push(k.label);
         kernels.push(k.kernel);
     }
@@ -210,7 +210,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
 /// The kernels of `--tree`'s revisions, built or found in the cache; the
 /// plan (which are cached) and the config's differences from its base on
 /// stderr, and the build's stage with its time on the progress bar.
-fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+fn tree_kernels(a: &GuestArgs, shape: kconfig::Shape) -> Result<Vec<TreeKernel>> {
     let Some(tree) = &a.tree else {
         return Ok(Vec::new());
     };
@@ -225,8 +225,8 @@ fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
     let built = crate::guest::tree::kernels(
         tree,
         &a.revs,
-        &a.tree_config.config,
-        &a.tree_config.config_items,
+        (&a.tree_config.config, &a.tree_config.config_items),
+        shape,
         &mut |note| match note {
             Note::Plan(line) => say(&format!("kernel build: {line}\n")),
             Note::Config(text) => say(text),

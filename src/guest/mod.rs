@@ -21,6 +21,7 @@ pub mod boot;
 pub mod console;
 pub mod deb;
 pub mod decide;
+pub mod elf;
 pub mod files;
 pub mod init;
 pub mod initramfs;

@@ -157,8 +157,9 @@ impl Cmd {
                 forwarded = true;
             }
             let mut status = 0;
-            // SAFETY: rusage is plain data; pid is our child, waited only here.
+            // SAFETY: rusage is plain data, for which all zeroes is valid.
             let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: pid is our child, waited only here; both outputs are ours.
             let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
             if r == pid {
                 let code = if libc::WIFSIGNALED(status) {

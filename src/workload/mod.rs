@@ -98,15 +98,15 @@ pub const QUICK: &str = "quick";
 /// suite list them. Adding a workload is a file with its `SPEC` and one
 /// line here (see CONTRIBUTING.md).
 pub static REGISTRY: &[&Spec] = &[
-    &pft::SPEC,
-    &numa::SPEC_NUMA01,
-    &numa::SPEC_NUMA01_THREADLOCAL,
-    &numa::SPEC_NUMA02,
-    &numa::SPEC_NUMA02_SMT,
+    &pft_args::SPEC,
+    &numa_args::SPEC_NUMA01,
+    &numa_args::SPEC_NUMA01_THREADLOCAL,
+    &numa_args::SPEC_NUMA02,
+    &numa_args::SPEC_NUMA02_SMT,
     &fork::SPEC,
     &churn::SPEC,
     &cmd::SPEC,
-    &colour::SPEC,
+    &colour_args::SPEC,
     &c2c::SPEC,
     &atomic::SPEC,
     &lockfan::SPEC,
