@@ -6,8 +6,7 @@
 //! are the keys before `job_origin:`; what follows is lkp's queue and
 //! host (`nr_cpu`, `memory`, `model`, `brand`, `nr_node`).
 
-use super::reader::ReadError;
-use super::report::{Commit, Machine, Report, Source, Test};
+use super::report::{Commit, Machine, ReadError, Report, Source, Test};
 
 /// Keys of the job's head that are not test parameters.
 const NOT_PARAMS: &[&str] = &["suite", "testcase", "category"];

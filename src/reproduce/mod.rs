@@ -11,5 +11,5 @@ pub mod report;
 pub mod table;
 pub mod verdict;
 
-pub use reader::{ReadError, read, read_bytes};
-pub use report::Report;
+pub use reader::{read, read_bytes};
+pub use report::{ReadError, Report};

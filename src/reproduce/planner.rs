@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::report::{Machine, Report, Test};
 use crate::error::{Error, Result};
-use crate::workload::{pft, vms, wis};
+use crate::workload::{pft_args, vms, wis};
 
 /// This machine as the plan scales to it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -41,7 +41,7 @@ pub struct Asked {
 pub const TESTCASES: &[(&str, &str)] = &[
     ("vm-scalability", vms::SPEC.name),
     ("will-it-scale", wis::SPEC.name),
-    ("pft", pft::SPEC.name),
+    ("pft", pft_args::SPEC.name),
 ];
 
 /// A sample's seconds when `--runtime` is not given: the robot runs 300 s,
@@ -307,11 +307,18 @@ fn scale_size(size: &str, robot: &Machine, here: Here) -> Result<Scaled> {
     })
 }
 
+/// A row measured by a stored figure or counter, or the reason it is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mapped {
+    By(Measured),
+    Not(String),
+}
+
 /// What vmscale measures a row of the robot's table by, or why it cannot.
 fn row_plan(name: &str, testcase: &str, test: &Test, here: Here) -> RowPlan {
     let (measured_by, not_measured) = match measure(name, testcase, test, here) {
-        Ok(m) => (Some(m), None),
-        Err(why) => (None, Some(why)),
+        Mapped::By(m) => (Some(m), None),
+        Mapped::Not(why) => (None, Some(why)),
     };
     RowPlan {
         name: name.to_string(),
@@ -320,8 +327,8 @@ fn row_plan(name: &str, testcase: &str, test: &Test, here: Here) -> RowPlan {
     }
 }
 
-fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Result<Measured, String> {
-    let fig = |f: &str| Ok(Measured::Figure(f.to_string()));
+fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Mapped {
+    let fig = |f: &str| Mapped::By(Measured::Figure(f.to_string()));
     if let Some(own) = name
         .strip_prefix(testcase)
         .and_then(|r| r.strip_prefix('.'))
@@ -345,38 +352,38 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Result<Measur
             ("will-it-scale", "time.minor_page_faults") => fig("faults"),
             ("pft", "faults_per_sec_per_cpu") => fig("flt/cpu/s"),
             ("pft", "time.minor_page_faults") => fig("faults"),
-            (_, "time.system_time" | "time.user_time") => Err(format!(
+            (_, "time.system_time" | "time.user_time") => Mapped::Not(format!(
                 "vmscale's {testcase} does not record its tasks' CPU time"
             )),
-            (_, t) if t.starts_with("time.") => Err(
+            (_, t) if t.starts_with("time.") => Mapped::Not(
                 "lkp's /usr/bin/time figure; vmscale's tasks record CPU time and faults only"
                     .into(),
             ),
-            _ => Err(format!("not a figure vmscale's {testcase} reports")),
+            _ => Mapped::Not(format!("not a figure vmscale's {testcase} reports")),
         };
     }
     let (monitor, rest) = name.split_once('.').unwrap_or((name, ""));
     match monitor {
-        "proc-vmstat" if rest.starts_with("nr_") => {
-            Err("a level of /proc/vmstat; vmscale stores each sample's counter deltas".into())
-        }
-        "proc-vmstat" => Ok(Measured::Vmstat(rest.to_string())),
-        "meminfo" | "numa-meminfo" | "numa-vmstat" => Err(format!(
+        "proc-vmstat" if rest.starts_with("nr_") => Mapped::Not(
+            "a level of /proc/vmstat; vmscale stores each sample's counter deltas".into(),
+        ),
+        "proc-vmstat" => Mapped::By(Measured::Vmstat(rest.to_string())),
+        "meminfo" | "numa-meminfo" | "numa-vmstat" => Mapped::Not(format!(
             "{monitor} levels; vmscale stores /proc/vmstat counter deltas"
         )),
         "numa-numastat" => numastat(rest, here),
-        "turbostat" => Err(
+        "turbostat" => Mapped::Not(
             "turbostat reads model-specific registers vmscale does not sample (a guest has none)"
                 .into(),
         ),
-        "perf-stat" => {
-            Err("hardware event counts: vmscale records none (a TCG guest has no PMU)".into())
-        }
-        "perf-profile" => Err(
+        "perf-stat" => Mapped::Not(
+            "hardware event counts: vmscale records none (a TCG guest has no PMU)".into(),
+        ),
+        "perf-profile" => Mapped::Not(
             "a share of profile samples: add --profile for kernel stacks, not compared row by row"
                 .into(),
         ),
-        _ => Err(format!(
+        _ => Mapped::Not(format!(
             "lkp's {monitor} monitor, which vmscale does not run"
         )),
     }
@@ -384,21 +391,25 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Result<Measur
 
 /// `numa-numastat.nodeN.numa_hit`: the machine's total in /proc/vmstat
 /// stands for node 0 of a one-node machine only.
-fn numastat(rest: &str, here: Here) -> Result<Measured, String> {
+fn numastat(rest: &str, here: Here) -> Mapped {
     let (node, counter) = rest.split_once('.').unwrap_or((rest, ""));
-    let n: usize = node
+    let Some(n) = node
         .strip_prefix("node")
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| format!("numastat of '{node}', not a node"))?;
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return Mapped::Not(format!("numastat of '{node}', not a node"));
+    };
     if n >= here.nodes {
-        return Err(format!(
+        return Mapped::Not(format!(
             "node {n} does not exist here ({} node{})",
             here.nodes,
             if here.nodes == 1 { "" } else { "s" }
         ));
     }
     if here.nodes > 1 {
-        return Err("per-node numastat; vmscale stores the machine's /proc/vmstat totals".into());
+        return Mapped::Not(
+            "per-node numastat; vmscale stores the machine's /proc/vmstat totals".into(),
+        );
     }
     let total = match counter {
         "numa_hit" | "numa_miss" | "numa_foreign" => counter,
@@ -406,12 +417,12 @@ fn numastat(rest: &str, here: Here) -> Result<Measured, String> {
         "other_node" => "numa_other",
         "interleave_hit" => "numa_interleave",
         _ => {
-            return Err(format!(
+            return Mapped::Not(format!(
                 "numastat's {counter}, which /proc/vmstat does not total"
             ));
         }
     };
-    Ok(Measured::Vmstat(total.to_string()))
+    Mapped::By(Measured::Vmstat(total.to_string()))
 }
 
 #[cfg(test)]

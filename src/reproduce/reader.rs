@@ -4,34 +4,7 @@
 //! [`Report`]. Pure: no I/O beyond the text handed to it, and no panic on
 //! any input. lkp's job.yaml is read by `job`.
 
-use super::report::{Change, Commit, Delta, Kind, Machine, Report, Row, Source, Test};
-
-/// Why a text is not a report vmscale can read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReadError {
-    #[error(
-        "this is not a kernel test robot report: no \"noticed a N% regression of METRIC\" \
-         headline, no `testcase:` and no `%stddev %change %stddev` table was found; give the \
-         robot's mail (as saved from the list, or a reply quoting it) or the job.yaml it links to"
-    )]
-    NotAReport,
-    #[error(
-        "the report is cut before its test: it has {found} but no `testcase:` with its \
-         parameters and no axis line (`compiler/.../testcase:`); give the whole mail"
-    )]
-    NoTestcase { found: String },
-    #[error(
-        "the job.yaml has no `testcase:` line at its top level; give the job.yaml the \
-         report links to, unchanged"
-    )]
-    JobWithoutTestcase,
-}
-
-impl From<ReadError> for crate::error::Error {
-    fn from(e: ReadError) -> Self {
-        crate::error::Error::Input(e.to_string())
-    }
-}
+use super::report::{Change, Commit, Delta, Kind, Machine, ReadError, Report, Row, Source, Test};
 
 /// Reads a report from raw bytes (a file or stdin): lossy UTF-8, CRLF.
 pub fn read_bytes(bytes: &[u8]) -> Result<Report, ReadError> {

@@ -1,6 +1,7 @@
 //! The typed report: what a kernel test robot mail (or lkp's job.yaml)
 //! says, as the reader found it. Every field is optional where a report
-//! may leave it out or be cut before it; nothing here is computed.
+//! may leave it out or be cut before it; nothing here is computed. [`ReadError`]
+//! says why a text is not a report.
 
 use serde::Serialize;
 
@@ -131,4 +132,31 @@ pub struct Row {
 pub enum Delta {
     Percent(f64),
     Absolute(f64),
+}
+
+/// Why a text is not a report vmscale can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error(
+        "this is not a kernel test robot report: no \"noticed a N% regression of METRIC\" \
+         headline, no `testcase:` and no `%stddev %change %stddev` table was found; give the \
+         robot's mail (as saved from the list, or a reply quoting it) or the job.yaml it links to"
+    )]
+    NotAReport,
+    #[error(
+        "the report is cut before its test: it has {found} but no `testcase:` with its \
+         parameters and no axis line (`compiler/.../testcase:`); give the whole mail"
+    )]
+    NoTestcase { found: String },
+    #[error(
+        "the job.yaml has no `testcase:` line at its top level; give the job.yaml the \
+         report links to, unchanged"
+    )]
+    JobWithoutTestcase,
+}
+
+impl From<ReadError> for crate::error::Error {
+    fn from(e: ReadError) -> Self {
+        crate::error::Error::Input(e.to_string())
+    }
 }
