@@ -2,8 +2,8 @@
 //!
 //! Imports flow one way: `commands -> (runner | report | store | stats)`,
 //! `runner -> (workload, monitor, machine, profile, locks)`, `workload -> exec`. `model`
-//! (the shared data types), `parse`, `text` and `timefmt` are leaves anyone may
-//! use.
+//! (the shared data types), `parse`, `text`, `timefmt`, `units` and `atomic_file`
+//! are leaves anyone may use.
 
 /// The identity of the sources this binary was built from (build.rs).
 pub const SOURCE_ID: &str = env!("VMSCALE_SOURCE_ID");
@@ -16,6 +16,7 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
+pub mod atomic_file;
 pub mod bisect;
 pub mod cache;
 pub mod cli;
@@ -49,4 +50,6 @@ pub mod stats;
 pub mod store;
 pub mod text;
 pub mod timefmt;
+pub mod units;
+pub mod workdir;
 pub mod workload;

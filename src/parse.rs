@@ -43,22 +43,6 @@ pub fn size_arg(flag: &str, text: &str) -> Result<u64> {
     size(text).map_err(|e| e.context(flag))
 }
 
-/// Formats bytes with a binary unit, e.g. "256 MiB", "1.5 GiB".
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{} {}", v.round() as u64, UNITS[u])
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
-}
-
 /// Parses a task list: `1,2,4`, `1-8`, a mix, or `auto` (1, 2, 4, ... up to
 /// `online`, plus `online` itself).
 pub fn tasks(text: &str, online: usize) -> Result<Vec<usize>> {
@@ -192,12 +176,6 @@ mod tests {
             panic!("a zero size is not bad input")
         };
         assert!(e.starts_with("--chunk: ") && e.contains("e.g. 256M"), "{e}");
-    }
-
-    #[test]
-    fn size_formatting() {
-        assert_eq!(format_size(256 << 20), "256 MiB");
-        assert_eq!(format_size(3 << 29), "1.50 GiB");
     }
 
     #[test]

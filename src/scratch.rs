@@ -1,5 +1,6 @@
-//! Scratch paths for the unit tests: a path inside a fresh private
-//! directory that lives exactly as long as the value.
+//! Support for the unit tests: scratch paths (a path inside a fresh
+//! private directory that lives exactly as long as the value) and whether
+//! they run under CI.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,12 @@ impl AsRef<Path> for Scratch {
     fn as_ref(&self) -> &Path {
         &self.path
     }
+}
+
+/// Whether the tests run under CI: `CI=true`, as .ci/run sets it. There
+/// every component is installed, so a test that misses one fails.
+pub fn under_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
 }
 
 #[cfg(test)]

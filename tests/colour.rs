@@ -10,13 +10,14 @@ use common::{Scratch, ok, stderr, stdout};
 use vmscale::model::{Case, Figure, Sample, SampleData, Status};
 use vmscale::store::{NewRun, Store};
 
-/// None (with the reason printed) when this machine cannot give PFNs.
+/// None (with the reason printed) when this machine cannot give PFNs;
+/// under CI=true that fails the test.
 fn colour_run(s: &Scratch, args: &[&str]) -> Option<serde_json::Value> {
     let mut all = vec!["run", "colour", "--json", "--reps", "1", "--warmup", "0"];
     all.extend_from_slice(args);
     let o = s.vmscale(&all);
     if o.status.code() == Some(2) && stderr(&o).contains("pagemap") {
-        eprintln!("skip: pagemap PFNs unavailable here: {}", stderr(&o));
+        common::skip(&format!("pagemap PFNs unavailable here: {}", stderr(&o)));
         return None;
     }
     Some(serde_json::from_str(&ok(&o)).expect("json"))
@@ -136,8 +137,8 @@ fn unprivileged_run_is_refused_clearly() {
         .output();
     let o = match o {
         Ok(o) if !stderr(&o).contains("setpriv:") => o,
-        Ok(o) => return eprintln!("skip: setpriv cannot drop privilege: {}", stderr(&o)),
-        Err(e) => return eprintln!("skip: no setpriv: {e}"),
+        Ok(o) => return common::skip(&format!("setpriv cannot drop privilege: {}", stderr(&o))),
+        Err(e) => return common::skip(&format!("no setpriv: {e}")),
     };
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     let err = stderr(&o);

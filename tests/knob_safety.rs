@@ -20,11 +20,7 @@ const WATERMARK: &str = "/proc/sys/vm/watermark_scale_factor";
 /// Skips (outside CI) or fails (under CI) when the test cannot run here.
 fn needs(ok: bool, what: &str) -> bool {
     if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "this test needs {what} under CI"
-        );
-        eprintln!("skipped: needs {what}");
+        skip(&format!("this test needs {what}"));
     }
     ok
 }

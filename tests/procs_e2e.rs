@@ -114,8 +114,7 @@ fn cmd_reports_disk_figures_for_a_real_device() {
         .filter_map(|l| l.split_whitespace().nth(2))
         .find(|d| !d.starts_with("loop") && !d.starts_with("ram"))
     else {
-        eprintln!("skipped: no block device in /proc/diskstats");
-        return;
+        return common::skip("no block device in /proc/diskstats");
     };
     let s = Scratch::new("cmddisk");
     let o = s.vmscale(&[
@@ -200,8 +199,7 @@ fn cmd_measures_a_tiny_parallel_build() {
             .unwrap_or(false)
     };
     if !have("cc") || !have("make") {
-        eprintln!("skipped: cc or make is not installed");
-        return;
+        return common::skip("cc or make is not installed");
     }
     let s = Scratch::new("build");
     let tree = s.dir.join("tree");

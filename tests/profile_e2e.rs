@@ -14,11 +14,7 @@ fn refused(o: &std::process::Output, what: &str) -> bool {
         return false;
     }
     let why = stderr(o);
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{what} is refused on this CI machine: {why}"
-    );
-    eprintln!("skipped: {what} is not available here: {why}");
+    skip(&format!("{what} is refused here: {why}"));
     true
 }
 

@@ -15,20 +15,20 @@ use super::{Error, Result};
 use crate::cli::GuestArgs;
 use crate::guest::boot::Prepared;
 use crate::guest::decide::Deciding;
-use crate::guest::initramfs::Userland;
+use crate::guest::initramfs::{Userland, step_programs};
 use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu;
 use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
-use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
 use crate::report::verdict as shown;
 use crate::runner::Progress as _;
 use crate::store::Store;
+use crate::workdir::WorkDir;
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::exec::signals::install();
@@ -99,7 +99,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
     let room = crate::guest::modules::room_needed(&steps, &a.setup, nested.is_some());
-    let user = Userland::prepare(work.path(), room)?;
+    let user = Userland::prepare(work.path(), room, step_programs(&steps)?)?;
     let mut prepared = rounds::prepare(
         kernels,
         &labels,

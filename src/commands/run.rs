@@ -96,7 +96,7 @@ fn check_budget(w: &dyn Workload, plan: &Plan, h: &Harness) -> Result<()> {
          give --max-time {ask} to run it anyway (see --dry-run)",
         w.name(),
         e.notes.first().map_or("", String::as_str),
-        crate::runner::estimate::seconds(e.least_s),
+        crate::units::duration(e.least_s),
         h.max_time,
     )))
 }
@@ -150,10 +150,10 @@ pub(crate) fn check_memory(w: &dyn Workload, m: &Snapshot) -> Result<()> {
             "{} needs {} but only {} can be used safely (MemAvailable {} less a reserve of {}): \
              use {}",
             w.name(),
-            parse::format_size(need),
-            parse::format_size(usable),
-            parse::format_size(avail),
-            parse::format_size(reserve),
+            crate::units::size(need),
+            crate::units::size(usable),
+            crate::units::size(avail),
+            crate::units::size(reserve),
             crate::workload::find(w.name())
                 .map_or(crate::workload::spec::DEFAULT_SIZE_FLAGS, |s| s.size_flags),
         )));

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::{Finding, Outcome, ev, fine, tune};
 use crate::machine::{read_trimmed, under};
 use crate::monitor::memory_size::MemorySize;
+use crate::units::memory_kib;
 
 const REPORTING: &str = "/sys/module/page_reporting/parameters";
 /// The largest buddy order (MAX_PAGE_ORDER on x86-64 and most kernels): at
@@ -286,12 +287,15 @@ pub fn lazy_memory(root: &Path, before: &MemorySize, after: &MemorySize) -> Outc
     let Some(total) = after.total_kib.filter(|_| after.nodes > 0) else {
         return fine("lazy-memory", Vec::new());
     };
-    let gib = |kib: u64| format!("{:.1} GiB", kib as f64 / (1u64 << 20) as f64);
     let mut evidence = vec![
-        ev("/proc/meminfo MemTotal", gib(total)),
+        ev("/proc/meminfo MemTotal", memory_kib(total)),
         ev(
             "/sys/devices/system/node/node*/meminfo MemTotal",
-            format!("{} over {} node(s)", gib(after.nodes_kib), after.nodes),
+            format!(
+                "{} over {} node(s)",
+                memory_kib(after.nodes_kib),
+                after.nodes
+            ),
         ),
     ];
     let cmdline = read_trimmed(root, "/proc/cmdline").unwrap_or_default();
@@ -310,7 +314,7 @@ pub fn lazy_memory(root: &Path, before: &MemorySize, after: &MemorySize) -> Outc
     if grew > 0 {
         evidence.push(ev(
             "node MemTotal while watched",
-            format!("grew by {}", gib(grew)),
+            format!("grew by {}", memory_kib(grew)),
         ));
     }
     let short = (after.nodes_kib as f64) <= NODES_SHORT * total as f64;
@@ -326,8 +330,8 @@ pub fn lazy_memory(root: &Path, before: &MemorySize, after: &MemorySize) -> Outc
              them (and on a VM for the host backing them), and fault cost \
              falls as the memory fills in; samples flagged noisy say when it \
              grew (noise memory_grew_kib)",
-            gib(after.nodes_kib),
-            gib(total),
+            memory_kib(after.nodes_kib),
+            memory_kib(total),
             if grew > 0 {
                 ", and grew while watched"
             } else {

@@ -63,11 +63,10 @@ pub fn threads(root: &Path) -> Vec<Thread> {
     out
 }
 
-fn seconds(ticks: u64) -> String {
-    format!(
-        "{:.2} s CPU",
-        ticks as f64 / crate::exec::clock::ticks_per_second() as f64
-    )
+/// Clock ticks of CPU time as "3.4 s CPU".
+fn cpu_time(ticks: u64) -> String {
+    let s = ticks as f64 / crate::exec::clock::ticks_per_second() as f64;
+    format!("{} CPU", crate::units::duration(s))
 }
 
 /// DAMON: a kdamond thread exists (started through the DAMON sysfs
@@ -91,7 +90,7 @@ pub fn damon(root: &Path, now: &[Thread]) -> Outcome {
     for t in &kdamonds {
         evidence.push(ev(
             &format!("/proc/{}/stat", t.pid),
-            format!("{}, {} since boot", t.comm, seconds(t.ticks)),
+            format!("{}, {} since boot", t.comm, cpu_time(t.ticks)),
         ));
     }
     if kdamonds.is_empty() {
@@ -132,7 +131,7 @@ pub fn scanners(root: &Path, before: &[Thread], now: &[Thread]) -> Outcome {
         if used > 0 {
             evidence.push(ev(
                 &format!("/proc/{}/stat", t.pid),
-                format!("{} used {} while watched", t.comm, seconds(used)),
+                format!("{} used {} while watched", t.comm, cpu_time(used)),
             ));
             let what = SCANNERS
                 .iter()

@@ -10,6 +10,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::atomic_file::{AtomicFile, Written};
 use crate::error::{Error, Result};
 
 /// The variable naming the guest binary; set, it must be usable.
@@ -35,15 +36,9 @@ enum Unusable {
     #[error("{0}")]
     Open(std::io::Error),
     #[error("cannot copy it into {}: {source}", dir.display())]
-    Copy {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    Copy { dir: PathBuf, source: Error },
     #[error("cannot keep it in {}: {source}", dir.display())]
-    Keep {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    Keep { dir: PathBuf, source: Error },
 }
 
 /// What `--version` prints for a binary of these sources.
@@ -165,32 +160,23 @@ fn checked_copy(path: &Path) -> Result<PathBuf, Unusable> {
     if cached.is_file() {
         return Ok(cached);
     }
-    let tmp = dir.join(format!(".vmscale-static.{}.tmp", std::process::id()));
-    let mut copy = || -> std::io::Result<()> {
-        std::fs::create_dir_all(&dir)?;
-        let mut to = File::options()
-            .write(true)
-            .create_new(true)
-            .mode(0o755)
-            .open(&tmp)?;
-        std::io::copy(&mut from, &mut to).map(drop)
+    let mut copy = || -> crate::error::Result<Written> {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
+        let mut to = AtomicFile::create(&cached, 0o755)?;
+        std::io::copy(&mut from, &mut to).map_err(|e| Error::io("cannot copy", path, e))?;
+        to.finish()
     };
-    let checked = copy()
-        .map_err(|source| Unusable::Copy {
-            dir: dir.clone(),
-            source,
-        })
-        .and_then(|()| unusable(&tmp).map_or(Ok(()), Err))
-        .and_then(|()| {
-            std::fs::rename(&tmp, &cached).map_err(|source| Unusable::Keep {
-                dir: dir.clone(),
-                source,
-            })
-        });
-    if let Err(why) = checked {
-        let _ = std::fs::remove_file(&tmp);
+    let copied = copy().map_err(|source| Unusable::Copy {
+        dir: dir.clone(),
+        source,
+    })?;
+    if let Some(why) = unusable(copied.path()) {
         return Err(why);
     }
+    copied.commit().map_err(|source| Unusable::Keep {
+        dir: dir.clone(),
+        source,
+    })?;
     forget_old(&dir);
     Ok(cached)
 }
@@ -204,23 +190,38 @@ fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
     if cached.is_file() {
         return Ok(cached);
     }
-    let tmp = dir.join(format!(".vmscale.{}.tmp", std::process::id()));
-    let stripped = std::fs::create_dir_all(&dir).is_ok()
-        && Command::new("strip")
-            .arg("-o")
-            .arg(&tmp)
-            .arg(exe)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if stripped && std::fs::rename(&tmp, &cached).is_ok() {
+    if keep_stripped(exe, &dir, &cached).is_ok() {
         forget_old(&dir);
         return Ok(cached);
     }
-    let _ = std::fs::remove_file(&tmp);
     let copy = work.join("vmscale");
     std::fs::copy(exe, &copy).map_err(|e| Error::io("cannot copy", exe, e))?;
     Ok(copy)
+}
+
+/// Strips `exe` into `cached`: strip writes its output in a private
+/// temporary directory, whose file is then copied into place whole.
+fn keep_stripped(exe: &Path, dir: &Path, cached: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+    let private = tempfile::Builder::new()
+        .prefix(".vmscale-strip.")
+        .tempdir_in(dir)
+        .map_err(|e| Error::io("cannot create a directory in", dir, e))?;
+    let out = private.path().join("vmscale");
+    let stripped = Command::new("strip")
+        .arg("-o")
+        .arg(&out)
+        .arg(exe)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !stripped {
+        return Err(Error::Failed(format!("strip failed on {}", exe.display())));
+    }
+    let mut from = File::open(&out).map_err(|e| Error::io("cannot read", &out, e))?;
+    let mut to = AtomicFile::create(cached, 0o755)?;
+    std::io::copy(&mut from, &mut to).map_err(|e| Error::io("cannot copy", &out, e))?;
+    to.commit()
 }
 
 /// Removes guest binaries not used for a day (each build makes one).

@@ -151,7 +151,7 @@ pub fn boot(
     // must be under 108 bytes, and QEMU exits at once on a longer one
     // (an --out a little deep).
     let sock_dir = if kvm {
-        Some(super::workdir::WorkDir::new("vmscale-qmp")?)
+        Some(crate::workdir::WorkDir::new("vmscale-qmp")?)
     } else {
         None
     };

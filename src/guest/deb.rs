@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
+use crate::atomic_file::AtomicDir;
 use crate::cache::cache_dir;
 use crate::error::{Error, Result};
 
@@ -105,17 +106,11 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
         return Ok(dir);
     }
     std::fs::create_dir_all(&root).map_err(|e| Error::io("cannot create", &root, e))?;
-    let tmp = root.join(format!(".{stem}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| Error::io("cannot create", &tmp, e))?;
-    let unpacked = extract(deb, &tmp);
-    if let Err(e) = unpacked {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
-    std::fs::write(tmp.join("complete"), b"").map_err(|e| Error::io("cannot write", &tmp, e))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&tmp, &dir).map_err(|e| Error::io("cannot rename", &tmp, e))?;
+    let new = AtomicDir::create(&dir, 0o755)?;
+    extract(deb, new.path())?;
+    let complete = new.path().join("complete");
+    std::fs::write(&complete, b"").map_err(|e| Error::io("cannot write", &complete, e))?;
+    new.commit()?;
     Ok(dir)
 }
 

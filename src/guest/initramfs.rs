@@ -4,7 +4,8 @@
 //! the static guest binary), the
 //! kernel's modules for the results disk, /init and the plan; for a plan
 //! that may use the set-up room, also its modules and the host's losetup
-//! and mkfs.ext4 with their libraries. Uncompressed, because under TCG the
+//! and mkfs.ext4 with their libraries; for one that runs stress-ng, the
+//! host's stress-ng with its libraries. Uncompressed, because under TCG the
 //! guest's own decompression would be emulated.
 
 use std::fs::File;
@@ -43,6 +44,30 @@ pub struct Userland {
 /// `mkfs.ext4 -E ...`): taken from the host where it has them.
 const ROOM_TOOLS: &[&str] = &["losetup", "mkfs.ext4"];
 
+/// Programs of the host that a step of the plan runs, carried when a step
+/// names the workload that runs them: (workload, program, Debian package).
+const STEP_PROGRAMS: &[(&str, &str, &str)] = &[("stress-ng", "stress-ng", "stress-ng")];
+
+/// The host's programs `steps` run in the guest (`run stress-ng`: the
+/// host's stress-ng, its libraries found as the binary's are), or a
+/// refusal naming the package of one the host lacks.
+pub fn step_programs(steps: &[Vec<String>]) -> Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    for (workload, program, package) in STEP_PROGRAMS {
+        if !steps.iter().any(|s| s.iter().any(|w| w == workload)) {
+            continue;
+        }
+        let path = host_tool(program).ok_or_else(|| {
+            Error::Refused(format!(
+                "the plan runs {workload}, and the guest takes {program} from the host, \
+                 which has none: apt-get install {package}"
+            ))
+        })?;
+        out.push((program.to_string(), path));
+    }
+    Ok(out)
+}
+
 /// `name` on the host: in the sbin and bin directories, as root's PATH
 /// has them.
 fn host_tool(name: &str) -> Option<PathBuf> {
@@ -54,8 +79,9 @@ fn host_tool(name: &str) -> Option<PathBuf> {
 
 impl Userland {
     /// Checks busybox and chooses the vmscale binary; the set-up room's
-    /// tools where `room`. Missing busybox is a refusal naming the package.
-    pub fn prepare(work: &Path, room: bool) -> Result<Userland> {
+    /// tools where `room`, and `programs` ([`step_programs`]). Missing
+    /// busybox is a refusal naming the package.
+    pub fn prepare(work: &Path, room: bool, programs: Vec<(String, PathBuf)>) -> Result<Userland> {
         let busybox = PathBuf::from(BUSYBOX);
         if !busybox.is_file() {
             return Err(Error::Refused(format!(
@@ -83,6 +109,7 @@ impl Userland {
             .iter()
             .filter(|_| room)
             .filter_map(|n| Some((n.to_string(), host_tool(n)?)))
+            .chain(programs)
             .collect();
         let mut libs = shared_libraries(&vmscale);
         for (_, path) in &tools {
@@ -295,6 +322,28 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_that_runs_stress_ng_carries_the_host_s() {
+        let words = |w: &[&str]| w.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+        let pft = words(&["run", "pft", "--tasks", "1"]);
+        assert!(
+            step_programs(std::slice::from_ref(&pft))
+                .unwrap()
+                .is_empty()
+        );
+        let steps = [pft, words(&["run", "stress-ng", "--stressor", "fault"])];
+        match host_tool("stress-ng") {
+            Some(p) => assert_eq!(
+                step_programs(&steps).unwrap(),
+                [("stress-ng".to_string(), p)]
+            ),
+            None => {
+                let e = step_programs(&steps).unwrap_err().to_string();
+                assert!(e.contains("apt-get install stress-ng"), "{e}");
+            }
+        }
+    }
 
     #[test]
     fn the_archive_reads_back_with_every_file() {

@@ -103,10 +103,8 @@ fn unpacked_sha256(dir: &Path, image: &Path) -> Result<String> {
         return Ok(s);
     }
     let sum = sha256_of(image)?;
-    let tmp = dir.join(format!(".image.sha256.{}", std::process::id()));
-    if std::fs::write(&tmp, &sum).is_err() || std::fs::rename(&tmp, &kept).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    // Best effort: without it the next boot hashes again.
+    let _ = crate::atomic_file::write(&kept, sum.as_bytes(), 0o644);
     Ok(sum)
 }
 

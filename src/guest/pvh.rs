@@ -216,11 +216,7 @@ pub fn image(image: &Path, sha256: &str) -> Result<Result<PathBuf, NoPvh>> {
         return Ok(Err(why));
     }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
-    let tmp = dir.join(format!(".vmlinux-{sha256}.{}", std::process::id()));
-    if let Err(e) = std::fs::write(&tmp, &elf).and_then(|_| std::fs::rename(&tmp, &cached)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io("cannot write", &cached, e));
-    }
+    crate::atomic_file::write(&cached, &elf, 0o644)?;
     Ok(Ok(cached))
 }
 

@@ -43,7 +43,7 @@ pub fn mail_date(text: &str) -> Option<String> {
         Some(block) => header_date(&block)?,
         None => archive_date(text)?,
     };
-    Some(crate::timefmt::format_unix(t.0, t.1))
+    crate::timefmt::format_unix(t.0, t.1)
 }
 
 /// `Name: value` with a name free of whitespace: the name and the value.

@@ -119,21 +119,9 @@ impl Cache {
     /// fresh directory, which is renamed to the key's name.
     pub fn store(&self, key: &str, build: &Path, record: &Record) -> Result<PathBuf> {
         let dir = self.image_dir(key);
-        let tmp = self
-            .root
-            .join("images")
-            .join(format!(".{key}.{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::DirBuilder::new()
-            .create(&tmp)
-            .map_err(|e| Error::io("cannot create", &tmp, e))?;
-        let filled = self.fill(&tmp, build, record);
-        if filled.is_err() {
-            let _ = std::fs::remove_dir_all(&tmp);
-        }
-        filled?;
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::rename(&tmp, &dir).map_err(|e| Error::io("cannot store", &dir, e))?;
+        let new = crate::atomic_file::AtomicDir::create(&dir, 0o755)?;
+        self.fill(new.path(), build, record)?;
+        new.commit()?;
         Ok(dir.join("bzImage"))
     }
 

@@ -55,8 +55,10 @@ pub fn read(path: &Path) -> Result<Option<Journal>> {
     )
 }
 
-/// Removes the journal and makes the removal durable.
+/// Removes the journal (and what a killed writer of it left) and makes
+/// the removal durable.
 pub fn remove(path: &Path) -> Result<()> {
+    crate::atomic_file::remove_leftovers(path)?;
     state::remove_durably(path, "knob journal")
 }
 

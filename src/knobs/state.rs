@@ -5,7 +5,6 @@
 //! symbolic links.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -53,22 +52,7 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 pub fn write_durably(path: &Path, text: &[u8], what: &str) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     ensure_dir(dir).map_err(|e| e.context(what))?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let fail = |e: std::io::Error| Error::io(format!("cannot write the {what}"), &tmp, e);
-    // A leftover (or planted) temporary file is removed, never followed.
-    match std::fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
-        _ => {}
-    }
-    let mut f = create_new(&tmp)?;
-    f.write_all(text).map_err(fail)?;
-    f.sync_all().map_err(fail)?;
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Error::io(format!("cannot move the {what} into"), path, e))?;
-    sync_dir(dir);
-    Ok(())
+    crate::atomic_file::write(path, text, 0o600).map_err(|e| e.context(format!("the {what}")))
 }
 
 /// Removes `path` (gone already is fine) and makes the removal durable.
@@ -79,15 +63,9 @@ pub fn remove_durably(path: &Path, what: &str) -> Result<()> {
         Err(e) => return Err(Error::io(format!("cannot remove the {what}"), path, e)),
     }
     if let Some(d) = path.parent() {
-        sync_dir(d);
+        crate::atomic_file::sync_dir(d);
     }
     Ok(())
-}
-
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 /// Refuses a state directory that another user could change: a symbolic

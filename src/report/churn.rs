@@ -15,7 +15,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let about = format!(
         "churn: mmap/touch/munmap of {} per loop for {} s, {} mode\n",
-        crate::parse::format_size(cfg.chunk),
+        crate::units::size(cfg.chunk),
         cfg.secs,
         cfg.mode.as_deref().unwrap_or("?"),
     );

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::model::{CaseSamples, Run, Sample};
-use crate::parse::format_size;
+use crate::units;
 use crate::workload::colour::Stored;
 use crate::workload::stored::view;
 
@@ -81,7 +81,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         "colour: page colours of memory allocated in parallel\n\
          {} mode, {} per task, {}, THP {}, {} KiB pages\n",
         cfg.mode,
-        format_size(cfg.size_per_task),
+        units::size(cfg.size_per_task),
         touch,
         cfg.thp,
         page / 1024
@@ -349,7 +349,7 @@ fn footer(s: &Sample, page: u64) -> String {
         ));
     }
     if let (Some(b), Some(a)) = (fig(s, "pcp_before_kib"), fig(s, "pcp_after_kib")) {
-        let kib = |v: f64| format_size((v * 1024.0) as u64);
+        let kib = |v: f64| units::size((v * 1024.0) as u64);
         out.push_str(&format!(
             "per-CPU lists held {} before, {} after\n\
              (all lists at high: {}, batch {}, {} KiB pages)\n",

@@ -17,7 +17,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         "fork: {} mapping of {} per task, {} forks per task,\n\
          children write {} pages, {} mode\n",
         cfg.backing,
-        crate::parse::format_size(cfg.size),
+        crate::units::size(cfg.size),
         cfg.forks,
         cfg.touch,
         cfg.mode.as_deref().unwrap_or("?"),

@@ -8,7 +8,7 @@ use super::cells::names;
 use super::export::{Align, Block, Layout, Table};
 use crate::machine::Snapshot;
 use crate::model::Run;
-use crate::parse::format_size;
+use crate::units;
 use crate::workload::latency::Stored;
 use crate::workload::latency::parse_variant;
 use crate::workload::stored::view;
@@ -58,7 +58,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             _ => None,
         };
         rows.push(vec![
-            format_size(*s),
+            units::size(*s),
             f(b.map(|x| x.1), 2),
             f(t.map(|x| x.1), 2),
             f(ratio, 2),
@@ -171,12 +171,12 @@ fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Str
         let by: Vec<String> = levels
             .iter()
             .filter(|(_, size)| explains(*size, st))
-            .map(|(n, size)| format!("{n} {}", format_size(*size)))
+            .map(|(n, size)| format!("{n} {}", units::size(*size)))
             .collect();
         let head = format!(
             "  {:>7} -> {:<7} {:>7.2} -> {:>7.2} ns x{:.2}",
-            format_size(st.from),
-            format_size(st.to),
+            units::size(st.from),
+            units::size(st.to),
             st.before_ns,
             st.after_ns,
             st.after_ns / st.before_ns,
@@ -203,8 +203,8 @@ fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Str
             s.push_str(&format!(
                 "      the rise starts at {}, below half of {name} {}: less of\n      \
                  it is this task's than sysfs says\n",
-                format_size(st.from),
-                format_size(*size)
+                units::size(st.from),
+                units::size(*size)
             ));
         }
     }
@@ -216,7 +216,7 @@ fn steps_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Str
         if !found.iter().any(|st| explains(*size, st)) {
             s.push_str(&format!(
                 "  sysfs {name} {} shows no step in the curve near it\n",
-                format_size(*size)
+                units::size(*size)
             ));
         }
     }
@@ -247,11 +247,11 @@ fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Ve
         rows.push(match (below, above) {
             (Some(b), Some(a)) => vec![
                 name,
-                format_size(size),
+                units::size(size),
                 format!("{:.2}", b.1),
-                format_size(b.0),
+                units::size(b.0),
                 format!("{:.2}", a.1),
-                format_size(a.0),
+                units::size(a.0),
                 format!(
                     "{:.2}{}",
                     a.1 / b.1,
@@ -260,7 +260,7 @@ fn caches_section(curve: &[(u64, f64, Option<f64>)], m: Option<&Snapshot>) -> Ve
             ],
             _ => vec![
                 name,
-                format_size(size),
+                units::size(size),
                 "not bracketed by the sizes measured".into(),
             ],
         });
@@ -339,7 +339,7 @@ fn plateaus_section(curve: &[(u64, f64, Option<f64>)]) -> Vec<Block> {
             align: vec![Align::Right, Align::Left, Align::Right],
             rows: p
                 .iter()
-                .map(|(lo, hi, ns)| vec![format_size(*lo), format_size(*hi), format!("{ns:.2} ns")])
+                .map(|(lo, hi, ns)| vec![units::size(*lo), units::size(*hi), format!("{ns:.2} ns")])
                 .collect(),
         }),
     ]

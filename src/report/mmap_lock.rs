@@ -12,7 +12,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let size = cfg
         .size
-        .map(crate::parse::format_size)
+        .map(crate::units::size)
         .unwrap_or_else(|| "?".into());
     let rate = cfg.rate.unwrap_or(f64::NAN);
     let rate = if rate == 0.0 {

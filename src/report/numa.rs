@@ -25,7 +25,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         run.meta.workload,
         cfg.processes,
         cfg.threads,
-        crate::parse::format_size(cfg.size),
+        crate::units::size(cfg.size),
     );
     let passes = format!("{} passes,", cfg.loops);
     // Hundreds of threads push the passes to the second line.

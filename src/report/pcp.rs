@@ -1,7 +1,7 @@
 //! Text rendering of the per-CPU page lists read from /proc/zoneinfo.
 
 use crate::monitor::zoneinfo::{Zone, totals};
-use crate::parse::format_size;
+use crate::units;
 
 fn range(values: impl Iterator<Item = u64>) -> String {
     let v: Vec<u64> = values.collect();
@@ -29,7 +29,7 @@ pub fn text(zones: &[Zone], page_size: u64, per_cpu: bool) -> String {
             z.name,
             z.pagesets.len(),
             z.held(),
-            format_size(z.held() * page_size),
+            units::size(z.held() * page_size),
             range(z.pagesets.iter().map(|p| p.high)),
             range(z.pagesets.iter().map(|p| p.batch)),
         ));
@@ -38,9 +38,9 @@ pub fn text(zones: &[Zone], page_size: u64, per_cpu: bool) -> String {
     out.push_str(&format!(
         "held in per-CPU lists: {} pages = {} in {} lists; {} if every list filled to high\n",
         t.held,
-        format_size(t.held * page_size),
+        units::size(t.held * page_size),
         t.lists,
-        format_size(t.high * page_size),
+        units::size(t.high * page_size),
     ));
     if per_cpu {
         out.push_str(&format!(

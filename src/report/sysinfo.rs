@@ -3,6 +3,7 @@
 
 use crate::machine::{Snapshot, cpulist};
 use crate::text::{clip, fold};
+use crate::units::memory_kib;
 use std::fmt::Display;
 use std::fmt::Write as _;
 
@@ -59,8 +60,8 @@ fn nodes(out: &mut String, s: &Snapshot) {
         let first = format!(
             "  {:>4}  {:>10}  {:>10}  ",
             n.id,
-            opt(n.mem_total_kib.map(kib)),
-            opt(n.mem_free_kib.map(kib)),
+            opt(n.mem_total_kib.map(memory_kib)),
+            opt(n.mem_free_kib.map(memory_kib)),
         );
         if n.cpus.is_empty() {
             let _ = writeln!(out, "{first}none (memory only)");
@@ -208,8 +209,8 @@ fn memory(out: &mut String, s: &Snapshot) {
         "Memory",
         &format!(
             "{} total, {} available",
-            opt(s.mem_total_kib.map(kib)),
-            opt(s.mem_available_kib.map(kib)),
+            opt(s.mem_total_kib.map(memory_kib)),
+            opt(s.mem_available_kib.map(memory_kib)),
         ),
     );
     let llc = match s.llc() {
@@ -252,15 +253,6 @@ pub fn bytes(b: u64) -> String {
     format!("{b}B")
 }
 
-/// Kibibytes as GiB (or MiB below 1 GiB) with one decimal.
-pub fn kib(k: u64) -> String {
-    if k >= 1 << 20 {
-        format!("{:.1} GiB", k as f64 / (1u64 << 20) as f64)
-    } else {
-        format!("{:.1} MiB", k as f64 / 1024.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,8 +264,6 @@ mod tests {
         assert_eq!(bytes(1 << 30), "1G");
         assert_eq!(bytes(1536 << 10), "1536K");
         assert_eq!(bytes(100), "100B");
-        assert_eq!(kib(16 << 20), "16.0 GiB");
-        assert_eq!(kib(512 << 10), "512.0 MiB");
     }
 
     #[test]

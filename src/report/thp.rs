@@ -6,7 +6,7 @@
 
 use super::export::{Align, Block, Table};
 use crate::model::{CaseSamples, Run, Sample};
-use crate::parse::format_size;
+use crate::units;
 use crate::workload::stored::view;
 use crate::workload::thp::{PERCENTILES, Stored};
 
@@ -45,9 +45,9 @@ pub fn blocks(run: &Run) -> Vec<Block> {
          page-cache files between freed pages), phase 2 faults {} advised\n\
          MADV_HUGEPAGE in {} steps; THP enabled {}, defrag {};\n\
          {} (the median sample of each case by latency)\n",
-        format_size(cfg.size),
-        format_size(cfg.fault_size),
-        format_size(cfg.step),
+        units::size(cfg.size),
+        units::size(cfg.fault_size),
+        units::size(cfg.step),
         set("thp", &cfg.thp_enabled),
         set("thp_defrag", &cfg.thp_defrag),
         super::cells::medians_of(run),
@@ -92,7 +92,7 @@ fn latency_table(c: &CaseSamples, s: &Sample, step: u64) -> Table {
         format!(
             "{}: us per {} step (first write, then one per page)",
             label(c),
-            format_size(step)
+            units::size(step)
         ),
         &["", "base", "huge", "all"],
         Align::runs(&[(Align::Left, 1), (Align::Right, 3)]),
@@ -192,8 +192,8 @@ fn checks(picked: &[(&CaseSamples, &Sample, usize)], step: u64) -> String {
                     "note: {}: smaps shows {} in huge pages, the steps found huge \
                      make {} (khugepaged collapses or splits meanwhile)\n",
                     label(c),
-                    format_size(smaps as u64),
-                    format_size(counted as u64)
+                    units::size(smaps as u64),
+                    units::size(counted as u64)
                 ));
             }
         }

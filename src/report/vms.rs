@@ -175,7 +175,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     }
     for p in &cfg.plans {
         let file = if p.amount.file > 0 {
-            format!(", file {}", crate::parse::format_size(p.amount.file))
+            format!(", file {}", crate::units::size(p.amount.file))
         } else {
             String::new()
         };
@@ -184,7 +184,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
             p.case,
             p.family,
             p.tasks,
-            crate::parse::format_size(p.amount.per_task)
+            crate::units::size(p.amount.per_task)
         ));
     }
     let mut notes = String::new();

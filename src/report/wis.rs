@@ -22,7 +22,7 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     let about = crate::workload::wis::Test::named(test).map_or(String::new(), |t| t.about());
     let size = cfg
         .size
-        .map(crate::parse::format_size)
+        .map(crate::units::size)
         .unwrap_or_else(|| "?".into());
     let secs = cfg.secs.unwrap_or(f64::NAN);
     let mut out = vec![Block::Paragraph(format!(

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::{Plan, Reps};
 use crate::text::clip;
+use crate::units::duration;
 use crate::workload::Workload;
 
 /// One case of the plan.
@@ -141,7 +142,7 @@ impl Estimate {
                 "  {:<30} {:>6} {:>12} {:>9}",
                 clip(&c.variant, 30),
                 c.tasks,
-                seconds(c.sample_s),
+                duration(c.sample_s),
                 samples(c)
             );
         }
@@ -155,18 +156,18 @@ impl Estimate {
                 out,
                 "  ... {} more (tasks {lo}-{hi}, one sample at most {})",
                 rest.len(),
-                seconds(longest)
+                duration(longest)
             );
         }
         let budget = self
             .max_time_s
-            .map(|b| format!(" (adaptive, --max-time {})", seconds(b)))
+            .map(|b| format!(" (adaptive, --max-time {})", duration(b)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
             "estimate: {} at most, {} at least{budget}",
-            seconds(self.estimate_s),
-            seconds(self.least_s)
+            duration(self.estimate_s),
+            duration(self.least_s)
         );
         if self.max_time_s.is_some_and(|b| self.least_s > b) {
             let _ = writeln!(
@@ -210,8 +211,8 @@ impl SuiteEstimate {
                 "      {:<22} {:>6} {:>12} {:>12}",
                 clip(&r.workload, 22),
                 r.cases.len(),
-                seconds(r.least_s),
-                seconds(r.estimate_s)
+                duration(r.least_s),
+                duration(r.estimate_s)
             );
             for n in &r.notes {
                 let _ = writeln!(out, "        {}", clip(n, 72));
@@ -220,23 +221,10 @@ impl SuiteEstimate {
         let _ = writeln!(
             out,
             "estimate: {} at most, {} at least",
-            seconds(self.estimate_s),
-            seconds(self.least_s)
+            duration(self.estimate_s),
+            duration(self.least_s)
         );
         out
-    }
-}
-
-/// Seconds as "0.012 s", "3.4 s", "12 min", "3.2 h".
-pub fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{s:.3} s")
-    } else if s < 100.0 {
-        format!("{s:.1} s")
-    } else if s < 6000.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -244,14 +232,6 @@ pub fn seconds(s: f64) -> String {
 mod tests {
     use super::*;
     use crate::stats::stopping::Rule;
-
-    #[test]
-    fn seconds_read_well() {
-        assert_eq!(seconds(0.0123), "0.012 s");
-        assert_eq!(seconds(3.44), "3.4 s");
-        assert_eq!(seconds(720.0), "12.0 min");
-        assert_eq!(seconds(36_000.0), "10.0 h");
-    }
 
     use crate::workload::Measure;
 

@@ -88,7 +88,7 @@ fn case_stop(key: &str, n: usize, stop: &Stop) -> String {
             },
             p.need.samples,
             if *paired { "rounds" } else { "samples" },
-            super::estimate::seconds(p.need.samples as f64 * p.per_sample_s),
+            crate::units::duration(p.need.samples as f64 * p.per_sample_s),
             if *paired { "paired ratio " } else { "" },
             plus_minus(*rel),
             why.reason()

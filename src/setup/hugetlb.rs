@@ -39,7 +39,7 @@ pub fn check(pages: u64) -> Result<()> {
         )));
     }
     sys::refuse_beyond_half(
-        &format!("{pages} huge pages of {}", sys::mib(size)),
+        &format!("{pages} huge pages of {}", crate::units::memory(size)),
         pages.saturating_mul(size),
     )
 }

@@ -181,8 +181,8 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
             Err(TryLockError::Error(e)) => return Err(Error::io("set-up lock", &lock_path, e)),
         }
         // A run killed while writing its journal left the temporary file.
-        state::remove_durably(&dir.join(format!("{id}.journal.tmp")), "set-up journal")?;
         let path = dir.join(format!("{id}.journal"));
+        crate::atomic_file::remove_leftovers(&path)?;
         let Some(record) = read(&path)? else {
             state::remove_durably(&lock_path, "set-up lock")?;
             continue;

@@ -95,9 +95,9 @@ pub fn check(max_bytes: u64) -> Result<()> {
         return Err(Error::Input(format!(
             "a memory cgroup limit of {} is out of range: between {} and MemTotal {} (a \
              limit above MemTotal puts no pressure)",
-            sys::mib(max_bytes),
-            sys::mib(MIN_BYTES),
-            sys::mib(total)
+            crate::units::memory(max_bytes),
+            crate::units::memory(MIN_BYTES),
+            crate::units::memory(total)
         )));
     }
     locate().map(|_| ())

@@ -33,6 +33,7 @@ use journal::{Journal, Step};
 
 pub use memcg::Memcg;
 pub use swap::SwapInfo;
+pub use sys::need_program;
 
 /// Everything one run made; `finish` (or drop) undoes it in reverse order.
 pub struct Setup {

@@ -23,8 +23,8 @@ pub fn check(bytes: u64) -> Result<()> {
     if bytes < MIN_BYTES {
         return Err(Error::Input(format!(
             "a page-cache file system of {} is too small: at least {}",
-            sys::mib(bytes),
-            sys::mib(MIN_BYTES)
+            crate::units::memory(bytes),
+            crate::units::memory(MIN_BYTES)
         )));
     }
     sys::refuse_beyond_half("a page-cache file system (its tmpfs may fill)", bytes)?;

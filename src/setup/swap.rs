@@ -81,9 +81,9 @@ fn file_refusal(dir: &Path, bytes: u64) -> Option<String> {
         return Some(format!(
             "a swap file of {} does not fit on {}: {} free, of which a tenth and 256 MiB \
              are kept",
-            sys::mib(bytes),
+            crate::units::memory(bytes),
             dir.display(),
-            sys::mib(free)
+            crate::units::memory(free)
         ));
     }
     None
@@ -105,8 +105,8 @@ pub fn check_as(bytes: u64, dir: &Path, file: bool) -> Result<()> {
     if bytes < MIN_BYTES {
         return Err(Error::Input(format!(
             "a swap device of {} is too small: at least {}",
-            sys::mib(bytes),
-            sys::mib(MIN_BYTES)
+            crate::units::memory(bytes),
+            crate::units::memory(MIN_BYTES)
         )));
     }
     sys::need_tool("mkswap", "util-linux", "a swap device")?;

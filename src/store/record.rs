@@ -383,8 +383,8 @@ impl Store {
                 format!(
                     "{}{} free of {} on its file system",
                     e.map_or(String::new(), |e| format!("{e}; ")),
-                    crate::parse::format_size(s.free),
-                    crate::parse::format_size(s.total)
+                    crate::units::size(s.free),
+                    crate::units::size(s.total)
                 ),
                 full,
             ),

@@ -83,7 +83,7 @@ impl Options for Args {
                         format!(
                             "L{} {} {}-way",
                             c.level,
-                            c.size_bytes.map(parse::format_size).unwrap_or_default(),
+                            c.size_bytes.map(crate::units::size).unwrap_or_default(),
                             c.ways.unwrap_or(0)
                         )
                     })

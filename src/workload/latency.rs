@@ -107,8 +107,8 @@ impl Latency {
             return Err(Error::Input(format!(
                 "--max: the {} working set has more than 2^32 nodes of one cache line: \
                  lower --max below {}",
-                crate::parse::format_size(s),
-                crate::parse::format_size(s)
+                crate::units::size(s),
+                crate::units::size(s)
             )));
         }
         if cfg.pages.is_empty() {
@@ -179,8 +179,8 @@ impl Options for Args {
         if max < min {
             return Err(Error::Input(format!(
                 "--max {} is below --min {}: raise --max",
-                parse::format_size(max),
-                parse::format_size(min)
+                crate::units::size(max),
+                crate::units::size(min)
             )));
         }
         let cfg = Config {

@@ -6,6 +6,7 @@ pub mod c2c;
 pub mod c2c_pairs;
 pub mod churn;
 pub mod cmd;
+mod cmd_child;
 pub mod colour;
 pub mod colour_args;
 mod colour_data;
@@ -25,6 +26,8 @@ pub mod placement;
 pub mod region;
 pub mod spec;
 pub mod stored;
+pub mod stressng;
+mod stressng_output;
 pub mod thp;
 pub mod thp_fragment;
 pub mod timed;
@@ -115,6 +118,7 @@ pub static REGISTRY: &[&Spec] = &[
     &mmap_lock::SPEC,
     &thp::SPEC,
     &vms::SPEC,
+    &stressng::SPEC,
 ];
 
 /// The registered workload of this name (a stored run's `workload`).

@@ -196,8 +196,8 @@ pub fn plan(
         return Err(Error::Input(format!(
             "{}: --size {} is less than one page ({}): raise --size",
             pattern.name(),
-            crate::parse::format_size(s),
-            crate::parse::format_size(page)
+            crate::units::size(s),
+            crate::units::size(page)
         )));
     }
     let size = match size {
@@ -233,9 +233,9 @@ pub fn plan(
         return Err(Error::Input(format!(
             "{}: --size {} gives {} threads less than one page each: raise --size to at least {}",
             pattern.name(),
-            crate::parse::format_size(size),
+            crate::units::size(size),
             tasks,
-            crate::parse::format_size(page * tasks)
+            crate::units::size(page * tasks)
         )));
     }
     let loops = loops.unwrap_or(pattern.default_loops());

@@ -199,13 +199,13 @@ fn check_hugetlb(
             "--pages hugetlb needs {need} huge pages of {} but {free} are free \
              (HugePages_Free in /proc/meminfo): reserve them for this run with \
              --knob nr_hugepages={need}",
-            parse::format_size(size)
+            crate::units::size(size)
         ))),
         None => Ok(()),
         Some(n) if n < need => Err(Error::Input(format!(
             "--knob nr_hugepages={n} reserves fewer than the {need} huge pages of {} \
              the largest case needs: use --knob nr_hugepages={need}",
-            parse::format_size(size)
+            crate::units::size(size)
         ))),
         Some(n) => {
             let avail = m.mem_available_kib.unwrap_or(0) * 1024;
@@ -215,8 +215,8 @@ fn check_hugetlb(
                 return Err(Error::Refused(format!(
                     "--knob nr_hugepages={n} would reserve {} but only {} can be used safely: \
                      reserve fewer",
-                    parse::format_size(n.saturating_mul(size)),
-                    parse::format_size(usable)
+                    crate::units::size(n.saturating_mul(size)),
+                    crate::units::size(usable)
                 )));
             }
             Ok(())

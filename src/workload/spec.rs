@@ -35,6 +35,7 @@ pub enum Report {
     MmapLock,
     Thp,
     Vms,
+    StressNg,
 }
 
 impl Report {

@@ -213,8 +213,8 @@ impl Thp {
             return Err(Error::Input(format!(
                 "--size {} is less than one {} block: nothing to fragment; use a larger \
                  --size, or --fragment none",
-                parse::format_size(cfg.size),
-                parse::format_size(cfg.step)
+                crate::units::size(cfg.size),
+                crate::units::size(cfg.step)
             )));
         }
         let most = cfg.tasks.iter().copied().max().unwrap_or(1) as u64;
@@ -222,9 +222,9 @@ impl Thp {
             return Err(Error::Input(format!(
                 "--fault-size {} gives a task less than one {} step: fault at least {} \
                  (one step per task), e.g. a larger --size",
-                parse::format_size(cfg.fault_size),
-                parse::format_size(cfg.step),
-                parse::format_size(most * cfg.step),
+                crate::units::size(cfg.fault_size),
+                crate::units::size(cfg.step),
+                crate::units::size(most * cfg.step),
             )));
         }
         if let Some(f) = &cfg.files
@@ -232,9 +232,9 @@ impl Thp {
         {
             return Err(Error::Input(format!(
                 "--file-size {} is out of range: use one page ({}) up to {}",
-                parse::format_size(f.file_size),
+                crate::units::size(f.file_size),
                 cfg.page_size,
-                parse::format_size(cfg.step)
+                crate::units::size(cfg.step)
             )));
         }
         super::check_pin(&cfg.pin, &cfg.tasks, &machine)?;

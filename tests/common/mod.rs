@@ -103,6 +103,17 @@ pub fn wait_until<T>(
     }
 }
 
+/// A stored run's case's samples that count (warm-ups left out).
+pub fn measured(case: &serde_json::Value) -> Vec<serde_json::Value> {
+    case["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["warmup"] == false)
+        .cloned()
+        .collect()
+}
+
 /// A figure of a stored sample (JSON), failing the test when it is missing.
 pub fn fig(sample: &serde_json::Value, name: &str) -> f64 {
     sample["data"]["figures"][name]
@@ -160,11 +171,7 @@ pub struct Rendered {
 /// returns None (printing why), which is allowed only outside CI.
 pub fn render_in_browser(dir: &Path, html: &Path) -> Option<Rendered> {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "chromium is required under CI (.ci/run installs it)"
-        );
-        println!("SKIPPED rendering: chromium not installed (apt-get install chromium)");
+        skip("rendering needs chromium (apt-get install chromium; .ci/run installs it)");
         return None;
     };
     let url = format!("file://{}", html.display());
@@ -207,13 +214,16 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether the tests run under CI: `CI=true`, as .ci/run sets it. There
+/// every component is installed, so a test that misses one fails.
+pub fn under_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
 /// A test that cannot run here (no root, no facility) says why and skips;
 /// under CI=true it fails instead, since CI must exercise every component.
 #[allow(dead_code)] // not every test file skips
 pub fn skip(why: &str) {
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "under CI this test must run, but: {why}"
-    );
+    assert!(!under_ci(), "under CI=true this test must run, but: {why}");
     eprintln!("skipped: {why}");
 }

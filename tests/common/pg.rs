@@ -19,7 +19,7 @@ impl PgDb {
             .filter(|u| !u.is_empty())
         else {
             assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
+                !super::under_ci(),
                 "VMSCALE_TEST_PG is not set under CI: .ci/run starts PostgreSQL and sets it"
             );
             eprintln!("skipped: set VMSCALE_TEST_PG (eval \"$(bench/pg-scratch.sh)\")");

@@ -8,8 +8,8 @@ use plotters::prelude::*;
 use super::svg::{self, LABELS, axis, colour, e, escape, span};
 use crate::machine::Snapshot;
 use crate::model::Run;
-use crate::parse::format_size;
 use crate::report::cells;
+use crate::units;
 use crate::workload::latency::parse_variant;
 
 /// (bytes, mean ns, ci95 half-width) for one page kind, by size.
@@ -65,7 +65,7 @@ pub fn plots(run: &Run) -> Vec<(String, String)> {
     let outside: Vec<String> = caches
         .iter()
         .filter(|c| !shown.contains(&c.0))
-        .map(|c| format!("{} {}", c.0, format_size(c.1)))
+        .map(|c| format!("{} {}", c.0, units::size(c.1)))
         .collect();
     let n = run.cases.first().map(|c| c.measured().count()).unwrap_or(0);
     let mut caption = format!(
@@ -109,7 +109,7 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
             .configure_mesh()
             .x_desc("working set (bytes, log2)")
             .x_labels(doublings.clamp(2, 16) + 1)
-            .x_label_formatter(&|v| format_size(v.round() as u64))
+            .x_label_formatter(&|v| units::size(v.round() as u64))
             .light_line_style(WHITE)
             .y_desc("ns per load")
             .y_labels(LABELS)
@@ -142,7 +142,7 @@ fn curve(all: &[Line], caches: &[(String, u64)]) -> (String, Vec<String>) {
         for (name, size) in &inside {
             let (x, y_top) = chart.backend_coord(&(*size as f64, top * 1.05));
             let (_, y_bottom) = chart.backend_coord(&(*size as f64, 0.0));
-            markers.push((x, y_top, y_bottom, format!("{name} {}", format_size(*size))));
+            markers.push((x, y_top, y_bottom, format!("{name} {}", units::size(*size))));
         }
         svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())

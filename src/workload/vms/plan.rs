@@ -10,7 +10,7 @@ use super::cases::{Amount, Engine, Family, Row, Store};
 use super::sizes::Sizes;
 use crate::error::{Error, Result};
 use crate::machine::Snapshot;
-use crate::parse::format_size;
+use crate::units;
 
 /// The tmpfs the shm cases put their files on (the suite mounts its own;
 /// /dev/shm is the tmpfs every user may use).
@@ -150,8 +150,8 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
                 "{}: mlock of {} per task exceeds RLIMIT_MEMLOCK ({}): run as root, or \
                  raise the limit (ulimit -l), or use a smaller --size",
                 p.case,
-                format_size(per),
-                format_size(limit)
+                units::size(per),
+                units::size(limit)
             )));
         }
     }
@@ -161,8 +161,8 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
             return Err(Error::Refused(format!(
                 "{}: needs {} of tmpfs but {SHM_DIR} has {} free: use a smaller --size",
                 p.case,
-                format_size(p.need),
-                format_size(free)
+                units::size(p.need),
+                units::size(free)
             )));
         }
     }
@@ -218,15 +218,15 @@ pub fn notes(cfg: &super::Config) -> Vec<String> {
         format!(
             "machine modelled: {:.4} of this one: mem {}, mem_avail {}, rotate {}",
             s.scale,
-            format_size(s.mem),
-            format_size(s.mem_avail),
-            format_size(s.rotate())
+            units::size(s.mem),
+            units::size(s.mem_avail),
+            units::size(s.rotate())
         ),
         format!("runtime {} s per sample at most", cfg.runtime_s),
     ];
     for p in &cfg.plans {
         let file = if p.amount.file > 0 {
-            format!(", file {}", format_size(p.amount.file))
+            format!(", file {}", units::size(p.amount.file))
         } else {
             String::new()
         };
@@ -234,8 +234,8 @@ pub fn notes(cfg: &super::Config) -> Vec<String> {
             "{} x{}: {} per task{file}; needs {} ({})",
             p.case,
             p.tasks,
-            format_size(p.amount.per_task),
-            format_size(p.need),
+            units::size(p.amount.per_task),
+            units::size(p.need),
             p.sizing
         ));
     }
