@@ -80,7 +80,7 @@ fn machine_text(m: &Machine) -> String {
         parts.push(format!("{n} nodes"));
     }
     if let Some(mem) = m.memory {
-        parts.push(crate::parse::format_size(mem));
+        parts.push(crate::units::size(mem));
     }
     if let Some(c) = &m.cpu {
         parts.push(c.clone());
@@ -144,7 +144,7 @@ fn plan_text(r: &Report, here: Here, p: &Plan) -> String {
         here.cpus,
         here.nodes,
         if here.nodes == 1 { "" } else { "s" },
-        crate::parse::format_size(here.memory)
+        crate::units::size(here.memory)
     ));
     o.push_str(&crate::text::fill(
         &format!("vmscale {}", crate::parse::shell_words(&p.command)),

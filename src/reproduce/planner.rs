@@ -293,11 +293,11 @@ fn scale_size(size: &str, robot: &Machine, here: Here) -> Result<Scaled> {
     let scaled = (share * here.memory as f64) as u64;
     Ok(Scaled {
         what: "size".into(),
-        robot: format!("{size} of {}", crate::parse::format_size(mem)),
+        robot: format!("{size} of {}", crate::units::size(mem)),
         here: format!(
             "{} of {}",
-            crate::parse::format_size(scaled.max(1)),
-            crate::parse::format_size(here.memory)
+            crate::units::size(scaled.max(1)),
+            crate::units::size(here.memory)
         ),
         how: format!(
             "the same share, {:.2}x the memory; lkp streams it in repeats of the case, vmscale \
