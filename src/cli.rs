@@ -161,6 +161,46 @@ A run is copied once, by its identity: merging the same files again adds nothing
     /// One figure across like runs (by time or kernel) and the steps where it moved
     #[command(after_help = HISTORY_EXAMPLES)]
     History(Deferred<HistoryArgs>),
+    /// Read a kernel test robot report and plan its test on this machine
+    #[command(after_help = REPRODUCE_EXAMPLES)]
+    Reproduce(Deferred<ReproduceArgs>),
+}
+
+const REPRODUCE_EXAMPLES: &str = "\
+Examples:
+  vmscale reproduce report.mbox --dry-run        the plan: command, scaling, rows
+  vmscale reproduce report.eml --dry-run --json  the report and the plan as JSON
+  vmscale reproduce job.yaml --dry-run --runtime 5s
+
+REPORT is the robot's mail (saved from the list, one message of an mbox, or a
+reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
+`run vms --case`, will-it-scale as `run wis --test --mode`, pft as `run pft`;
+nr_task becomes the same share of this machine's CPUs, a size the same share of
+its memory, and each sample runs 2 s instead of the robot's 300 s.
+
+Verdicts on the headline, from the paired interval of head / base against the
+robot's change (exit code): reproduced (0): same direction, the interval excludes
+no change and holds the robot's; smaller (3) / larger (4): same direction, the
+interval wholly short of / beyond it; not reproduced (5): the interval holds no
+change and excludes the robot's; opposite (6); undecided (7), with the rounds a
+decision would need. Today reproduce plans only (--dry-run). See docs/reproduce.md.";
+
+/// `vmscale reproduce`'s options.
+#[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("JSON: the report as read, this machine and the plan")))]
+pub struct ReproduceArgs {
+    /// The robot's report: a mail, an mbox message, a reply quoting it, or
+    /// lkp's job.yaml; `-` for stdin
+    #[arg(value_name = "REPORT")]
+    pub report: PathBuf,
+    /// Print the plan and stop: nothing is built, booted or stored
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How long each sample runs (e.g. 5s) [default: 2s, the robot's runtime shortened]
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+    #[command(flatten)]
+    pub json: Json,
 }
 
 /// `--json` (declared with the options several rooms share).

@@ -43,6 +43,7 @@ pub mod pipe;
 pub mod probes;
 pub mod profile;
 pub mod report;
+pub mod reproduce;
 pub mod runner;
 #[cfg(test)]
 pub mod scratch;

@@ -40,7 +40,11 @@ fn real_main() {
     let db = cli.db.clone().unwrap_or_else(vmscale::store::default_path);
     let reads_machine = matches!(
         cli.command,
-        Command::Run(_) | Command::Sysinfo(_) | Command::Pcp(_) | Command::Doctor(_)
+        Command::Run(_)
+            | Command::Sysinfo(_)
+            | Command::Pcp(_)
+            | Command::Doctor(_)
+            | Command::Reproduce(_)
     );
     let checked = match reads_machine {
         true => vmscale::machine::check_root(),
@@ -89,6 +93,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::Guest(a) => commands::guest::guest(&db, &a),
         Command::History(a) => commands::history::history(&db, &a),
         Command::Bisect(a) => commands::bisect::bisect(&db, &a),
+        Command::Reproduce(a) => commands::reproduce::reproduce(&db, &a),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Property tests (bounded, part of the normal suite) of everything that
 //! reads untrusted text: the importers, the sample-file parser, the `N X`
-//! pairs of `fit`, and the size, duration, percent and task-list parsers.
+//! pairs of `fit`, `reproduce`'s reader of robot reports (seeded with the
+//! reports of tests/fixtures/reproduce, cut, quoted and mangled), and the
+//! size, duration, percent and task-list parsers.
 //! Properties: no panic on any input, and no non-finite or out-of-range
 //! value accepted. fuzz/ holds the same targets for a long cargo-fuzz run.
 
@@ -46,6 +48,30 @@ fn tableish() -> impl Strategy<Value = String> {
     prop::collection::vec(word, 0..120).prop_map(|w| w.join(" "))
 }
 
+/// The robot reports written for the tests, one of them picked.
+fn robot_report() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        Just(include_str!("fixtures/reproduce/vms-anon-w-seq.txt")),
+        Just(include_str!("fixtures/reproduce/wis-thread-quoted.txt")),
+        Just(include_str!("fixtures/reproduce/wis-process.txt")),
+        Just(include_str!("fixtures/reproduce/pft.txt")),
+        Just(include_str!("fixtures/reproduce/will-it-scale.job.yaml")),
+    ]
+}
+
+/// Every row a read report holds is finite.
+fn rows_finite(r: &vmscale::reproduce::Report) -> bool {
+    use vmscale::reproduce::report::Delta;
+    r.tests.iter().flat_map(|t| &t.rows).all(|row| {
+        row.base.is_finite()
+            && row.head.is_finite()
+            && match row.change {
+                Some(Delta::Percent(v) | Delta::Absolute(v)) => v.is_finite(),
+                None => true,
+            }
+    })
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
@@ -80,6 +106,43 @@ proptest! {
     #[test]
     fn importers_survive_any_text(text in any::<String>()) {
         let _ = import::parse(&text, "t", &import::Options::default(), &mut Vec::new());
+    }
+
+    #[test]
+    fn robot_reports_cut_and_mangled_never_panic(
+        seed in robot_report(),
+        cut in 0usize..30_000,
+        at in 0usize..30_000,
+        junk in prop_oneof![tableish(), any::<String>()],
+        quote in prop_oneof![Just(""), Just("> "), Just(">>"), Just("> > ")],
+        bytes in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let cut = seed.len().min(cut);
+        let at = seed.len().min(at);
+        let mut text: Vec<u8> = Vec::new();
+        for line in seed.as_bytes()[..cut].split(|b| *b == b'\n') {
+            text.extend_from_slice(quote.as_bytes());
+            text.extend_from_slice(line);
+            text.push(b'\n');
+        }
+        let mut spliced = seed.as_bytes()[..at].to_vec();
+        spliced.extend_from_slice(junk.as_bytes());
+        spliced.extend_from_slice(&bytes);
+        spliced.extend_from_slice(&seed.as_bytes()[at..]);
+        for t in [text, spliced] {
+            if let Ok(r) = vmscale::reproduce::read_bytes(&t) {
+                prop_assert!(!r.tests.is_empty() && rows_finite(&r));
+            }
+        }
+    }
+
+    #[test]
+    fn robot_reader_survives_any_text(text in tableish(), bytes in any::<Vec<u8>>()) {
+        for t in [text.as_bytes(), &bytes] {
+            if let Ok(r) = vmscale::reproduce::read_bytes(t) {
+                prop_assert!(rows_finite(&r));
+            }
+        }
     }
 
     #[test]

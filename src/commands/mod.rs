@@ -23,6 +23,7 @@ pub mod probes_out;
 pub mod progress;
 pub mod quick;
 pub mod report;
+pub mod reproduce;
 pub mod rerun_note;
 pub mod restore;
 pub mod run;

@@ -1,0 +1,110 @@
+use super::*;
+use crate::stats::decide::Rule;
+use crate::stats::rng::SplitMix64;
+
+/// A decision whose interval of head / base is `lo..hi` after `rounds`.
+fn d(lo: f64, hi: f64, rounds: usize) -> Decision {
+    Decision {
+        verdict: crate::stats::decide::Verdict::Undecided,
+        ratio: (lo * hi).sqrt(),
+        ci: (lo, hi),
+        rounds,
+        level: 0.95,
+    }
+}
+
+#[test]
+fn each_verdict_follows_the_interval_and_the_robots_change() {
+    let robot = -0.40;
+    let v = |lo, hi| judge(&d(lo, hi, 6), robot).verdict;
+    assert_eq!(v(0.55, 0.65), Verdict::Reproduced);
+    assert_eq!(v(0.80, 0.90), Verdict::Smaller);
+    assert_eq!(v(0.30, 0.50), Verdict::Larger);
+    assert_eq!(v(0.95, 1.03), Verdict::NotReproduced);
+    assert_eq!(v(1.05, 1.20), Verdict::Opposite);
+    assert_eq!(v(0.50, 1.10), Verdict::Undecided);
+    // An improvement reproduced: the interval above 1 holding +12 %.
+    assert_eq!(judge(&d(1.08, 1.15, 6), 0.12).verdict, Verdict::Reproduced);
+    assert_eq!(judge(&d(0.90, 0.95, 6), 0.12).verdict, Verdict::Opposite);
+    // Too few rounds decide nothing.
+    assert_eq!(judge(&d(0.55, 0.65, 2), robot).verdict, Verdict::Undecided);
+}
+
+#[test]
+fn an_undecided_verdict_says_how_many_rounds_would_decide() {
+    let j = judge(&d(0.5, 1.1, 4), -0.4);
+    let n = j.rounds_needed.unwrap();
+    assert!(n > 4, "{n}");
+    // A narrower interval needs fewer.
+    let k = judge(&d(0.6, 1.02, 4), -0.4).rounds_needed.unwrap();
+    assert!(k < n, "{k} {n}");
+    assert_eq!(judge(&d(0.55, 0.65, 6), -0.4).rounds_needed, None);
+}
+
+#[test]
+fn a_regression_of_a_time_is_a_rise_and_of_a_throughput_a_fall() {
+    let c = |p: f64, kind| Change {
+        metric: "m".into(),
+        percent: p,
+        kind,
+    };
+    let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} {b}");
+    // Printed unsigned, as newer mails do.
+    close(robot_change(&c(21.4, Kind::Regression), Some(true)), -0.214);
+    close(robot_change(&c(24.6, Kind::Regression), Some(false)), 0.246);
+    close(
+        robot_change(&c(-11.7, Kind::Improvement), Some(true)),
+        0.117,
+    );
+    close(
+        robot_change(&c(-8.0, Kind::Improvement), Some(false)),
+        -0.08,
+    );
+    close(robot_change(&c(-5.0, Kind::Regression), None), -0.05);
+}
+
+#[test]
+fn exit_codes_differ_by_verdict_and_leave_1_and_2_to_errors() {
+    use Verdict::*;
+    let all = [
+        Reproduced,
+        Smaller,
+        Larger,
+        NotReproduced,
+        Opposite,
+        Undecided,
+    ];
+    let codes: std::collections::BTreeSet<i32> = all.iter().map(|v| v.exit_code()).collect();
+    assert_eq!(codes.len(), all.len());
+    assert!(!codes.contains(&1) && !codes.contains(&2));
+    assert_eq!(Reproduced.exit_code(), 0);
+}
+
+/// The interval the verdict reads (a fixed-rounds rule's, as `guest
+/// --rounds N`) holds the true ratio at its stated level: seeded rounds
+/// of log ratio ln(0.6) plus normal noise, 2000 trials of 5 rounds.
+#[test]
+fn the_interval_covers_the_true_change_at_its_level() {
+    let rule = Rule::fixed(0.03, 0.05, 5);
+    let mut rng = SplitMix64::new(41);
+    let truth = 0.6f64;
+    let trials = 2000;
+    let mut covered = 0;
+    let mut reproduced = 0;
+    for _ in 0..trials {
+        let logs: Vec<f64> = (0..5).map(|_| truth.ln() + 0.05 * rng.normal()).collect();
+        let dec = rule.judge_logs(&logs).unwrap();
+        if dec.ci.0 <= truth && truth <= dec.ci.1 {
+            covered += 1;
+        }
+        if judge(&dec, truth - 1.0).verdict == Verdict::Reproduced {
+            reproduced += 1;
+        }
+    }
+    let rate = covered as f64 / trials as f64;
+    // 95 % nominal; the binomial spread of 2000 trials is about 0.5 %.
+    assert!((0.935..=0.965).contains(&rate), "coverage {rate}");
+    // A change of the robot's size is reproduced whenever it is covered
+    // (the interval at 5 % noise never reaches no change).
+    assert_eq!(reproduced, covered);
+}
