@@ -30,7 +30,45 @@ use crate::runner::Progress as _;
 use crate::store::Store;
 use crate::workdir::WorkDir;
 
+/// `vmscale guest`: boots, then prints the comparison (or `--json`).
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
+    let ran = run(db, a)?;
+    let verdict = shown::of(&ran.prepared, &ran.deciding, ran.ended_by.clone());
+    if a.json.json {
+        super::output::data(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&crate::report::verdict::json(&verdict))
+                .unwrap_or_default()
+        ))?;
+    } else {
+        report(&ran.prepared, &ran.landed, ran.rounds)?;
+        if ran.prepared.len() > 1 && (ran.auto || a.boot.decide.is_some()) {
+            super::output::text(&crate::report::verdict::text(&verdict))?;
+        }
+    }
+    match ran.failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// What the boots of one `vmscale guest` left: the kernels as booted, their
+/// pooled runs, the rounds' deciding comparison, and the failure that
+/// stopped the rounds, if one did (what completed is merged all the same).
+pub struct Ran {
+    pub prepared: Vec<Prepared>,
+    pub landed: Landed,
+    pub deciding: Deciding,
+    /// What ended `--rounds auto` undecided (`--max-time`, `--max-rounds`).
+    pub ended_by: Option<String>,
+    pub rounds: u32,
+    pub auto: bool,
+    pub failure: Option<Error>,
+}
+
+/// Checks everything, boots the kernels round by round and pools and
+/// merges their runs; prints nothing but progress and warnings.
+pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
     crate::exec::signals::install();
     let steps = split_plan(&a.plan)?;
     if steps.is_empty() && a.boot.setup.is_empty() {
@@ -194,23 +232,15 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     bar.finish();
 
     let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
-    let verdict = shown::of(&prepared, &deciding, ended_by);
-    if a.json.json {
-        super::output::data(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&crate::report::verdict::json(&verdict))
-                .unwrap_or_default()
-        ))?;
-    } else {
-        report(&prepared, &landed, budget.rounds)?;
-        if prepared.len() > 1 && (budget.auto || a.boot.decide.is_some()) {
-            super::output::text(&crate::report::verdict::text(&verdict))?;
-        }
-    }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    Ok(Ran {
+        prepared,
+        landed,
+        deciding,
+        ended_by,
+        rounds: budget.rounds,
+        auto: budget.auto,
+        failure,
+    })
 }
 
 /// The kernels of `--tree`'s revisions, built or found in the cache; the
