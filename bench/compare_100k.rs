@@ -128,10 +128,7 @@ fn stored(args: &[String], dir: &Path, vmscale: &Path) {
     ];
     let t_load = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let sides: Vec<_> = runs
-        .iter()
-        .map(vmscale::stats::comparison::Side::run)
-        .collect();
+    let sides: Vec<_> = runs.iter().map(vmscale::stats::side::Side::run).collect();
     let opts = vmscale::stats::comparison::Options {
         alpha: 0.05,
         seed: 1,

@@ -29,7 +29,12 @@ tasks=${4:-2}
 mode=${5:-thread}
 other=${6:-}
 vmscale=${VMSCALE:-target/release/vmscale}
-peer="$wis/${test}_${mode}s"
+# will-it-scale's binaries are TEST_threads and TEST_processes.
+case $mode in
+  thread) peer="$wis/${test}_threads" ;;
+  process) peer="$wis/${test}_processes" ;;
+  *) echo "MODE is thread or process, not $mode" >&2; exit 2 ;;
+esac
 [ -x "$peer" ] || { echo "no $peer: build will-it-scale there first" >&2; exit 2; }
 [ -x "$vmscale" ] || { echo "no $vmscale: cargo build --release" >&2; exit 2; }
 work=$(mktemp -d)

@@ -48,4 +48,5 @@ pub mod stats;
 pub mod store;
 pub mod text;
 pub mod timefmt;
+pub mod workdir;
 pub mod workload;

@@ -6,7 +6,8 @@
 //! locking among it), a panicking guest, QEMU gone after vmscale is
 //! killed, `--rounds auto`'s verdicts under icount (A/A "same", a planted
 //! A/B "different"), and a guest that brings up fewer CPUs than it was
-//! given; the static guest binary (ignored: .ci/run runs it after
+//! given; stress-ng run in a guest from the host's package; the static
+//! guest binary (ignored: .ci/run runs it after
 //! `cargo build-guest`). TCG here (the machine's /dev/kvm is kvm-pvm), so
 //! plans are tiny.
 //! Under CI=true a missing QEMU fails.
@@ -449,6 +450,46 @@ fn the_static_guest_binary_boots_without_the_c_library() {
     let id = runs[0]["id"].to_string();
     let g = &show(&scratch.db(), &id)["meta"]["machine"]["guest"];
     assert_eq!(g["static_binary"], true, "{g}");
+}
+
+/// A plan that runs stress-ng takes the host's, with the libraries it
+/// loads, into the guest's root: it runs there and its figures are stored.
+#[test]
+fn stress_ng_runs_in_the_guest_from_the_host_s_package() {
+    let missing = common::guest::missing().or_else(|| {
+        (!Path::new("/usr/bin/stress-ng").is_file())
+            .then(|| "no stress-ng (apt-get install stress-ng)".to_string())
+    });
+    if !common::guest::go_on("stress-ng in a guest", missing) {
+        return;
+    }
+    let scratch = common::Scratch::new("guest-stress-ng");
+    let o = GuestRun::tcg(&kernels()[1], "512M")
+        .step(&[
+            "run",
+            "stress-ng",
+            "--stressor",
+            "fault",
+            "--timeout",
+            "1",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .run(&scratch.db());
+    common::ok(&o);
+    let runs = common::json(&common::vmscale_with_db(&scratch.db(), &["list", "--json"]));
+    let run = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"] == "stress-ng")
+        .unwrap_or_else(|| panic!("no stress-ng run in {runs}"));
+    let shown = show(&scratch.db(), &run["id"].to_string());
+    let sample = &shown["cases"][0]["samples"][0];
+    assert!(common::fig(sample, "bogo_ops") > 0.0, "{sample}");
+    assert!(common::fig(sample, "minflt") > 0.0, "{sample}");
 }
 
 /// QEMU processes whose parent is `pid`.

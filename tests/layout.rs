@@ -1,8 +1,9 @@
 //! The module layout of README.md ("Layout"), checked on the source:
 //! imports between the top-level modules of src/ flow one way (no cycle),
-//! and so do imports between the files of commands/ (run.rs and quick.rs
-//! had a cycle); nothing below the command line imports `cli` or
-//! `commands`, and `stats` and `store` import no workload.
+//! and so do imports between the files of each folder (no circle: a type
+//! two files share lives in the file it belongs to); nothing below the
+//! command line imports `cli` or `commands`, `stats` and `store` import
+//! no workload, and no error below the command line is a bare `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -128,9 +129,39 @@ fn super_paths(code: &str) -> BTreeSet<String> {
     out
 }
 
-/// Per directory module of src/ (one with a mod.rs), the graph of its
-/// files: which sibling each file names through `super::` or
-/// `crate::DIR::`.
+/// Every circle of `g`: each group of two or more modules that all reach
+/// one another (a strongly connected component), sorted.
+fn circles(g: &Graph) -> Vec<BTreeSet<String>> {
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_string()];
+        while let Some(m) = stack.pop() {
+            for next in g.get(&m).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<&String, BTreeSet<String>> = g.keys().map(|m| (m, reach(m))).collect();
+    let mut out: BTreeSet<BTreeSet<String>> = BTreeSet::new();
+    for (m, from_m) in &reaches {
+        let circle: BTreeSet<String> = from_m
+            .iter()
+            .filter(|o| reaches.get(o).is_some_and(|r| r.contains(*m)))
+            .cloned()
+            .collect();
+        if circle.len() > 1 {
+            out.insert(circle);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Per folder module of src/ (DIR/mod.rs, or DIR.rs beside DIR/), the
+/// graph of its files: which sibling each file names through `super::`
+/// or `crate::DIR::`.
 fn sibling_graphs(src: &Path) -> BTreeMap<String, Graph> {
     let mut out = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
@@ -140,7 +171,7 @@ fn sibling_graphs(src: &Path) -> BTreeMap<String, Graph> {
             .map(|e| e.unwrap().path())
             .collect();
         dirs.extend(entries.iter().filter(|p| p.is_dir()).cloned());
-        if !dir.join("mod.rs").exists() {
+        if !dir.join("mod.rs").exists() && !dir.with_extension("rs").exists() {
             continue;
         }
         let name_of = |p: &Path| p.file_stem().unwrap().to_string_lossy().to_string();
@@ -236,34 +267,59 @@ fn super_paths_reads_single_and_grouped_imports() {
     assert_eq!(found, ["Error", "quick", "run", "show", "store"]);
 }
 
-/// Commands are one subcommand per file: none may need another that needs
-/// it back (run.rs and quick.rs did). Elsewhere files of one directory
-/// may share types both ways (machine's snapshot and topology, a
-/// workload and its `_args` file), which this does not forbid.
 #[test]
-fn commands_import_each_other_without_cycles() {
+fn the_circle_finder_finds_planted_circles_only() {
+    let mut g = Graph::new();
+    let arrow = |g: &mut Graph, a: &str, b: &str| {
+        g.entry(a.into()).or_default().insert(b.into());
+        g.entry(b.into()).or_default();
+    };
+    // A chain and a fork meeting again: arrows, but no circle.
+    for (a, b) in [("a", "b"), ("b", "c"), ("a", "c"), ("d", "e")] {
+        arrow(&mut g, a, b);
+    }
+    assert!(circles(&g).is_empty(), "{:?}", circles(&g));
+    // Two planted circles, one of three files and one of two.
+    arrow(&mut g, "c", "a");
+    arrow(&mut g, "e", "d");
+    arrow(&mut g, "e", "f");
+    let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(circles(&g), vec![set(&["a", "b", "c"]), set(&["d", "e"])]);
+}
+
+/// The files of one folder import one another one way: a type or helper
+/// two files share lives in the one it belongs to (commands' run.rs and
+/// quick.rs, machine's snapshot and topology, a workload and its `_args`
+/// file had circles).
+#[test]
+fn files_inside_a_folder_import_each_other_without_circles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let graphs = sibling_graphs(&src);
-    assert!(graphs.contains_key("commands"), "{:?}", graphs.keys());
+    for dir in ["commands", "guest", "machine", "store", "workload"] {
+        assert!(
+            graphs.contains_key(dir),
+            "{dir} not seen: {:?}",
+            graphs.keys()
+        );
+    }
+    // The scanner sees imports between files, as `super::` and `crate::`.
     assert!(
         graphs["commands"].values().any(|u| !u.is_empty()),
         "no import between the files of commands/ was seen"
     );
-    // The scanner does see the cycles of other directories.
-    assert!(
-        cycle_through(&graphs["workload"], "pft").is_some(),
-        "pft <-> pft_args not seen"
-    );
-    let cycles: Vec<String> = graphs
+    let found: Vec<String> = graphs
         .iter()
-        .filter(|(dir, _)| *dir == "commands")
         .flat_map(|(dir, g)| {
-            g.keys()
-                .filter_map(|m| cycle_through(g, m))
-                .map(move |c| format!("{dir}: {}", c.join(" -> ")))
+            circles(g).into_iter().map(move |c| {
+                let files: Vec<String> = c.into_iter().collect();
+                format!("{}/: {}", dir.replace("::", "/"), files.join(" <-> "))
+            })
         })
         .collect();
-    assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
+    assert!(
+        found.is_empty(),
+        "import circles inside folders: {found:#?}"
+    );
 }
 
 #[test]
@@ -291,4 +347,76 @@ fn stats_and_store_import_no_workload() {
             "{m} imports {uses:?}"
         );
     }
+}
+
+/// The error type of each `Result<T, E>` written in `code` whose `E` is
+/// `String` (a message with no kind, so no exit code by meaning).
+fn string_errors(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("Result<") {
+        let rest = &code[i + "Result<".len()..];
+        let (mut depth, mut last_arg) = (0usize, 0usize);
+        for (j, c) in rest.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => last_arg = j + 1,
+                '>' if depth == 0 => {
+                    if last_arg > 0 && rest[last_arg..j].trim() == "String" {
+                        out.push(format!("Result<{}>", &rest[..j]));
+                    }
+                    break;
+                }
+                '>' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn string_errors_are_seen_in_any_spelling() {
+    let code = "fn a() -> Result<(), String> {}\n\
+                fn b() -> std::result::Result<Vec<(u8, u8)>, String> {}\n\
+                fn c() -> Result<BTreeMap<String, String>> {}\n\
+                fn d() -> Result<String, Error> {}";
+    assert_eq!(
+        string_errors(code),
+        ["Result<(), String>", "Result<Vec<(u8, u8)>, String>"]
+    );
+}
+
+/// Errors are typed (CONTRIBUTING.md, "Errors"): only the command line's
+/// edge, main.rs and cli.rs (clap's value parsers), returns a bare
+/// `String` as an error.
+#[test]
+fn no_string_errors_below_the_command_line() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&src).unwrap();
+            if path.extension().is_none_or(|e| e != "rs")
+                || rel == Path::new("main.rs")
+                || rel == Path::new("cli.rs")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for e in string_errors(&text) {
+                found.push(format!("{}: {e}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Result<_, String> outside main.rs and cli.rs: {found:#?}"
+    );
 }

@@ -254,7 +254,7 @@ fn helper() {
             Err(e) => println!("failed: {e}"),
             Ok(_) => println!("made a set-up"),
         },
-        "hold" => {
+        "hold" | "hold-forked" => {
             let mut setup = Setup::new_in(&state).unwrap();
             let fs = setup.page_cache_fs(24 * MIB).unwrap();
             let f = std::fs::File::create(fs.join("held")).unwrap();
@@ -267,6 +267,19 @@ fn helper() {
             println!("orphan={}", orphan.id());
             println!("cgroup={}", cg.path().display());
             println!("swap={} {}", swap.kind, swap.device.display());
+            if mode == "hold-forked" {
+                // A worker as a run forks it: it inherits the set-up's lock
+                // and outlives its parent's SIGKILL for a while, as workers
+                // freeing swapped memory do (20-30 s seen).
+                // SAFETY: the child only sleeps and exits.
+                let worker = unsafe { libc::fork() };
+                if worker == 0 {
+                    std::thread::sleep(Duration::from_secs(3));
+                    // SAFETY: leave the forked child at once.
+                    unsafe { libc::_exit(0) };
+                }
+                println!("worker={worker}");
+            }
             println!("ready");
             std::mem::forget(orphan);
             std::thread::sleep(Duration::from_secs(120));
@@ -322,6 +335,30 @@ fn start_helper(mode: &str, state: &Path) -> (Child, Vec<String>, BufReader<Chil
     (child, lines, out)
 }
 
+/// On a failed assertion, kills the helper and undoes its set-up before
+/// the scratch directory (which holds the journal) is removed, so a
+/// failing test leaves nothing on the machine either.
+struct UndoOnPanic<'a> {
+    helper: u32,
+    state: &'a Path,
+    db: PathBuf,
+}
+
+impl Drop for UndoOnPanic<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.helper as i32, libc::SIGKILL) };
+        let _ = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .arg("restore")
+            .env("VMSCALE_STATE_DIR", self.state)
+            .env("VMSCALE_DB", &self.db)
+            .output();
+    }
+}
+
 fn sigkill(child: &mut Child) {
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
@@ -338,15 +375,21 @@ fn vmscale_in(s: &Scratch, state: &Path, args: &[&str]) -> std::process::Output 
         .unwrap()
 }
 
-/// Kills a holder of every resource, checks they outlived it, then runs
+/// Kills a holder of every resource (`mode` hold, or hold-forked: with a
+/// forked worker that outlives it), checks they outlived it, then runs
 /// `args` (restore, or any command: the start-up check) and checks that
 /// nothing is left.
-fn killed_holder_then(args: &[&str]) {
+fn killed_holder_then(mode: &str, args: &[&str]) {
     let s = Scratch::new("setup-kill");
     let state = private_state(&s.dir);
     let before = left(&state, 0);
-    let (mut child, lines, _out) = start_helper("hold", &state);
+    let (mut child, lines, _out) = start_helper(mode, &state);
     let pid = child.id();
+    let _undo = UndoOnPanic {
+        helper: pid,
+        state: &state,
+        db: s.db(),
+    };
     let value = |k: &str| {
         lines
             .iter()
@@ -361,12 +404,29 @@ fn killed_holder_then(args: &[&str]) {
     let early = vmscale_in(&s, &state, &["restore"]);
     assert!(early.status.success(), "{}", stderr(&early));
     assert!(
-        stdout(&early).contains("nothing to restore"),
+        stdout(&early).contains(&format!(
+            "left alone: the set-up of running vmscale pid {pid}"
+        )),
         "{}",
         stdout(&early)
     );
     assert_eq!(mounts_below(&state).len(), 2);
     sigkill(&mut child);
+    let worker = lines.iter().find_map(|l| l.strip_prefix("worker="));
+    // Running or exiting, not a zombie waiting to be reaped by init.
+    let worker_alive = || {
+        worker.is_some_and(|w| {
+            std::fs::read_to_string(format!("/proc/{w}/stat")).is_ok_and(|st| {
+                st.rsplit_once(')')
+                    .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+            })
+        })
+    };
+    assert_eq!(
+        worker.is_some(),
+        worker_alive(),
+        "the worker outlives its parent"
+    );
     // All of it outlives the kill.
     assert_eq!(mounts_below(&state).len(), 2);
     assert_eq!(cgroups_of(pid), vec![PathBuf::from(value("cgroup"))]);
@@ -374,6 +434,14 @@ fn killed_holder_then(args: &[&str]) {
     assert_eq!(hugepages(), before.hugepages + 1);
     let out = vmscale_in(&s, &state, args);
     let said = format!("{}{}", stdout(&out), stderr(&out));
+    if worker.is_some() {
+        // Waited for, said so, and gone before the set-up was undone.
+        assert!(
+            said.contains("waiting for them before undoing it"),
+            "{said}"
+        );
+        assert!(!worker_alive(), "{said}");
+    }
     for what in [
         "unmounted",
         "detached loop device",
@@ -383,8 +451,9 @@ fn killed_holder_then(args: &[&str]) {
         assert!(said.contains(what), "'{what}' not in: {said}");
     }
     assert_clean(&state, pid, &before);
+    // SAFETY: signal 0 only checks that the process exists.
     let orphan_lives = unsafe { libc::kill(orphan, 0) } == 0;
-    // SAFETY: the helper's sleep, now orphaned.
+    // SAFETY: the helper's sleep, now orphaned, is ours to kill.
     unsafe { libc::kill(orphan, libc::SIGKILL) };
     assert!(
         orphan_lives,
@@ -399,7 +468,7 @@ fn killed_holder_leaves_nothing_after_restore() {
     if !root() {
         return;
     }
-    killed_holder_then(&["restore"]);
+    killed_holder_then("hold", &["restore"]);
 }
 
 #[test]
@@ -408,7 +477,19 @@ fn killed_holder_leaves_nothing_after_the_next_start() {
     if !root() {
         return;
     }
-    killed_holder_then(&["list"]);
+    killed_holder_then("hold", &["list"]);
+}
+
+/// The workers a run forks inherit its set-up's lock; killed with it, they
+/// may take a while to exit. The next start waits for them, then undoes
+/// everything (before, it took their lock for a live run's and left all).
+#[test]
+fn killed_holder_with_an_exiting_worker_leaves_nothing_after_the_next_start() {
+    let _one = serial();
+    if !root() {
+        return;
+    }
+    killed_holder_then("hold-forked", &["list"]);
 }
 
 /// Reads the helper's stdout until `line`.
@@ -453,6 +534,11 @@ fn runs_killed_at_any_moment_leave_nothing() {
     for (stage, delay_ms) in kills {
         let (mut child, _, mut out) = start_helper("churn", &state);
         let pid = child.id();
+        let _undo = UndoOnPanic {
+            helper: pid,
+            state: &state,
+            db: s.db(),
+        };
         wait_for(&mut out, stage);
         std::thread::sleep(Duration::from_millis(delay_ms));
         sigkill(&mut child);
@@ -533,4 +619,65 @@ fn a_state_dir_behind_a_symbolic_link_is_undone_too() {
     assert_eq!(mounts_below(&state).len(), 2);
     setup.finish().unwrap();
     assert_clean(&state, std::process::id(), &before);
+}
+
+/// `vmscale run vms` killed with SIGKILL mid-sample in a swap, a memory
+/// cgroup and a page-cache case: the next start (`vmscale list`, at once)
+/// undoes its set-up, waiting for workers still exiting, and leaves no
+/// swap device, zram device, loop device, mount or cgroup behind.
+#[test]
+fn killed_vms_runs_leave_nothing_after_the_next_start() {
+    let _one = serial();
+    if !root() {
+        return;
+    }
+    for case in ["swap-w-seq", "lru-memcg", "lru-file-readonce"] {
+        let s = Scratch::new("setup-vms-kill");
+        let state = private_state(&s.dir);
+        let before = left(&state, 0);
+        let mut run = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .args(["run", "vms", "--case", case, "--max-time", "30s"])
+            .env("VMSCALE_STATE_DIR", &state)
+            .env("VMSCALE_DB", s.db())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = run.id();
+        let _undo = UndoOnPanic {
+            helper: pid,
+            state: &state,
+            db: s.db(),
+        };
+        // Its set-up made (a journal), then well into a sample.
+        let setup = state.join("setup");
+        let started = std::time::Instant::now();
+        while !std::fs::read_dir(&setup).is_ok_and(|mut d| {
+            d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".journal")))
+        }) {
+            assert!(
+                run.try_wait().unwrap().is_none(),
+                "{case}: the run ended first"
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{case}: no set-up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(
+            run.try_wait().unwrap().is_none(),
+            "{case}: the run ended first"
+        );
+        sigkill(&mut run);
+        let out = vmscale_in(&s, &state, &["list"]);
+        assert!(out.status.success(), "{case}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("undid the set-up of run pid {pid}")),
+            "{case}: {}",
+            stderr(&out)
+        );
+        assert_clean(&state, pid, &before);
+    }
 }

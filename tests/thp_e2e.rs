@@ -10,16 +10,6 @@ use common::*;
 
 const STEP: f64 = 2097152.0;
 
-fn measured(case: &serde_json::Value) -> Vec<serde_json::Value> {
-    case["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["warmup"] == false)
-        .cloned()
-        .collect()
-}
-
 fn thp_enabled() -> String {
     std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default()
 }

@@ -10,16 +10,6 @@ fn cases(run: &serde_json::Value) -> Vec<serde_json::Value> {
     run["cases"].as_array().unwrap().clone()
 }
 
-fn measured(case: &serde_json::Value) -> Vec<serde_json::Value> {
-    case["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["warmup"] == false)
-        .cloned()
-        .collect()
-}
-
 fn wis(s: &Scratch, test: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
         "run", "wis", "--test", test, "--time", "0.2", "--every", "0.05", "--reps", "1",
@@ -92,6 +82,23 @@ fn page_faults_and_mmap_take_the_faults_their_paths_take() {
 }
 
 #[test]
+fn brk_tests_move_the_break_in_rounds_of_two_without_faults() {
+    let s = Scratch::new("wis-brk");
+    for test in ["brk1", "brk2"] {
+        let run = wis(&s, test, &["--tasks", "1,2", "--mode", "process"]);
+        assert_eq!(cases(&run).len(), 2, "{test}: 1 and 2 tasks");
+        for c in cases(&run) {
+            for sample in measured(&c) {
+                // Whole passes of 256 rounds, up and down: 512 ops each.
+                let (ops, faults) = (fig(&sample, "ops"), fig(&sample, "faults"));
+                assert!(ops >= 512.0 && ops % 512.0 == 0.0, "{test}: {ops} ops");
+                assert!(faults < 0.1 * ops, "{test}: {faults} faults in {ops} ops");
+            }
+        }
+    }
+}
+
+#[test]
 fn file_tests_time_passes_over_a_file_already_in_the_page_cache() {
     // Each task's file is kept for the run and its first pass (the one
     // that allocates and dirties the page cache) made before any sample,
@@ -126,6 +133,10 @@ fn bad_wis_input_is_refused() {
             "invalid value 'futex1' for '--test",
         ),
         (vec!["--test", "brk1", "--mode", "thread"], "--mode process"),
+        (
+            vec!["--test", "brk2", "--mode", "thread"],
+            "brk2 in threads",
+        ),
         (vec!["--test", "mmap1", "--time", "0"], "--time"),
     ] {
         let mut a = vec!["run", "wis"];

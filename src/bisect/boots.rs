@@ -15,7 +15,7 @@ use super::stored::{self, Stored};
 use crate::error::{Error, Result};
 use crate::guest::accel::Choice;
 use crate::guest::boot::Prepared;
-use crate::guest::initramfs::Userland;
+use crate::guest::initramfs::{Userland, step_programs};
 use crate::guest::kernel::Kernel;
 use crate::guest::modules::room_needed;
 use crate::guest::pool::{self, Round};
@@ -72,7 +72,8 @@ impl<'a> Guests<'a> {
         bar: &'a dyn Progress,
         on_build: &'a mut dyn FnMut(Note),
     ) -> Result<Guests<'a>> {
-        let user = Userland::prepare(work, room_needed(&steps, &setup, false))?;
+        let room = room_needed(&steps, &setup, false);
+        let user = Userland::prepare(work, room, step_programs(&steps)?)?;
         let n = entries.len();
         Ok(Guests {
             key,
@@ -112,11 +113,15 @@ impl<'a> Guests<'a> {
             )));
         };
         let name = self.entries[i].name.clone();
+        let shape = crate::kconfig::Shape {
+            cpus: self.topology.shape.cpus,
+            nodes: self.topology.shape.nodes + self.topology.shape.memory_only_nodes,
+        };
         let built = crate::guest::tree::kernels(
             &b.tree,
             std::slice::from_ref(&name),
-            &b.config,
-            &b.items,
+            (&b.config, &b.items),
+            shape,
             self.on_build,
         )?;
         let k = built

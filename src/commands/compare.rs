@@ -9,8 +9,9 @@ use crate::import::samplefile;
 use crate::model::{Better, Figure, Run, RunMeta};
 use crate::report::compare_layout;
 use crate::report::export::{self, Format};
-use crate::stats::comparison::{self, Options, RatioOf, Side};
+use crate::stats::comparison::{self, Options, RatioOf};
 use crate::stats::files;
+use crate::stats::side::Side;
 use crate::stats::work;
 use crate::store::Store;
 

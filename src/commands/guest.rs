@@ -15,20 +15,20 @@ use super::{Error, Result};
 use crate::cli::GuestArgs;
 use crate::guest::boot::Prepared;
 use crate::guest::decide::Deciding;
-use crate::guest::initramfs::Userland;
+use crate::guest::initramfs::{Userland, step_programs};
 use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu;
 use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
 use crate::guest::tree::TreeKernel;
-use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel, kernel_config, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
 use crate::report::verdict as shown;
 use crate::runner::Progress as _;
 use crate::store::Store;
+use crate::workdir::WorkDir;
 
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::exec::signals::install();
@@ -89,7 +89,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     // Labels: the user's, else a tree revision's short commit id, else
     // the release.
     let mut labels: Vec<String> = kernel::default_labels(&kernels);
-    for k in tree_kernels(a)? {
+    for k in tree_kernels(a, shape)? {
         labels.push(k.label);
         kernels.push(k.kernel);
     }
@@ -99,7 +99,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     let nested = nested::prepare(&steps, &inner_steps(&steps)?)?;
     let work = WorkDir::new("vmscale-guest")?;
     let room = crate::guest::modules::room_needed(&steps, &a.setup, nested.is_some());
-    let user = Userland::prepare(work.path(), room)?;
+    let user = Userland::prepare(work.path(), room, step_programs(&steps)?)?;
     let mut prepared = rounds::prepare(
         kernels,
         &labels,
@@ -210,7 +210,7 @@ pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
 /// The kernels of `--tree`'s revisions, built or found in the cache; the
 /// plan (which are cached) and the config's differences from its base on
 /// stderr, and the build's stage with its time on the progress bar.
-fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
+fn tree_kernels(a: &GuestArgs, shape: kconfig::Shape) -> Result<Vec<TreeKernel>> {
     let Some(tree) = &a.tree else {
         return Ok(Vec::new());
     };
@@ -225,8 +225,8 @@ fn tree_kernels(a: &GuestArgs) -> Result<Vec<TreeKernel>> {
     let built = crate::guest::tree::kernels(
         tree,
         &a.revs,
-        &a.tree_config.config,
-        &a.tree_config.config_items,
+        (&a.tree_config.config, &a.tree_config.config_items),
+        shape,
         &mut |note| match note {
             Note::Plan(line) => say(&format!("kernel build: {line}\n")),
             Note::Config(text) => say(text),

@@ -193,9 +193,9 @@ mod tests {
         let sleeper: i32 = line.trim().parse().unwrap();
         drop(group);
         let _ = child.wait();
-        // SAFETY: signal 0 only checks for existence.
         let mut alive = true;
         for _ in 0..100 {
+            // SAFETY: signal 0 only checks for existence.
             alive = unsafe { libc::kill(sleeper, 0) } == 0
                 && !std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
                     .is_ok_and(|s| s.contains(") Z"));

@@ -117,3 +117,9 @@ impl TaskReport {
 pub fn errno_text() -> String {
     std::io::Error::last_os_error().to_string()
 }
+
+/// This process's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

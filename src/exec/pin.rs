@@ -2,8 +2,7 @@
 //! read at run time, and the pinning itself (a failed pin is an error).
 
 use crate::error::{Error, Result};
-use crate::machine::snapshot::CoreKey;
-use crate::machine::{Cpu, Snapshot, cpulist};
+use crate::machine::{CoreKey, Cpu, Snapshot, cpulist};
 use serde::{Deserialize, Serialize};
 
 /// A placement policy as given by `--pin`.

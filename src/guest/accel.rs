@@ -6,7 +6,6 @@
 //! TCG whose clock is the instruction count (icount).
 
 use std::path::Path;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::console::{self, End, Watch};
@@ -15,28 +14,10 @@ use super::initramfs::{self, Scripts, Userland};
 use super::qemu::{self, Accel, Machine};
 use super::topology::{Request, Topology};
 use crate::error::{Error, Result};
-use crate::machine::guest::GuestInfo;
 
 /// The longest a probe boot may take to reach init under KVM on hardware
-/// (times [`kvm_pace`] here).
+/// (times [`qemu::kvm_pace`] here).
 pub const PROBE_BOUND: Duration = Duration::from_secs(30);
-
-/// How many times longer than on hardware the KVM path's bounds are here:
-/// 10 where vmscale itself runs in a `vmscale guest` whose CPU is emulated
-/// (its kernel's command line says so), since a nested KVM guest then runs
-/// at the emulator's pace on a host that may be loaded (a probe boot there
-/// printed nothing in 30 s beside `stress-ng --cpu 2`); 1 elsewhere.
-pub fn kvm_pace() -> u32 {
-    static PACE: OnceLock<u32> = OnceLock::new();
-    *PACE.get_or_init(|| pace_of(crate::machine::kernel::cmdline(Path::new("/")).as_deref()))
-}
-
-fn pace_of(cmdline: Option<&str>) -> u32 {
-    let emulated = cmdline
-        .and_then(GuestInfo::from_cmdline)
-        .is_some_and(|g| g.accel != "kvm");
-    if emulated { 10 } else { 1 }
-}
 
 /// The accelerator asked for (`--accel`): `auto` is KVM where a probe boot
 /// shows it works, else TCG; `kvm` is KVM or a refusal saying why not;
@@ -124,7 +105,7 @@ pub fn probe(
     let out = console::supervise(
         cmd,
         Watch {
-            bound: PROBE_BOUND * kvm_pace(),
+            bound: PROBE_BOUND * qemu::kvm_pace(),
             to_init: None,
             silence: None,
             log: &work.join("probe.console"),
@@ -271,15 +252,5 @@ mod tests {
         let c = choose(Asked::Icount, &dir, &nodev, || panic!()).unwrap();
         assert_eq!(c.accel, Accel::Icount);
         assert!(banner(&c).unwrap().contains("instruction count"));
-    }
-
-    #[test]
-    fn kvm_bounds_stretch_only_inside_an_emulated_vmscale_guest() {
-        let line = |accel: &str| format!("console=ttyS0 quiet vmscale.accel={accel}");
-        assert_eq!(pace_of(Some(&line("tcg"))), 10);
-        assert_eq!(pace_of(Some(&line("icount"))), 10);
-        assert_eq!(pace_of(Some(&line("kvm"))), 1);
-        assert_eq!(pace_of(Some("BOOT_IMAGE=/vmlinuz root=/dev/vda quiet")), 1);
-        assert_eq!(pace_of(None), 1);
     }
 }

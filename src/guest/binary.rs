@@ -18,6 +18,34 @@ pub const ENV: &str = "VMSCALE_GUEST_BINARY";
 /// The guest binary's name beside the running one (an install).
 pub const BESIDE: &str = "vmscale-guest";
 
+/// Why a guest binary is not used; the caller names the file and what
+/// to do.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("a link, not a regular file")]
+    Link,
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("others than its owner may change it, or it is not ours")]
+    NotOurs,
+    #[error("not a static ELF executable")]
+    NotStatic,
+    #[error("built from other sources: its --version says {said:?}, this one's {own:?}")]
+    OtherSources { said: String, own: String },
+    #[error("{0}")]
+    Open(std::io::Error),
+    #[error("cannot copy it into {}: {source}", dir.display())]
+    Copy {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot keep it in {}: {source}", dir.display())]
+    Keep {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// What `--version` prints for a binary of these sources.
 fn own_version() -> String {
     format!("vmscale {}\n", crate::VERSION)
@@ -77,31 +105,31 @@ pub fn choose(work: &Path) -> Result<PathBuf> {
 /// file that only its owner (root or this user) may change. Every later
 /// check reads this descriptor, so the file cannot be swapped between
 /// the checks and the copy.
-fn open_ours(path: &Path) -> std::result::Result<File, String> {
+fn open_ours(path: &Path) -> Result<File, Unusable> {
     let file = File::options()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => "a link, not a regular file".to_string(),
-            _ => e.to_string(),
+            Some(libc::ELOOP) => Unusable::Link,
+            _ => Unusable::Open(e),
         })?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    let uid = unsafe { libc::geteuid() };
+    let meta = file.metadata().map_err(Unusable::Open)?;
+    let uid = crate::exec::euid();
     if !meta.file_type().is_file() {
-        return Err("not a regular file".into());
+        return Err(Unusable::NotAFile);
     }
     if (meta.uid() != 0 && meta.uid() != uid) || meta.mode() & 0o022 != 0 {
-        return Err("others than its owner may change it, or it is not ours".into());
+        return Err(Unusable::NotOurs);
     }
     Ok(file)
 }
 
 /// Why the copy `copy` cannot be the guest binary, if it cannot: it must
 /// be a static ELF executable built from these sources (its `--version`).
-fn unusable(copy: &Path) -> Option<String> {
-    if super::initramfs::interpreter(copy) != Some(None) {
-        return Some("not a static ELF executable".into());
+fn unusable(copy: &Path) -> Option<Unusable> {
+    if super::elf::interpreter(copy) != Some(None) {
+        return Some(Unusable::NotStatic);
     }
     let out = Command::new(copy)
         .arg("--version")
@@ -113,26 +141,25 @@ fn unusable(copy: &Path) -> Option<String> {
 }
 
 /// `Ok` when a binary's `--version` output is this binary's.
-fn same_source(said: &[u8]) -> std::result::Result<(), String> {
+fn same_source(said: &[u8]) -> Result<(), Unusable> {
     let said = String::from_utf8_lossy(said);
     if said == own_version() {
         return Ok(());
     }
-    Err(format!(
-        "built from other sources: its --version says {:?}, this one's {:?}",
-        said.trim(),
-        own_version().trim()
-    ))
+    Err(Unusable::OtherSources {
+        said: said.trim().to_string(),
+        own: own_version().trim().to_string(),
+    })
 }
 
 /// A checked copy of the static binary `path` in the cache, named by the
 /// file (size and modification time) and the sources, so that boots after
 /// the first neither check nor copy it again. The file is opened once;
 /// the copy, in vmscale's own cache, is what is checked and run.
-fn checked_copy(path: &Path) -> std::result::Result<PathBuf, String> {
+fn checked_copy(path: &Path) -> Result<PathBuf, Unusable> {
     let dir = crate::cache::cache_dir().join("bin");
     let mut from = open_ours(path)?;
-    let meta = from.metadata().map_err(|e| e.to_string())?;
+    let meta = from.metadata().map_err(Unusable::Open)?;
     let key = super::deb::key_of(&meta);
     let cached = dir.join(format!("vmscale-static-{key}-{}", crate::SOURCE_ID));
     if cached.is_file() {
@@ -149,11 +176,16 @@ fn checked_copy(path: &Path) -> std::result::Result<PathBuf, String> {
         std::io::copy(&mut from, &mut to).map(drop)
     };
     let checked = copy()
-        .map_err(|e| format!("cannot copy it into {}: {e}", dir.display()))
+        .map_err(|source| Unusable::Copy {
+            dir: dir.clone(),
+            source,
+        })
         .and_then(|()| unusable(&tmp).map_or(Ok(()), Err))
         .and_then(|()| {
-            std::fs::rename(&tmp, &cached)
-                .map_err(|e| format!("cannot keep it in {}: {e}", dir.display()))
+            std::fs::rename(&tmp, &cached).map_err(|source| Unusable::Keep {
+                dir: dir.clone(),
+                source,
+            })
         });
     if let Err(why) = checked {
         let _ = std::fs::remove_file(&tmp);
@@ -216,7 +248,7 @@ mod tests {
     fn only_a_binary_of_these_sources_is_the_same_source() {
         assert!(same_source(own_version().as_bytes()).is_ok());
         let other = format!("vmscale {}0\n", crate::VERSION);
-        let why = same_source(other.as_bytes()).unwrap_err();
+        let why = same_source(other.as_bytes()).unwrap_err().to_string();
         assert!(why.contains("other sources"), "{why}");
         assert!(same_source(b"").is_err());
     }
@@ -229,19 +261,22 @@ mod tests {
         let chmod = |mode| std::fs::set_permissions(&*bin, PermissionsExt::from_mode(mode));
         chmod(0o755).unwrap();
         assert!(open_ours(&bin).is_ok());
-        let why = unusable(&bin).unwrap();
+        let why = unusable(&bin).unwrap().to_string();
         assert!(why.contains("not a static ELF"), "{why}");
         chmod(0o775).unwrap();
-        let why = open_ours(&bin).unwrap_err();
+        let why = open_ours(&bin).unwrap_err().to_string();
         assert!(why.contains("may change it"), "{why}");
         let link = bin.with_file_name("link");
         std::os::unix::fs::symlink(&*bin, &link).unwrap();
-        assert_eq!(open_ours(&link).unwrap_err(), "a link, not a regular file");
+        let why = open_ours(&link).unwrap_err().to_string();
+        assert_eq!(why, "a link, not a regular file");
         // A FIFO is refused at once, not waited on for a writer.
         let fifo = bin.with_file_name("fifo");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert_eq!(open_ours(&fifo).unwrap_err(), "not a regular file");
+        let why = open_ours(&fifo).unwrap_err().to_string();
+        assert_eq!(why, "not a regular file");
         assert!(open_ours(&bin.with_file_name("none")).is_err());
     }
 }

@@ -125,12 +125,12 @@ pub struct Booted {
     pub dir: PathBuf,
 }
 
-/// Boots `p` for `round` with its files in `dir`; `rebooted`: the round's
-/// first boot stalled.
+/// Boots `p` for `round` with its files in `dir`; `reboot_cause`: why the
+/// round's first boot was lost, for its second.
 pub fn boot(
     s: &Session,
     p: &Prepared,
-    (round, rebooted): (u32, bool),
+    (round, reboot_cause): (u32, Option<&str>),
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
@@ -138,7 +138,8 @@ pub fn boot(
     let mut info = s.info.clone();
     info.label = Some(p.label.clone());
     info.round = Some(round);
-    info.rebooted = rebooted;
+    info.rebooted = reboot_cause.is_some();
+    info.reboot_cause = reboot_cause.map(str::to_string);
     info.kernel = Some(p.kernel.identity());
     info.revision = p.kernel.revision.clone();
     info.pvh = p.pvh.is_some();
@@ -150,7 +151,7 @@ pub fn boot(
     // must be under 108 bytes, and QEMU exits at once on a longer one
     // (an --out a little deep).
     let sock_dir = if kvm {
-        Some(super::workdir::WorkDir::new("vmscale-qmp")?)
+        Some(crate::workdir::WorkDir::new("vmscale-qmp")?)
     } else {
         None
     };

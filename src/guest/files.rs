@@ -36,6 +36,8 @@ pub fn step_status(k: usize) -> String {
 pub const CONSOLE_LOG: &str = "console.log";
 /// QEMU's standard error.
 pub const QEMU_STDERR: &str = "qemu.stderr";
+/// QEMU's log of an emulated CPU's resets (`-d cpu_reset`).
+pub const QEMU_LOG: &str = "qemu.log";
 /// The results disk while the guest runs.
 pub const RESULTS_DISK: &str = "results.img";
 /// The directory the results disk is unpacked into.

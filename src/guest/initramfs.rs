@@ -4,7 +4,8 @@
 //! the static guest binary), the
 //! kernel's modules for the results disk, /init and the plan; for a plan
 //! that may use the set-up room, also its modules and the host's losetup
-//! and mkfs.ext4 with their libraries. Uncompressed, because under TCG the
+//! and mkfs.ext4 with their libraries; for one that runs stress-ng, the
+//! host's stress-ng with its libraries. Uncompressed, because under TCG the
 //! guest's own decompression would be emulated.
 
 use std::fs::File;
@@ -12,6 +13,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::elf::{interpreter, shared_libraries};
 use super::modules::{self, Module};
 use super::nested::{Nested, Source};
 use super::transport::Bus;
@@ -42,6 +44,30 @@ pub struct Userland {
 /// `mkfs.ext4 -E ...`): taken from the host where it has them.
 const ROOM_TOOLS: &[&str] = &["losetup", "mkfs.ext4"];
 
+/// Programs of the host that a step of the plan runs, carried when a step
+/// names the workload that runs them: (workload, program, Debian package).
+const STEP_PROGRAMS: &[(&str, &str, &str)] = &[("stress-ng", "stress-ng", "stress-ng")];
+
+/// The host's programs `steps` run in the guest (`run stress-ng`: the
+/// host's stress-ng, its libraries found as the binary's are), or a
+/// refusal naming the package of one the host lacks.
+pub fn step_programs(steps: &[Vec<String>]) -> Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    for (workload, program, package) in STEP_PROGRAMS {
+        if !steps.iter().any(|s| s.iter().any(|w| w == workload)) {
+            continue;
+        }
+        let path = host_tool(program).ok_or_else(|| {
+            Error::Refused(format!(
+                "the plan runs {workload}, and the guest takes {program} from the host, \
+                 which has none: apt-get install {package}"
+            ))
+        })?;
+        out.push((program.to_string(), path));
+    }
+    Ok(out)
+}
+
 /// `name` on the host: in the sbin and bin directories, as root's PATH
 /// has them.
 fn host_tool(name: &str) -> Option<PathBuf> {
@@ -51,39 +77,11 @@ fn host_tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// How much of an ELF file's start is read for its program headers and
-/// interpreter (both come first; the section headers, last, are not read).
-const ELF_HEAD: u64 = 64 << 10;
-
-/// The interpreter (dynamic loader) an ELF executable names: `Some(None)`
-/// for a static one, `None` for a file that is not a 64-bit ELF or cannot
-/// be read. Only the file's head is read: a boot reads its binaries'
-/// heads, and a whole 12 MB binary read each boot cost the host some tens
-/// of ms of fresh memory.
-pub fn interpreter(path: &Path) -> Option<Option<PathBuf>> {
-    use object::elf::{FileHeader64, PT_INTERP};
-    use object::read::elf::{FileHeader, ProgramHeader};
-    let mut head = Vec::new();
-    File::open(path)
-        .and_then(|f| f.take(ELF_HEAD).read_to_end(&mut head))
-        .ok()?;
-    let h = FileHeader64::<object::Endianness>::parse(&*head).ok()?;
-    let e = h.endian().ok()?;
-    for ph in h.program_headers(e, &*head).ok()? {
-        if ph.p_type(e) == PT_INTERP {
-            let data = ph.data(e, &*head).ok()?;
-            let end = data.iter().position(|c| *c == 0).unwrap_or(data.len());
-            let name = String::from_utf8_lossy(&data[..end]).into_owned();
-            return Some(Some(PathBuf::from(name)));
-        }
-    }
-    Some(None)
-}
-
 impl Userland {
     /// Checks busybox and chooses the vmscale binary; the set-up room's
-    /// tools where `room`. Missing busybox is a refusal naming the package.
-    pub fn prepare(work: &Path, room: bool) -> Result<Userland> {
+    /// tools where `room`, and `programs` ([`step_programs`]). Missing
+    /// busybox is a refusal naming the package.
+    pub fn prepare(work: &Path, room: bool, programs: Vec<(String, PathBuf)>) -> Result<Userland> {
         let busybox = PathBuf::from(BUSYBOX);
         if !busybox.is_file() {
             return Err(Error::Refused(format!(
@@ -111,6 +109,7 @@ impl Userland {
             .iter()
             .filter(|_| room)
             .filter_map(|n| Some((n.to_string(), host_tool(n)?)))
+            .chain(programs)
             .collect();
         let mut libs = shared_libraries(&vmscale);
         for (_, path) in &tools {
@@ -127,28 +126,6 @@ impl Userland {
             room,
         })
     }
-}
-
-/// The shared libraries `exe` links (absolute paths; none for a static
-/// binary), as its dynamic loader lists them (`ld.so --list`, what `ldd`
-/// runs): a guest has no `ldd`, but its loader is in its root.
-pub fn shared_libraries(exe: &Path) -> Vec<PathBuf> {
-    let Some(Some(interp)) = interpreter(exe) else {
-        return Vec::new();
-    };
-    let Ok(out) = Command::new(&interp).arg("--list").arg(exe).output() else {
-        return Vec::new();
-    };
-    let mut libs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter(|w| w.starts_with('/'))
-        .map(PathBuf::from)
-        .chain(std::iter::once(interp))
-        .filter(|p| p.is_file())
-        .collect();
-    libs.sort();
-    libs.dedup();
-    libs
 }
 
 /// A newc archive being written.
@@ -345,6 +322,28 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_that_runs_stress_ng_carries_the_host_s() {
+        let words = |w: &[&str]| w.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+        let pft = words(&["run", "pft", "--tasks", "1"]);
+        assert!(
+            step_programs(std::slice::from_ref(&pft))
+                .unwrap()
+                .is_empty()
+        );
+        let steps = [pft, words(&["run", "stress-ng", "--stressor", "fault"])];
+        match host_tool("stress-ng") {
+            Some(p) => assert_eq!(
+                step_programs(&steps).unwrap(),
+                [("stress-ng".to_string(), p)]
+            ),
+            None => {
+                let e = step_programs(&steps).unwrap_err().to_string();
+                assert!(e.contains("apt-get install stress-ng"), "{e}");
+            }
+        }
+    }
 
     #[test]
     fn the_archive_reads_back_with_every_file() {

@@ -11,9 +11,9 @@
 //! given (`nested`), the shape (`topology`), QEMU's command line and the
 //! accelerator probe (`qemu`, `accel`), the console (`console`), the
 //! results and their file names (`transport`, `files`, `pool`), one boot
-//! put together (`boot`), the rounds of boots (`rounds`), what a boot
-//! says for a deciding comparison (`decide`) and their scratch directory
-//! (`workdir`).
+//! put together (`boot`), the rounds of boots (`rounds`) and what a boot
+//! says for a deciding comparison (`decide`); their scratch directory is
+//! `crate::workdir`.
 
 pub mod accel;
 pub mod binary;
@@ -21,6 +21,7 @@ pub mod boot;
 pub mod console;
 pub mod deb;
 pub mod decide;
+pub mod elf;
 pub mod files;
 pub mod init;
 pub mod initramfs;
@@ -35,4 +36,3 @@ pub mod rounds;
 pub mod topology;
 pub mod transport;
 pub mod tree;
-pub mod workdir;

@@ -13,12 +13,6 @@ use std::path::{Path, PathBuf};
 use super::transport::Bus;
 use crate::error::{Error, Result};
 
-/// What the results disk needs: the PCI transport and the block driver.
-pub const NEEDED: &[&str] = &["virtio_pci", "virtio_blk"];
-
-/// What a results disk on NVMe needs.
-pub const NVME: &[&str] = &["nvme"];
-
 /// The results disk's bus for a kernel whose modules are in `dir`: NVMe
 /// where the kernel builds its driver in and virtio's not (Debian's cloud
 /// kernels: under TCG their six virtio modules cost a boot some 0.11 s,
@@ -28,7 +22,7 @@ pub fn results_bus(dir: Option<&Path>) -> Bus {
     let Some(dir) = dir else { return Bus::Virtio };
     let built_in = builtin(dir);
     let all = |names: &[&str]| names.iter().all(|n| built_in.contains(*n));
-    if all(NVME) && !all(NEEDED) {
+    if all(Bus::Nvme.modules()) && !all(Bus::Virtio.modules()) {
         Bus::Nvme
     } else {
         Bus::Virtio
@@ -294,12 +288,20 @@ mod tests {
             "drivers/block/virtio_blk",
         ]);
         // All built in: nothing to load.
-        assert!(resolve(Some(&dir), "x", NEEDED).unwrap().is_empty());
+        assert!(
+            resolve(Some(&dir), "x", Bus::Virtio.modules())
+                .unwrap()
+                .is_empty()
+        );
         // Neither built in nor a file: a missing module, bad input.
         set_builtin(&dir, &[]);
-        let e = resolve(Some(&dir), "x", NEEDED).unwrap_err();
+        let e = resolve(Some(&dir), "x", Bus::Virtio.modules()).unwrap_err();
         assert!(e.is_input() && e.to_string().contains("virtio_pci"), "{e}");
-        assert!(resolve(None, "x", NEEDED).unwrap().is_empty());
+        assert!(
+            resolve(None, "x", Bus::Virtio.modules())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -316,7 +318,6 @@ mod tests {
         set_builtin(&dir, &[]);
         assert_eq!(results_bus(Some(&dir)), Bus::Virtio);
         assert_eq!(results_bus(None), Bus::Virtio);
-        assert_eq!(Bus::Nvme.modules(), NVME);
     }
 
     #[test]
@@ -363,11 +364,11 @@ mod tests {
         // ext4 built in, the others neither built in nor shipped: left
         // out, no error; a missing needed module is still an error.
         assert!(
-            resolve_with(Some(&dir), "x", NEEDED, ROOM)
+            resolve_with(Some(&dir), "x", Bus::Virtio.modules(), ROOM)
                 .unwrap()
                 .is_empty()
         );
         set_builtin(&dir, &["fs/ext4/ext4"]);
-        assert!(resolve_with(Some(&dir), "x", NEEDED, ROOM).is_err());
+        assert!(resolve_with(Some(&dir), "x", Bus::Virtio.modules(), ROOM).is_err());
     }
 }

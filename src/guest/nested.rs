@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::kernel;
-use super::modules::{self, NEEDED, ROOM};
+use super::modules::{self, ROOM};
 use super::qemu::{self, QEMU};
+use super::transport::Bus;
 use crate::error::{Error, Result};
 
 /// The firmware QEMU loads for a q35 machine booted with `-kernel` and
@@ -104,7 +105,12 @@ pub fn prepare(plan: &[Vec<String>], inner: &[InnerStep]) -> Result<Option<Neste
                 let to = format!("{KERNELS}/{count}/config-{}", k.release);
                 add(&mut n.files, &to, Source::File(c.path));
             }
-            let mods = modules::resolve_with(k.modules.as_deref(), &k.release, NEEDED, ROOM)?;
+            let mods = modules::resolve_with(
+                k.modules.as_deref(),
+                &k.release,
+                Bus::Virtio.modules(),
+                ROOM,
+            )?;
             for m in mods {
                 add(
                     &mut n.files,
@@ -188,7 +194,7 @@ fn qemu_files() -> Result<Vec<Shipped>> {
         linked.push(m);
     }
     for exe in &linked {
-        for lib in super::initramfs::shared_libraries(exe) {
+        for lib in super::elf::shared_libraries(exe) {
             add(&mut files, &text(&lib), Source::File(lib.clone()));
         }
     }

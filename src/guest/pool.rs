@@ -176,13 +176,25 @@ fn write_pooled(
         .filter(|(_, run)| run.meta.machine["guest"]["rebooted"] == true)
         .map(|(r, _)| *r)
         .collect();
+    // Why each of them was booted again, by round.
+    let causes: Vec<String> = parts
+        .iter()
+        .filter_map(|(r, run)| {
+            let c = run.meta.machine["guest"]["reboot_cause"].as_str()?;
+            Some(format!("round {r}: {c}"))
+        })
+        .collect();
     let mut machine = first.meta.machine.clone();
     if let Some(g) = machine.get_mut("guest").and_then(|g| g.as_object_mut()) {
         g.insert("round".into(), serde_json::Value::Null);
         g.insert("rounds".into(), serde_json::json!(rounds));
         g.remove("rebooted");
+        g.remove("reboot_cause");
         if !rebooted.is_empty() {
             g.insert("rebooted_rounds".into(), serde_json::json!(rebooted));
+        }
+        if !causes.is_empty() {
+            g.insert("reboot_causes".into(), serde_json::json!(causes));
         }
     }
     let mut cases: Vec<Case> = Vec::new();
@@ -257,7 +269,8 @@ mod tests {
         let mut st = Store::open(&path).unwrap();
         let case = Case::new(1, "x");
         let machine = serde_json::json!({"guest": {
-            "accel": "tcg", "round": round, "rebooted": rebooted, "session": "s"
+            "accel": "tcg", "round": round, "rebooted": rebooted, "session": "s",
+            "reboot_cause": if rebooted { Some("reset") } else { None }
         }});
         let id = st
             .create_run(&NewRun {
@@ -300,7 +313,15 @@ mod tests {
         let g = &run.meta.machine["guest"];
         assert_eq!(g["rounds"], serde_json::json!([1, 2, 3]), "{g}");
         assert_eq!(g["rebooted_rounds"], serde_json::json!([2]), "{g}");
-        assert!(g.get("rebooted").is_none(), "{g}");
+        assert_eq!(
+            g["reboot_causes"],
+            serde_json::json!(["round 2: reset"]),
+            "{g}"
+        );
+        assert!(
+            g.get("rebooted").is_none() && g.get("reboot_cause").is_none(),
+            "{g}"
+        );
         // Without a second boot the pooled run says nothing of one.
         let rounds = [round_store(&dir, 4, false)];
         let pooled = pool("k", &rounds, &mut into).unwrap();

@@ -29,9 +29,40 @@ const XEN_ELFNOTE_PHYS32_ENTRY: u32 = 18;
 /// A payload that claims more than this is not a kernel.
 const MAX_IMAGE: u32 = 1 << 30;
 
+/// Why a kernel boots as a bzImage instead of at its PVH entry.
+#[derive(Debug, thiserror::Error)]
+pub enum NoPvh {
+    #[error(
+        "its boot protocol {}.{:02} names no payload (2.08 and later do)",
+        .0 >> 8,
+        .0 & 0xff
+    )]
+    OldProtocol(u16),
+    #[error("its payload lies outside the file")]
+    PayloadOutside,
+    #[error(
+        "its payload is compressed in a way vmscale does not read \
+         (starts {0}; gzip, xz, zstd and lz4 are read)"
+    )]
+    UnknownFormat(String),
+    #[error("its payload claims {0} bytes decompressed")]
+    TooBig(u32),
+    #[error("its {format:?} payload does not decompress: {source}")]
+    Corrupt {
+        format: Format,
+        source: std::io::Error,
+    },
+    #[error("its payload decompressed to {got} bytes, not the {size} it names")]
+    WrongSize { got: usize, size: u32 },
+    #[error("its payload is not an ELF image ({0})")]
+    NotElf(object::read::Error),
+    #[error("its kernel has no PVH entry (built without CONFIG_PVH)")]
+    NoEntry,
+}
+
 /// How the kernel's payload is compressed (`CONFIG_KERNEL_*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Format {
+pub enum Format {
     Gzip,
     Xz,
     Zstd,
@@ -40,7 +71,7 @@ enum Format {
 }
 
 impl Format {
-    fn of(payload: &[u8]) -> std::result::Result<Format, String> {
+    fn of(payload: &[u8]) -> Result<Format, NoPvh> {
         const FORMATS: [(&[u8], Format); 4] = [
             (&[0x1f, 0x8b], Format::Gzip),
             (&[0xfd, b'7', b'z', b'X', b'Z', 0], Format::Xz),
@@ -54,11 +85,7 @@ impl Format {
             .ok_or_else(|| {
                 let head: Vec<String> =
                     payload.iter().take(4).map(|b| format!("{b:02x}")).collect();
-                format!(
-                    "its payload is compressed in a way vmscale does not read \
-                     (starts {}; gzip, xz, zstd and lz4 are read)",
-                    head.join(" ")
-                )
+                NoPvh::UnknownFormat(head.join(" "))
             })
     }
 }
@@ -73,14 +100,10 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 /// The compressed kernel in a bzImage: the payload the setup header
 /// points at.
-fn payload(image: &[u8]) -> std::result::Result<&[u8], String> {
+fn payload(image: &[u8]) -> Result<&[u8], NoPvh> {
     let version = u16_at(image, VERSION_AT).unwrap_or(0);
     if version < PAYLOAD_PROTOCOL {
-        return Err(format!(
-            "its boot protocol {}.{:02} names no payload (2.08 and later do)",
-            version >> 8,
-            version & 0xff
-        ));
+        return Err(NoPvh::OldProtocol(version));
     }
     let sects = match image.get(SETUP_SECTS_AT) {
         Some(0) | None => 4,
@@ -92,18 +115,18 @@ fn payload(image: &[u8]) -> std::result::Result<&[u8], String> {
     image
         .get(start..start.saturating_add(length))
         .filter(|p| p.len() > 4)
-        .ok_or_else(|| "its payload lies outside the file".to_string())
+        .ok_or(NoPvh::PayloadOutside)
 }
 
 /// Decompresses a payload: the kernel's build appends the decompressed
 /// size as four little-endian bytes (gzip's own trailer ends so too),
 /// and the result must have exactly that size.
-fn decompress(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+fn decompress(payload: &[u8]) -> Result<Vec<u8>, NoPvh> {
     let format = Format::of(payload)?;
     let (stream, size) = payload.split_at(payload.len() - 4);
-    let size = u32::from_le_bytes(size.try_into().map_err(|_| "no size")?);
+    let size = u32::from_le_bytes(size.try_into().map_err(|_| NoPvh::PayloadOutside)?);
     if size > MAX_IMAGE {
-        return Err(format!("its payload claims {size} bytes decompressed"));
+        return Err(NoPvh::TooBig(size));
     }
     let limit = u64::from(size) + 1;
     let mut out = Vec::with_capacity(size as usize);
@@ -121,12 +144,12 @@ fn decompress(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
             .and_then(|d| d.take(limit).read_to_end(&mut out).map(|_| ())),
         Format::Lz4Legacy => lz4_legacy(stream, size as usize, &mut out),
     };
-    read.map_err(|e| format!("its {format:?} payload does not decompress: {e}"))?;
+    read.map_err(|source| NoPvh::Corrupt { format, source })?;
     if out.len() != size as usize {
-        return Err(format!(
-            "its payload decompressed to {} bytes, not the {size} it names",
-            out.len()
-        ));
+        return Err(NoPvh::WrongSize {
+            got: out.len(),
+            size,
+        });
     }
     Ok(out)
 }
@@ -158,10 +181,9 @@ fn lz4_legacy(mut input: &[u8], size: usize, out: &mut Vec<u8>) -> std::io::Resu
 }
 
 /// Whether an ELF image has a PVH entry QEMU can enter.
-fn pvh_entry(elf: &[u8]) -> std::result::Result<(), String> {
+fn pvh_entry(elf: &[u8]) -> Result<(), NoPvh> {
     use object::read::elf::{ElfFile64, ProgramHeader};
-    let file = ElfFile64::<object::Endianness>::parse(elf)
-        .map_err(|e| format!("its payload is not an ELF image ({e})"))?;
+    let file = ElfFile64::<object::Endianness>::parse(elf).map_err(NoPvh::NotElf)?;
     let endian = file.endian();
     for ph in file.elf_program_headers() {
         let Ok(Some(mut notes)) = ph.notes(endian, elf) else {
@@ -173,13 +195,13 @@ fn pvh_entry(elf: &[u8]) -> std::result::Result<(), String> {
             }
         }
     }
-    Err("its kernel has no PVH entry (built without CONFIG_PVH)".into())
+    Err(NoPvh::NoEntry)
 }
 
 /// The ELF image of `image` (whose SHA-256 is `sha256`) for a PVH boot,
 /// from the cache or unpacked into it; `Err` says why the kernel boots as
 /// a bzImage instead.
-pub fn image(image: &Path, sha256: &str) -> Result<std::result::Result<PathBuf, String>> {
+pub fn image(image: &Path, sha256: &str) -> Result<Result<PathBuf, NoPvh>> {
     let dir = crate::cache::cache_dir().join("pvh");
     let cached = dir.join(format!("vmlinux-{sha256}"));
     if cached.is_file() {
@@ -302,18 +324,28 @@ mod tests {
         for format in [Format::Gzip, Format::Xz, Format::Zstd, Format::Lz4Legacy] {
             let img = bzimage(0x20f, &compressed(format, &kernel), kernel.len());
             let p = payload(&img).unwrap();
-            assert_eq!(Format::of(p), Ok(format));
+            assert_eq!(Format::of(p).ok(), Some(format));
             let out = decompress(p).unwrap_or_else(|e| panic!("{format:?}: {e}"));
             assert!(out == kernel, "{format:?}: not the image compressed");
-            assert_eq!(pvh_entry(&out), Ok(()), "{format:?}");
+            pvh_entry(&out).unwrap_or_else(|e| panic!("{format:?}: {e}"));
         }
     }
 
     #[test]
     fn a_kernel_without_a_pvh_entry_or_a_readable_payload_is_named() {
         let no_entry = elf(&[(b"Xen", 6), (b"GNU", XEN_ELFNOTE_PHYS32_ENTRY)]);
-        assert!(pvh_entry(&no_entry).unwrap_err().contains("CONFIG_PVH"));
-        assert!(pvh_entry(b"not an elf").unwrap_err().contains("not an ELF"));
+        assert!(
+            pvh_entry(&no_entry)
+                .unwrap_err()
+                .to_string()
+                .contains("CONFIG_PVH")
+        );
+        assert!(
+            pvh_entry(b"not an elf")
+                .unwrap_err()
+                .to_string()
+                .contains("not an ELF")
+        );
 
         let kernel = elf(&[(b"Xen", XEN_ELFNOTE_PHYS32_ENTRY)]);
         let lz4 = compressed(Format::Lz4Legacy, &kernel);
@@ -321,6 +353,7 @@ mod tests {
         assert!(
             payload(&bzimage(0x207, &lz4, kernel.len()))
                 .unwrap_err()
+                .to_string()
                 .contains("2.07")
         );
         // bzip2 is not read.
@@ -328,6 +361,7 @@ mod tests {
         assert!(
             decompress(payload(&bz).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("42 5a 68 39")
         );
         // A wrong size, a truncated stream, a payload past the file's end.
@@ -335,17 +369,19 @@ mod tests {
         assert!(
             decompress(payload(&short).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("not the")
         );
         let cut = bzimage(0x20f, &lz4[..lz4.len() - 10], kernel.len());
         assert!(decompress(payload(&cut).unwrap()).is_err());
         let mut past = bzimage(0x20f, &lz4, kernel.len());
         past[PAYLOAD_LENGTH_AT..PAYLOAD_LENGTH_AT + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(payload(&past).unwrap_err().contains("outside"));
+        assert!(payload(&past).unwrap_err().to_string().contains("outside"));
         let huge = bzimage(0x20f, &lz4, MAX_IMAGE as usize + 1);
         assert!(
             decompress(payload(&huge).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("claims")
         );
     }

@@ -8,11 +8,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::topology::Topology;
 use super::transport::Bus;
 use crate::error::{Error, Result};
+use crate::machine::guest::GuestInfo;
 
 pub const QEMU: &str = "qemu-system-x86_64";
 
@@ -125,6 +127,10 @@ pub fn args(m: &Machine) -> Vec<String> {
             "-monitor",
             "none",
             "-no-reboot",
+            // How QEMU's run ended, on its stderr: a guest's power-off is
+            // traced with its cause; a reset under -no-reboot is not.
+            "-trace",
+            SHUTDOWN_TRACE,
         ]
         .map(String::from),
     );
@@ -139,15 +145,90 @@ pub fn args(m: &Machine) -> Vec<String> {
     a
 }
 
-/// The QEMU command, stdin closed, console on stdout, stderr to `errors`.
+/// The QEMU command, stdin closed, console on stdout, stderr to `errors`;
+/// an emulated CPU's resets (a triple fault says so) logged beside it.
 pub fn command(m: &Machine, errors: &Path) -> Result<Command> {
     let err = std::fs::File::create(errors).map_err(|e| Error::io("cannot create", errors, e))?;
     let mut c = Command::new(QEMU);
-    c.args(args(m))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(err);
+    c.args(args(m));
+    if m.accel.emulated() {
+        c.args(["-d", "cpu_reset", "-D"])
+            .arg(errors.with_file_name(super::files::QEMU_LOG));
+    }
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err);
     Ok(c)
+}
+
+/// QEMU's trace event for a shutdown request, with its cause.
+const SHUTDOWN_TRACE: &str = "qemu_system_shutdown_request";
+/// QEMU's `ShutdownCause` of a guest's own power-off.
+const GUEST_SHUTDOWN: u32 = 6;
+
+/// Why a QEMU that exited by itself (with `-no-reboot`) ended, read from
+/// its stderr (`errors`) and, for an emulated CPU, its log (`log`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitCause {
+    /// The guest powered off.
+    PoweredOff,
+    /// The guest reset itself: under -no-reboot QEMU exits. Without a
+    /// panic on the console that is a triple fault (`triple_fault`: QEMU's
+    /// log of an emulated CPU says so) or a reset by the hardware QEMU
+    /// emulates.
+    Reset { triple_fault: bool },
+    /// QEMU asked to shut down for another cause (its `ShutdownCause`).
+    Shutdown(u32),
+    /// QEMU ended by a signal or with an error status.
+    Failed(Option<i32>),
+}
+
+impl ExitCause {
+    /// Reads the cause of an exit with `code` from QEMU's stderr and log.
+    pub fn read(code: Option<i32>, errors: &str, log: &str) -> ExitCause {
+        if code != Some(0) {
+            return ExitCause::Failed(code);
+        }
+        let cause = errors.lines().find_map(|l| {
+            let rest = l.split_once(SHUTDOWN_TRACE)?.1;
+            rest.trim()
+                .strip_prefix("reason=")?
+                .trim()
+                .parse::<u32>()
+                .ok()
+        });
+        match cause {
+            Some(GUEST_SHUTDOWN) => ExitCause::PoweredOff,
+            Some(c) => ExitCause::Shutdown(c),
+            None => ExitCause::Reset {
+                triple_fault: log.lines().any(|l| l.trim() == "Triple fault"),
+            },
+        }
+    }
+
+    /// Reads the cause of the exit of the QEMU whose stderr is `errors`.
+    pub fn of(code: Option<i32>, errors: &Path) -> ExitCause {
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let log = read(&errors.with_file_name(super::files::QEMU_LOG));
+        ExitCause::read(code, &read(errors), &log)
+    }
+
+    /// Says the cause for a person.
+    pub fn describe(&self) -> String {
+        match self {
+            ExitCause::PoweredOff => "QEMU exited as the guest powered off".into(),
+            ExitCause::Reset { triple_fault: true } => "the guest's CPU triple-faulted (QEMU's \
+                log says so) and reset, which ends QEMU under -no-reboot"
+                .into(),
+            ExitCause::Reset {
+                triple_fault: false,
+            } => "the guest reset itself without a \
+                panic (a triple fault or a reset by the emulated hardware), which ends QEMU \
+                under -no-reboot"
+                .into(),
+            ExitCause::Shutdown(c) => format!("QEMU shut down for its cause {c}"),
+            ExitCause::Failed(None) => "QEMU was ended by a signal".into(),
+            ExitCause::Failed(Some(c)) => format!("QEMU exited with status {c}"),
+        }
+    }
 }
 
 /// Whether QEMU is installed; a refusal naming the package otherwise.
@@ -168,7 +249,11 @@ pub fn check_installed() -> Result<PathBuf> {
 /// named model it cannot emulate, once per vCPU.
 pub fn stderr_worth_showing(text: &str) -> Vec<String> {
     text.lines()
-        .filter(|l| !l.contains("TCG doesn't support requested feature") && !l.trim().is_empty())
+        .filter(|l| {
+            !l.contains("TCG doesn't support requested feature")
+                && !l.contains(SHUTDOWN_TRACE)
+                && !l.trim().is_empty()
+        })
         .map(str::to_string)
         .collect()
 }
@@ -249,12 +334,29 @@ impl Qmp {
     }
 }
 
+/// How many times longer than on hardware the KVM path's bounds are here:
+/// 10 where vmscale itself runs in a `vmscale guest` whose CPU is emulated
+/// (its kernel's command line says so), since a nested KVM guest then runs
+/// at the emulator's pace on a host that may be loaded (a probe boot there
+/// printed nothing in 30 s beside `stress-ng --cpu 2`); 1 elsewhere.
+pub fn kvm_pace() -> u32 {
+    static PACE: OnceLock<u32> = OnceLock::new();
+    *PACE.get_or_init(|| pace_of(crate::machine::kernel::cmdline(Path::new("/")).as_deref()))
+}
+
+fn pace_of(cmdline: Option<&str>) -> u32 {
+    let emulated = cmdline
+        .and_then(GuestInfo::from_cmdline)
+        .is_some_and(|g| g.accel != "kvm");
+    if emulated { 10 } else { 1 }
+}
+
 /// How long QEMU may take to answer QMP: it greets only once it has
 /// preallocated the guest's memory, which takes time in proportion (a
 /// 512 MiB guest under KVM inside a TCG guest took 10.3 s, about 50 MiB/s;
-/// this allows 16 MiB/s, times [`super::accel::kvm_pace`]).
+/// this allows 16 MiB/s, times [`kvm_pace`]).
 fn prealloc_bound(mem_mib: u64) -> Duration {
-    Duration::from_secs(30 + mem_mib / 16) * super::accel::kvm_pace()
+    Duration::from_secs(30 + mem_mib / 16) * kvm_pace()
 }
 
 /// QEMU's resident memory in KiB, read through one of its threads.
@@ -316,6 +418,38 @@ mod tests {
     }
 
     #[test]
+    fn how_qemu_ended_is_read_from_its_trace_and_log() {
+        let traced = "qemu_system_shutdown_request reason=6\n";
+        assert_eq!(ExitCause::read(Some(0), traced, ""), ExitCause::PoweredOff);
+        // Traced with a pid and a time stamp, as the log backend may.
+        let stamped = "123@1700000000.000001:qemu_system_shutdown_request reason=6\n";
+        assert_eq!(ExitCause::read(Some(0), stamped, ""), ExitCause::PoweredOff);
+        assert_eq!(
+            ExitCause::read(Some(0), "qemu_system_shutdown_request reason=2\n", ""),
+            ExitCause::Shutdown(2)
+        );
+        // No power-off traced: the guest reset; the log says whether its
+        // CPU triple-faulted.
+        assert_eq!(
+            ExitCause::read(Some(0), "", "CPU Reset (CPU 0)\nTriple fault\n"),
+            ExitCause::Reset { triple_fault: true }
+        );
+        assert_eq!(
+            ExitCause::read(Some(0), "", "CPU Reset (CPU 0)\n"),
+            ExitCause::Reset {
+                triple_fault: false
+            }
+        );
+        assert_eq!(ExitCause::read(None, traced, ""), ExitCause::Failed(None));
+        assert_eq!(ExitCause::read(Some(1), "", ""), ExitCause::Failed(Some(1)));
+        assert!(
+            ExitCause::Reset { triple_fault: true }
+                .describe()
+                .contains("triple-faulted")
+        );
+    }
+
+    #[test]
     fn the_command_line_for_each_accelerator() {
         let t = topo(2);
         let mut m = Machine {
@@ -339,6 +473,7 @@ mod tests {
             "{a}"
         );
         assert!(!a.contains("prealloc") && !a.contains(" -S "), "{a}");
+        assert!(a.contains("-trace qemu_system_shutdown_request"), "{a}");
         m.disk = Some((Path::new("/d.img"), Bus::Nvme));
         let a = args(&m).join(" ");
         assert!(
@@ -370,9 +505,20 @@ mod tests {
         );
         assert_eq!(
             stderr_worth_showing(
-                "qemu: warning: TCG doesn't support requested feature: CPUID.01H:ECX.pcid\nreal\n"
+                "qemu: warning: TCG doesn't support requested feature: CPUID.01H:ECX.pcid\nreal\n\
+                 qemu_system_shutdown_request reason=6\n"
             ),
             vec!["real"]
         );
+    }
+
+    #[test]
+    fn kvm_bounds_stretch_only_inside_an_emulated_vmscale_guest() {
+        let line = |accel: &str| format!("console=ttyS0 quiet vmscale.accel={accel}");
+        assert_eq!(pace_of(Some(&line("tcg"))), 10);
+        assert_eq!(pace_of(Some(&line("icount"))), 10);
+        assert_eq!(pace_of(Some(&line("kvm"))), 1);
+        assert_eq!(pace_of(Some("BOOT_IMAGE=/vmlinuz root=/dev/vda quiet")), 1);
+        assert_eq!(pace_of(None), 1);
     }
 }

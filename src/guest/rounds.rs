@@ -26,10 +26,10 @@ use crate::runner::Progress;
 /// after its first console line for 18 minutes), not slow. icount runs
 /// every vCPU on one host thread: a boot took 2.5× (load 13) to 7× (load
 /// 22) as long as under TCG here. KVM's bound is stretched where KVM is
-/// itself nested in an emulated CPU ([`super::accel::kvm_pace`]).
+/// itself nested in an emulated CPU ([`super::qemu::kvm_pace`]).
 fn boot_bound(accel: Accel, cpus: usize) -> Duration {
     Duration::from_secs(match accel {
-        Accel::Kvm => 60 * u64::from(super::accel::kvm_pace()),
+        Accel::Kvm => 60 * u64::from(super::qemu::kvm_pace()),
         Accel::Tcg => 120 + 5 * cpus as u64,
         Accel::Icount => 240 + 15 * cpus as u64,
     })
@@ -222,17 +222,25 @@ pub fn boot_all(
     (done, None)
 }
 
-/// Boots `p`; a TCG boot that never reached init, or whose kernel
-/// reported a CPU stuck past [`console::WEDGED`], is booted once more, the
-/// stalled one's files kept beside as `kernel-K.stalled`. QEMU's
-/// multi-threaded TCG (7.2 here) now and then stalls a guest: a many-vCPU
-/// one in early boot with nearly every vCPU thread queued on QEMU's global
-/// lock (seen: 32 vCPUs on 2 host CPUs, 1 boot in 10, after "sched_clock:
-/// Marking stable", 29 of 32 vCPU threads waiting on the lock); a 2-vCPU
-/// one running a nested KVM guest with one CPU's timers never firing and
-/// the other stuck in KVM (RCU stall, then "soft lockup - CPU#0 stuck for
-/// 49s" rising; 1 run in 11 of tests/nested_kvm.rs). The same kernel boots
-/// the next time. A kernel that hangs by itself hangs twice and fails.
+/// Boots `p`; a boot lost for a cause outside the kernel under test is
+/// booted once more, the lost one's files kept beside as
+/// `kernel-K.stalled`, and the second boot's record says why
+/// (`machine.guest.reboot_cause`). Two causes are taken for such:
+///
+/// - A TCG boot that never reached init, or whose kernel reported a CPU
+///   stuck past [`console::WEDGED`]: QEMU's multi-threaded TCG (7.2 here)
+///   now and then stalls a guest, a many-vCPU one in early boot with
+///   nearly every vCPU thread queued on QEMU's global lock (seen: 32 vCPUs
+///   on 2 host CPUs, 1 boot in 10, after "sched_clock: Marking stable", 29
+///   of 32 vCPU threads waiting on the lock); a 2-vCPU one running a
+///   nested KVM guest with one CPU's timers never firing and the other
+///   stuck in KVM (RCU stall, then "soft lockup - CPU#0 stuck for 49s"
+///   rising; 1 run in 11 of tests/nested_kvm.rs).
+/// - A guest that reset itself before writing its results, without a
+///   panic ([`qemu::ExitCause::Reset`]): vmscale's init never reboots,
+///   and a kernel's own reboot or panic prints on the console first.
+///
+/// A kernel that hangs or resets by itself does so twice and fails.
 fn boot_again_if_stalled(
     session: &Session,
     p: &Prepared,
@@ -240,22 +248,40 @@ fn boot_again_if_stalled(
     dir: &Path,
     on_marker: &mut dyn FnMut(&Marker),
 ) -> Result<Booted> {
-    let first = boot::boot(session, p, (round, false), dir, on_marker)?;
-    let why = match (&first.outcome.end, session.accel) {
-        (End::NoInit(after), Accel::Tcg) => format!("no init after {} s", after.as_secs()),
-        (End::Wedged(why), Accel::Tcg) => why.clone(),
+    let first = boot::boot(session, p, (round, None), dir, on_marker)?;
+    // Why, for a person, and the cause in a word or two for the record.
+    let (why, cause) = match (&first.outcome.end, session.accel) {
+        (End::NoInit(after), Accel::Tcg) => (
+            format!("no init after {} s", after.as_secs()),
+            "stalled: no init",
+        ),
+        (End::Wedged(why), Accel::Tcg) => (why.clone(), "stalled: wedged"),
+        (End::Exited(code), _) if first.results.is_none() => {
+            match qemu::ExitCause::of(*code, &dir.join(files::QEMU_STDERR)) {
+                c @ qemu::ExitCause::Reset { triple_fault } => (
+                    c.describe(),
+                    if triple_fault {
+                        "reset: triple fault"
+                    } else {
+                        "reset"
+                    },
+                ),
+                _ => return Ok(first),
+            }
+        }
         _ => return Ok(first),
     };
     let stalled = dir.with_extension("stalled");
     std::fs::rename(dir, &stalled).map_err(|e| Error::io("cannot rename", dir, e))?;
     eprintln!(
-        "vmscale guest: kernel {} ({}), round {round}: {why} under TCG (console: {}); \
+        "vmscale guest: kernel {} ({}), round {round}: {why} under {} (console: {}); \
          booting it once more",
         p.kernel.release,
         p.label,
+        session.accel.as_str().to_uppercase(),
         stalled.join(files::CONSOLE_LOG).display()
     );
-    boot::boot(session, p, (round, true), dir, on_marker)
+    boot::boot(session, p, (round, Some(cause)), dir, on_marker)
 }
 
 fn tail_text(lines: &[String]) -> String {
@@ -310,10 +336,15 @@ fn judge(
         End::Stopped | End::Exited(_) => {}
     }
     let Some(r) = &b.results else {
-        let qemu_err = std::fs::read_to_string(b.dir.join(files::QEMU_STDERR)).unwrap_or_default();
+        let stderr = b.dir.join(files::QEMU_STDERR);
+        let qemu_err = std::fs::read_to_string(&stderr).unwrap_or_default();
         let shown = qemu::stderr_worth_showing(&qemu_err).join("\n  ");
+        let ended = match b.outcome.end {
+            End::Exited(code) => format!(": {}", qemu::ExitCause::of(code, &stderr).describe()),
+            _ => String::new(),
+        };
         return fail(format!(
-            "the guest wrote no results{}",
+            "the guest wrote no results{ended}{}",
             if shown.is_empty() {
                 String::new()
             } else {

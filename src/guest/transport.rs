@@ -18,7 +18,7 @@ pub const TOPOLOGY_LINES: &str = "sysfs-topology.lines";
 /// written).
 pub const DISK_BYTES: u64 = 1 << 30;
 
-/// How the results disk is attached ([`super::modules::results_bus`]
+/// How the results disk is attached (`modules::results_bus`
 /// picks it for a kernel).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bus {
@@ -35,11 +35,12 @@ impl Bus {
         }
     }
 
-    /// The modules the guest needs for it, unless built in.
+    /// The modules the guest needs for it, unless built in: the PCI
+    /// transport and the block driver, or the NVMe driver.
     pub fn modules(self) -> &'static [&'static str] {
         match self {
-            Bus::Virtio => super::modules::NEEDED,
-            Bus::Nvme => super::modules::NVME,
+            Bus::Virtio => &["virtio_pci", "virtio_blk"],
+            Bus::Nvme => &["nvme"],
         }
     }
 

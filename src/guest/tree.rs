@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use super::kernel::Kernel;
+use super::kernel_config;
 use crate::error::Result;
 use crate::kbuild::{self, Note, config};
+use crate::kconfig::Shape;
 
 /// A kernel built from a tree, with its default label.
 pub struct TreeKernel {
@@ -16,22 +18,27 @@ pub struct TreeKernel {
     pub cached: bool,
 }
 
-/// Builds (or finds in the cache) the kernels of `revs` of `tree`.
+/// Builds (or finds in the cache) the kernels of `revs` of `tree` for a
+/// guest of `shape`: `--configitem`s that take away what it needs are
+/// refused before the build, and each built kernel's config is checked
+/// as a prebuilt kernel's is (exit 2 before it boots).
 pub fn kernels(
     tree: &Path,
     revs: &[String],
-    base: &str,
-    items: &[String],
+    (base, items): (&str, &[String]),
+    shape: Shape,
     on: &mut dyn FnMut(Note),
 ) -> Result<Vec<TreeKernel>> {
+    let items = items
+        .iter()
+        .map(|i| config::Item::parse(i))
+        .collect::<Result<Vec<_>>>()?;
+    config::refuse_items(&items, shape)?;
     let req = kbuild::Request {
         tree: tree.to_path_buf(),
         revs: revs.to_vec(),
         base: config::Base::parse(base)?,
-        items: items
-            .iter()
-            .map(|i| config::Item::parse(i))
-            .collect::<Result<Vec<_>>>()?,
+        items,
         cache: kbuild::cache_dir(),
     };
     kbuild::build(&req, on)?
@@ -44,6 +51,10 @@ pub fn kernels(
                 revision: Some(b.rev.revision.clone()),
                 ..super::kernel::resolve(&b.image, None)?
             };
+            let checked = kernel_config::check(&kernel, shape)?;
+            if let Some(w) = kernel_config::warning(&kernel, &checked) {
+                on(Note::Warn(w));
+            }
             Ok(TreeKernel {
                 label: b.rev.label(),
                 cached: b.cached,

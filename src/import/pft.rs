@@ -356,10 +356,10 @@ fn table(header: &[Word], cols: &[Col], caption: String, rows: Vec<Row>, block: 
     };
     let header_words: Vec<&str> = header.iter().map(|w| w.text.as_str()).collect();
     Table {
-        workload: crate::workload::pft::SPEC.name,
+        workload: crate::workload::pft_args::SPEC.name,
         format,
         // pft's own figures, so imported runs compare with measured ones.
-        figures: crate::workload::pft::SPEC.figures(),
+        figures: crate::workload::pft_args::SPEC.figures(),
         config: serde_json::json!({
             "imported": format,
             "block": block,

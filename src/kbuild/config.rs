@@ -185,6 +185,39 @@ impl Item {
     }
 }
 
+/// Refuses `--configitem`s that take away what a guest of `shape` needs
+/// (`CONFIG_FILE_LOCKING=n`: the kernel would build and boot, then its
+/// store fail as "locked"), before anything is built.
+pub fn refuse_items(items: &[Item], shape: crate::kconfig::Shape) -> Result<()> {
+    use crate::kconfig;
+    // The items as the build applies them: after the fragment, last wins
+    // (`=n` kept as a value, where the build writes "is not set").
+    let mut text = kconfig::fragment();
+    for i in items {
+        text.push_str(&format!("CONFIG_{}={}\n", i.name, i.value));
+    }
+    let effect = kconfig::Config::parse(&text);
+    let taken: Vec<kconfig::Requirement> = kconfig::check(&effect, shape)
+        .missing
+        .into_iter()
+        .filter(|r| items.iter().any(|i| i.name == r.name))
+        .collect();
+    if taken.is_empty() {
+        return Ok(());
+    }
+    let given: Vec<String> = taken
+        .iter()
+        .filter_map(|r| items.iter().rev().find(|i| i.name == r.name))
+        .map(|i| format!("CONFIG_{}={}", i.name, i.value))
+        .collect();
+    Err(Error::Input(format!(
+        "--configitem {} takes away what the guest needs: {}; drop it (vmscale's \
+         fragment sets it)",
+        given.join(" "),
+        kconfig::describe(&taken)
+    )))
+}
+
 /// What is appended to the base: the fragment, then the items.
 pub fn additions(items: &[Item]) -> String {
     let mut out = fragment();
@@ -325,6 +358,34 @@ mod tests {
     #[test]
     fn the_fragment_holds_the_required_list_then_the_items() {
         let items = [Item::parse("CONFIG_NUMA=n").unwrap()];
+        let one = crate::kconfig::Shape { cpus: 1, nodes: 1 };
+        let two_nodes = crate::kconfig::Shape { cpus: 2, nodes: 2 };
+        // NUMA off is the user's business on one node, not on two.
+        assert!(refuse_items(&items, one).is_ok());
+        let e = refuse_items(&items, two_nodes).unwrap_err();
+        assert!(
+            e.is_input() && e.to_string().contains("CONFIG_NUMA=n"),
+            "{e}"
+        );
+        let locks = [
+            Item::parse("CONFIG_NR_CPUS=64").unwrap(),
+            Item::parse("CONFIG_FILE_LOCKING=n").unwrap(),
+        ];
+        let msg = refuse_items(&locks, one).unwrap_err().to_string();
+        assert!(
+            msg.contains("--configitem CONFIG_FILE_LOCKING=n takes away")
+                && msg.contains("CONFIG_FILE_LOCKING=y (the guest's SQLite store locks it)")
+                && !msg.contains("NR_CPUS"),
+            "{msg}"
+        );
+        // A module where built in is needed is refused; set again, allowed.
+        let m = [Item::parse("CONFIG_FUTEX=m").unwrap()];
+        assert!(refuse_items(&m, one).is_err());
+        let again = [
+            Item::parse("CONFIG_FUTEX=n").unwrap(),
+            Item::parse("CONFIG_FUTEX=y").unwrap(),
+        ];
+        assert!(refuse_items(&again, one).is_ok());
         let text = additions(&items);
         let c = parse(&text);
         for r in crate::kconfig::REQUIRED {

@@ -75,16 +75,42 @@ fn git(tree: &Path) -> Command {
     c
 }
 
+/// Why a git command gave no answer. Its message is complete; callers
+/// put it after what they were doing, and a failed run (exit 1) unless
+/// they know it was the user's input.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// git itself could not be started.
+    #[error("cannot run git to {what} ({source}); install git")]
+    NotRun {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// git ran and failed: the last line of its stderr.
+    #[error("{0}")]
+    Said(String),
+}
+
+impl From<GitError> for Error {
+    fn from(e: GitError) -> Error {
+        Error::Failed(e.to_string())
+    }
+}
+
 /// Runs a git command; its stdout trimmed, or its stderr as the error.
-fn run(mut c: Command, what: &str) -> std::result::Result<String, String> {
-    let out = c
-        .output()
-        .map_err(|e| format!("cannot run git to {what} ({e}); install git"))?;
+fn run(mut c: Command, what: &str) -> Result<String, GitError> {
+    let out = c.output().map_err(|source| GitError::NotRun {
+        what: what.to_string(),
+        source,
+    })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
-        Err(err.trim().lines().last().unwrap_or("").to_string())
+        Err(GitError::Said(
+            err.trim().lines().last().unwrap_or("").to_string(),
+        ))
     }
 }
 
@@ -126,7 +152,9 @@ impl Tree {
         })
     }
 
-    pub fn text(&self, args: &[&str], what: &str) -> std::result::Result<String, String> {
+    /// What `git ARGS` prints in the tree (trimmed); `what` names the
+    /// job in the message if git cannot be run.
+    pub fn text(&self, args: &[&str], what: &str) -> Result<String, GitError> {
         let mut c = git(&self.dir);
         c.args(args);
         run(c, what)
@@ -202,16 +230,13 @@ impl Tree {
     /// file git does not ignore added to the copy, and the copy written.
     fn worktree(&self, scratch: &Path) -> Result<Rev> {
         let failed =
-            |e: String| Error::Failed(format!("--rev WORKTREE of {}: {e}", self.dir.display()));
+            |e: GitError| Error::Failed(format!("--rev WORKTREE of {}: {e}", self.dir.display()));
         std::fs::create_dir_all(scratch.join("objects"))
             .map_err(|e| Error::io("cannot create", scratch, e))?;
         let index = scratch.join("worktree-index");
         let _ = std::fs::remove_file(&index);
         // The copy keeps the index's file stamps, so only changed files are read.
-        if let Ok(mut from) = crate::knobs::state::open_read(&self.git_dir.join("index"))
-            .map_err(|e| e.to_string())
-            .and_then(|f| f.ok_or_else(String::new))
-        {
+        if let Ok(Some(mut from)) = crate::knobs::state::open_read(&self.git_dir.join("index")) {
             let mut to = crate::knobs::state::create_new(&index)?;
             std::io::copy(&mut from, &mut to).map_err(|e| Error::io("cannot copy", &index, e))?;
         }

@@ -1,11 +1,24 @@
 //! CPU caches from /sys/devices/system/cpu/cpuN/cache/indexM, de-duplicated
 //! into instances, summarised per level, and the page colours they imply.
 
-use super::snapshot::Cache;
 use super::topology::read_cpulist;
 use super::{read_num, read_trimmed};
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
+
+/// One cache instance, de-duplicated across the CPUs that share it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cache {
+    pub level: u32,
+    /// "Data", "Instruction" or "Unified".
+    pub kind: String,
+    pub size_bytes: Option<u64>,
+    pub ways: Option<u64>,
+    pub line_size: Option<u64>,
+    pub sets: Option<u64>,
+    pub shared_cpus: Vec<usize>,
+}
 
 /// One cache level and kind summarised over its instances.
 #[derive(Debug, Clone, PartialEq)]

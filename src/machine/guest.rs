@@ -100,10 +100,14 @@ pub struct GuestInfo {
     /// The rounds whose samples a pooled run holds (set on the host).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<u32>,
-    /// This boot is the second of its round: the first stalled under TCG
-    /// (no init, a CPU stuck, a silent console) and was stopped.
+    /// This boot is the second of its round: the first was lost for a
+    /// cause outside the kernel (stalled under TCG: no init, a CPU stuck,
+    /// a silent console; or reset without a panic).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rebooted: bool,
+    /// Why the round's first boot was lost, as vmscale said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_cause: Option<String>,
     /// The rounds of a pooled run whose boot was a second one (set on the
     /// host).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -188,6 +192,9 @@ impl GuestInfo {
         if self.rebooted {
             p.push(format!("{PREFIX}rebooted=1"));
         }
+        if let Some(c) = &self.reboot_cause {
+            p.push(format!("{PREFIX}reboot_cause={}", encode(c)));
+        }
         if let Some(s) = &self.session {
             p.push(format!("{PREFIX}session={}", encode(s)));
         }
@@ -235,6 +242,7 @@ impl GuestInfo {
                 "host" => g.host_kernel = Some(decode(v)),
                 "round" => g.round = v.parse().ok(),
                 "rebooted" => g.rebooted = v == "1",
+                "reboot_cause" => g.reboot_cause = Some(decode(v)),
                 "session" => g.session = Some(decode(v)),
                 "topology" => g.topology = GuestTopology::decode(v),
                 "prealloc" => g.prealloc = v == "1",
@@ -268,6 +276,7 @@ mod tests {
             round: Some(3),
             rounds: Vec::new(),
             rebooted: true,
+            reboot_cause: Some("reset: triple fault".into()),
             rebooted_rounds: Vec::new(),
             session: Some("a1b2".into()),
             topology: Some(GuestTopology {

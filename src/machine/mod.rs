@@ -15,8 +15,9 @@ pub mod release;
 pub mod snapshot;
 pub mod topology;
 
-pub use caches::CacheLevel;
-pub use snapshot::{Cache, Cpu, Node, Snapshot};
+pub use caches::{Cache, CacheLevel};
+pub use snapshot::Snapshot;
+pub use topology::{CoreKey, Cpu, Node};
 
 use std::path::{Path, PathBuf};
 

@@ -1,72 +1,15 @@
 //! The machine snapshot: everything vmscale records about the machine a run
 //! was taken on, read from sysfs and procfs under a root path.
 
-use super::caches::{self, CacheLevel};
-use super::{kernel, memory, topology};
+use super::caches::{self, Cache, CacheLevel};
+use super::topology::{self, CoreKey, Cpu, Node};
+use super::{kernel, memory};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 pub use super::kernel::SYSCTLS;
 pub use super::memory::read_meminfo;
-
-/// One online CPU and where it sits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cpu {
-    pub id: usize,
-    pub package: Option<usize>,
-    /// core_id: unique only within its die (and cluster) on some kernels,
-    /// so a core is named by [`Cpu::core_key`].
-    pub core: Option<usize>,
-    pub node: Option<usize>,
-    /// SMT siblings including this CPU (thread_siblings_list).
-    pub siblings: Vec<usize>,
-    /// die_id (x86 since Linux 5.2); `None` where the kernel has no dies.
-    #[serde(default)]
-    pub die: Option<usize>,
-    /// cluster_id (Linux 5.16+: CPUs sharing an L2 on x86, a cluster on Arm).
-    #[serde(default)]
-    pub cluster: Option<usize>,
-}
-
-impl Cpu {
-    /// The core this CPU is a thread of, unique on the machine: Linux's
-    /// core_id repeats per die (x86 before 6.9) and per cluster (Arm), so
-    /// it is qualified by package, die and cluster. `None` without a
-    /// package or core id.
-    pub fn core_key(&self) -> Option<CoreKey> {
-        Some((self.package?, self.die, self.cluster, self.core?))
-    }
-}
-
-/// (package, die, cluster, core_id): see [`Cpu::core_key`].
-pub type CoreKey = (usize, Option<usize>, Option<usize>, usize);
-
-/// One NUMA node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Node {
-    pub id: usize,
-    pub cpus: Vec<usize>,
-    pub mem_total_kib: Option<u64>,
-    pub mem_free_kib: Option<u64>,
-    /// Distance to every node in `nodes` order (nodeN/distance); empty if
-    /// unknown.
-    #[serde(default)]
-    pub distances: Vec<u32>,
-}
-
-/// One cache instance, de-duplicated across the CPUs that share it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cache {
-    pub level: u32,
-    /// "Data", "Instruction" or "Unified".
-    pub kind: String,
-    pub size_bytes: Option<u64>,
-    pub ways: Option<u64>,
-    pub line_size: Option<u64>,
-    pub sets: Option<u64>,
-    pub shared_cpus: Vec<usize>,
-}
 
 /// The snapshot stored with every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

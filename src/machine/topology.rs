@@ -1,9 +1,54 @@
 //! CPU and NUMA topology: online CPUs, their packages, cores, SMT siblings
 //! and nodes, the nodes' memory, and the CPU model name.
 
-use super::snapshot::{Cpu, Node};
 use super::{cpulist, read_num, read_trimmed, under};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// One online CPU and where it sits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    pub id: usize,
+    pub package: Option<usize>,
+    /// core_id: unique only within its die (and cluster) on some kernels,
+    /// so a core is named by [`Cpu::core_key`].
+    pub core: Option<usize>,
+    pub node: Option<usize>,
+    /// SMT siblings including this CPU (thread_siblings_list).
+    pub siblings: Vec<usize>,
+    /// die_id (x86 since Linux 5.2); `None` where the kernel has no dies.
+    #[serde(default)]
+    pub die: Option<usize>,
+    /// cluster_id (Linux 5.16+: CPUs sharing an L2 on x86, a cluster on Arm).
+    #[serde(default)]
+    pub cluster: Option<usize>,
+}
+
+impl Cpu {
+    /// The core this CPU is a thread of, unique on the machine: Linux's
+    /// core_id repeats per die (x86 before 6.9) and per cluster (Arm), so
+    /// it is qualified by package, die and cluster. `None` without a
+    /// package or core id.
+    pub fn core_key(&self) -> Option<CoreKey> {
+        Some((self.package?, self.die, self.cluster, self.core?))
+    }
+}
+
+/// (package, die, cluster, core_id): see [`Cpu::core_key`].
+pub type CoreKey = (usize, Option<usize>, Option<usize>, usize);
+
+/// One NUMA node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub id: usize,
+    pub cpus: Vec<usize>,
+    pub mem_total_kib: Option<u64>,
+    pub mem_free_kib: Option<u64>,
+    /// Distance to every node in `nodes` order (nodeN/distance); empty if
+    /// unknown.
+    #[serde(default)]
+    pub distances: Vec<u32>,
+}
 
 /// Reads a CPU-list file; `None` if absent or unparsable.
 pub fn read_cpulist(root: &Path, abs: &str) -> Option<Vec<usize>> {

@@ -31,6 +31,7 @@ pub mod probes;
 pub mod profile;
 pub mod series;
 pub mod show;
+pub mod stressng;
 pub mod sysinfo;
 pub mod termplot;
 pub mod thp;
@@ -95,6 +96,7 @@ fn body(run: &Run, colour: bool) -> Vec<Block> {
         Some(Report::MmapLock) => mmap_lock::blocks(run),
         Some(Report::Thp) => thp::blocks(run),
         Some(Report::Vms) => vms::blocks(run),
+        Some(Report::StressNg) => stressng::blocks(run),
         Some(Report::Generic) | None => generic::blocks(run),
     }
 }

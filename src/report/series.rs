@@ -122,3 +122,12 @@ pub fn find_figure<'a>(run: &'a Run, name: Option<&str>) -> Result<&'a Figure> {
             }),
     }
 }
+
+/// The figure several runs are plotted by: `figure`, else the first
+/// run's headline; None when a run lacks it.
+pub fn shared_figure<'a>(runs: &'a [Run], figure: Option<&str>) -> Option<&'a Figure> {
+    let fig = find_figure(runs.first()?, figure).ok()?;
+    runs.iter()
+        .all(|r| r.meta.figures.iter().any(|f| f.name == fig.name))
+        .then_some(fig)
+}

@@ -2,11 +2,16 @@
 //! naming each resource before it is made (written and fsynced first) and
 //! dropping it once it is undone, so whatever a killed run left can be
 //! undone later. A live Setup holds an flock on its `.lock` file: a journal
-//! whose lock can be taken belongs to a run that is gone.
+//! whose lock can be taken belongs to a run that is gone. The workers a run
+//! forks inherit the lock, so a run killed with SIGKILL may be gone while
+//! its workers, exiting, still hold it (and the swapped memory and cgroup
+//! they are freeing): its journal's pid and start time tell, and the set-up
+//! is undone once they have exited.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, TryLockError};
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::knobs::state;
@@ -43,6 +48,10 @@ pub enum Step {
 pub struct Record {
     /// The vmscale process that made the set-up.
     pub pid: u32,
+    /// Its start time (field 22 of /proc/PID/stat), so a reused pid is not
+    /// taken for it; absent in journals of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<i64>,
     pub started_at: String,
     /// The room: every file and mount point of the set-up lies in it.
     pub room: PathBuf,
@@ -80,6 +89,7 @@ impl Journal {
         let j = Journal {
             record: Record {
                 pid: std::process::id(),
+                pid_start: crate::store::liveness::start_time(i64::from(std::process::id())),
                 started_at: crate::timefmt::now(),
                 room: dir.join(&id),
                 steps: Vec::new(),
@@ -164,7 +174,10 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
         let lock = state::open_rw(&lock_path)?;
         match lock.try_lock() {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => continue,
+            Err(TryLockError::WouldBlock) => match read(&dir.join(format!("{id}.journal")))? {
+                Some(r) if run_gone(&r) => wait_for_workers(&lock, &lock_path, &r)?,
+                _ => continue,
+            },
             Err(TryLockError::Error(e)) => return Err(Error::io("set-up lock", &lock_path, e)),
         }
         // A run killed while writing its journal left the temporary file.
@@ -183,6 +196,90 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
         });
     }
     Ok(out)
+}
+
+/// Whether the run that wrote `r` is gone (its pid absent, or now another
+/// process's). A journal without the start time is never judged gone
+/// while its lock is held.
+fn run_gone(r: &Record) -> bool {
+    r.pid_start
+        .is_some_and(|s| crate::store::liveness::start_time(i64::from(r.pid)) != Some(s))
+}
+
+/// How long a start or `vmscale restore` waits for the exiting workers of
+/// a gone run: freeing a swapped-out gigabyte took them 20–30 s here.
+const WORKERS_EXIT: Duration = Duration::from_secs(300);
+
+/// Takes `lock` once the exiting workers of the gone run that wrote `r`
+/// have let it go, saying on stderr what they still hold meanwhile.
+fn wait_for_workers(lock: &File, lock_path: &Path, r: &Record) -> Result<()> {
+    let start = Instant::now();
+    eprintln!(
+        "vmscale: run pid {} (started {}) is gone, but processes it forked still hold its \
+         set-up as they exit ({}); waiting for them before undoing it (at most {} s)",
+        r.pid,
+        r.started_at,
+        super::holding(&r.steps),
+        WORKERS_EXIT.as_secs()
+    );
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(Error::io("set-up lock", lock_path, e)),
+        }
+        let left = || {
+            format!(
+                "the set-up of run pid {} is left ({}): run `vmscale restore` once its \
+                 processes are gone",
+                r.pid,
+                super::holding(&r.steps)
+            )
+        };
+        if let Some(sig) = crate::exec::signals::caught() {
+            return Err(Error::Refused(format!(
+                "{} while waiting; {}",
+                crate::exec::signals::name(sig),
+                left()
+            )));
+        }
+        if start.elapsed() > WORKERS_EXIT {
+            return Err(Error::Failed(format!(
+                "processes of run pid {} still held its set-up after {} s; {}",
+                r.pid,
+                WORKERS_EXIT.as_secs(),
+                left()
+            )));
+        }
+    }
+}
+
+/// The set-ups of live runs in `dir`, one line each (for `vmscale
+/// restore`, which leaves them alone).
+pub fn live(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(id) = name.strip_suffix(".journal") else {
+            continue;
+        };
+        let held = state::open_rw(&dir.join(format!("{id}.lock")))
+            .is_ok_and(|l| matches!(l.try_lock(), Err(TryLockError::WouldBlock)));
+        if let (true, Ok(Some(r))) = (held, read(&e.path())) {
+            out.push(format!(
+                "left alone: the set-up of running vmscale pid {} (started {}; {})",
+                r.pid,
+                r.started_at,
+                super::holding(&r.steps)
+            ));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `dir` as the kernel names it (absolute, no symbolic link on the way):

@@ -33,6 +33,7 @@ use journal::{Journal, Step};
 
 pub use memcg::Memcg;
 pub use swap::SwapInfo;
+pub use sys::need_program;
 
 /// Everything one run made; `finish` (or drop) undoes it in reverse order.
 pub struct Setup {
@@ -216,6 +217,39 @@ impl Drop for Setup {
         if let Err(e) = self.undo() {
             eprintln!("vmscale: undoing the set-up failed: {e}");
         }
+    }
+}
+
+/// What the resources of `steps` still hold, for a person: swap in use on
+/// its swap devices, processes in its cgroups.
+pub fn holding(steps: &[Step]) -> String {
+    let mut held = Vec::new();
+    for s in steps {
+        match s {
+            Step::SwapOn { device } => {
+                if let Some(kib) = swap::used_kib(device) {
+                    held.push(format!(
+                        "{} MiB swapped out to {}",
+                        kib / 1024,
+                        device.display()
+                    ));
+                }
+            }
+            Step::Cgroup { path } => {
+                let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+                let n = procs.lines().count();
+                if n > 0 {
+                    let s = if n == 1 { "" } else { "es" };
+                    held.push(format!("{n} process{s} in {}", path.display()));
+                }
+            }
+            _ => {}
+        }
+    }
+    if held.is_empty() {
+        "no swap or cgroup in use".into()
+    } else {
+        held.join(", ")
     }
 }
 

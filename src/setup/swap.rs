@@ -55,8 +55,9 @@ fn file_refusal(dir: &Path, bytes: u64) -> Option<String> {
     let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
         return Some("the state directory's path holds a NUL byte".into());
     };
-    // SAFETY: statfs fills the zeroed struct; `c` outlives the call.
+    // SAFETY: statfs is plain data, for which all zeroes is a valid value.
     let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs fills the struct; `c` outlives the call.
     if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
         return Some(format!(
             "cannot statfs {}: {}",
@@ -224,12 +225,20 @@ fn write_zeros(path: &Path, bytes: u64) -> Result<()> {
 
 /// Whether `device` is in /proc/swaps.
 pub fn swapped_on(device: &Path) -> bool {
+    used_kib(device).is_some()
+}
+
+/// The KiB in use on `device` by /proc/swaps, if it is swapped on.
+pub fn used_kib(device: &Path) -> Option<u64> {
     std::fs::read_to_string("/proc/swaps")
         .unwrap_or_default()
         .lines()
         .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .any(|d| Path::new(&sys::unescape(d)) == device)
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let d = f.first()?;
+            (Path::new(&sys::unescape(d)) == device).then(|| f.get(3)?.parse().ok())?
+        })
 }
 
 /// The journal names a swap device of ours: a zram device or a file in

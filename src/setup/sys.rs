@@ -148,16 +148,31 @@ pub fn remove_dir(path: &Path) -> Result<Option<String>> {
 /// A program from util-linux, e2fsprogs or kmod, on PATH or in the sbin
 /// directories (root's PATH may lack them).
 pub fn tool(name: &str) -> Option<PathBuf> {
+    in_dirs(name, &["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+}
+
+/// `name` on PATH or in `more`, the first that is a file.
+fn in_dirs(name: &str, more: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .chain(more.iter().map(PathBuf::from))
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
 
 /// `name` or a refusal naming the Debian package that has it.
 pub fn need_tool(name: &str, package: &str, for_what: &str) -> Result<PathBuf> {
-    tool(name).ok_or_else(|| {
+    installed(tool(name), name, package, for_what)
+}
+
+/// A program found on PATH only (not an sbin tool), or a refusal naming
+/// the Debian package that has it.
+pub fn need_program(name: &str, package: &str, for_what: &str) -> Result<PathBuf> {
+    installed(in_dirs(name, &[]), name, package, for_what)
+}
+
+fn installed(found: Option<PathBuf>, name: &str, package: &str, for_what: &str) -> Result<PathBuf> {
+    found.ok_or_else(|| {
         Error::Refused(format!(
             "{for_what} needs {name}, which is not installed: apt-get install {package}"
         ))

@@ -24,6 +24,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::paired::round_log_ratios;
 use super::summary::{mean, stddev};
+use crate::error::{Error, Result};
 
 /// The first round a decision may be taken at: two degrees of freedom.
 pub const MIN_ROUNDS: usize = 3;
@@ -101,21 +102,24 @@ impl Rule {
     }
 
     /// Checks the rule's numbers, saying what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<()> {
         if !(self.threshold > 0.0 && self.threshold < 1.0) {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "a threshold of {} is not between 0 and 100 %",
                 self.threshold * 100.0
-            ));
+            )));
         }
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(format!("alpha {} is not between 0 and 0.5", self.alpha));
+            return Err(Error::Input(format!(
+                "alpha {} is not between 0 and 0.5",
+                self.alpha
+            )));
         }
         if self.max_rounds < MIN_ROUNDS {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "{} rounds cannot decide: the rule needs at least {MIN_ROUNDS}",
                 self.max_rounds
-            ));
+            )));
         }
         Ok(())
     }

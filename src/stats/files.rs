@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Case, Figure, RunMeta};
 use crate::stats::case_data::CaseData;
-use crate::stats::comparison::{self, Options, Side};
+use crate::stats::comparison::{self, Options};
+use crate::stats::side::Side;
 
 /// A file as a run's description with no samples, never stored: its
 /// values stay where the parser put them.

@@ -23,6 +23,7 @@ pub mod rerun;
 pub mod rng;
 pub mod robust;
 pub mod run_diff;
+pub mod side;
 pub mod significance;
 pub mod stopping;
 pub mod summary;

@@ -2,10 +2,18 @@
 //! comparison in machine snapshot, workload configuration, vmscale
 //! version, run knobs and the knob values of their cases.
 
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::comparison::{Difference, Side};
+use super::side::Side;
+
+/// One way the runs differ: what differs, and its value in each run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub what: String,
+    pub values: Vec<String>,
+}
 
 /// Snapshot fields that change from one moment to the next and say
 /// nothing about the machine's setup.

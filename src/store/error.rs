@@ -55,7 +55,7 @@ pub enum Error {
     #[error("store: {0}")]
     Sqlite(#[from] rusqlite::Error),
     /// PostgreSQL failed.
-    #[error("store: {}", super::pg::message(.0))]
+    #[error("store: {}", pg_message(.0))]
     Postgres(#[from] postgres::Error),
     /// A migration of the schema failed.
     #[error("store migration {step}: {source}")]
@@ -116,10 +116,34 @@ impl Error {
     /// restarted, the network failed), not when it refused a statement.
     pub fn connection_lost(&self) -> bool {
         match self {
-            Error::Postgres(e) => super::pg::lost(e),
+            Error::Postgres(e) => pg_lost(e),
             Error::Migration { source, .. } => source.connection_lost(),
             _ => false,
         }
+    }
+}
+
+/// True when a failure means the connection is gone (the server stopped,
+/// restarted or cannot be reached), not that a statement was refused.
+fn pg_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(d) = e.as_db_error() {
+        let code = d.code().code();
+        // connection_exception, admin/crash shutdown, cannot_connect_now.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+        || e.to_string().contains("timed out")
+}
+
+/// PostgreSQL's message: the server's severity and text, else the
+/// client's.
+pub(super) fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("{}: {}", d.severity(), d.message()),
+        None => e.to_string(),
     }
 }
 

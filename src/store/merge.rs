@@ -6,8 +6,9 @@
 //! away) is merged the same way: its samples not yet stored, then its
 //! ending.
 
-use super::backend::{Db, Row, Value};
+use super::backend::Db;
 use super::error::{Error, Result};
+use super::row::{Row, Value};
 use super::{OWNER_COLUMNS, Store, live_status, record, spool};
 
 /// The tables holding a run's rows besides `runs`, each with the order in

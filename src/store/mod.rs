@@ -16,6 +16,7 @@ mod pg;
 mod profiles;
 mod read;
 mod record;
+mod row;
 mod schema;
 pub mod spool;
 mod sqlite;
@@ -28,8 +29,9 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::model::{Case, Figure, Sample, Status};
-use backend::{Db, Row};
+use backend::Db;
 use liveness::Owner;
+use row::Row;
 
 pub struct Store {
     db: RefCell<Db>,

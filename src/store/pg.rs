@@ -8,8 +8,8 @@ use postgres::{Client, NoTls};
 use std::path::Path;
 use std::time::Duration;
 
-use super::backend::{Row, Value};
-use super::error::{Error, Result};
+use super::error::{Error, Result, pg_message};
+use super::row::{Row, Value};
 
 /// The URL when `--db` names a PostgreSQL database, else None.
 pub fn url(db: &Path) -> Option<&str> {
@@ -197,7 +197,7 @@ pub fn write_refusal(url: &str, e: Error) -> Error {
              write vmscale's tables (GRANT ... ON ALL TABLES IN SCHEMA, or the schema's \
              owner) on a server that takes writes, or name another store with --db",
             shown(url),
-            message(&p)
+            pg_message(&p)
         )),
         Error::Migration { step, source } => match write_refusal(url, *source) {
             e @ Error::Refuses(_) => e,
@@ -260,21 +260,6 @@ pub fn check_writes(c: &mut Client, url: &str) -> Result<()> {
     )))
 }
 
-/// True when a failure means the connection is gone (the server stopped,
-/// restarted or cannot be reached), not that a statement was refused.
-pub fn lost(e: &postgres::Error) -> bool {
-    if e.is_closed() {
-        return true;
-    }
-    if let Some(d) = e.as_db_error() {
-        let code = d.code().code();
-        // connection_exception, admin/crash shutdown, cannot_connect_now.
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
-    }
-    std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
-        || e.to_string().contains("timed out")
-}
-
 /// The command line with the password of `--db`'s PostgreSQL URL taken
 /// out, and the password, when there was one (main.rs runs vmscale again
 /// with it in PGPASSWORD, so process listings never show it). Arguments
@@ -317,15 +302,6 @@ pub fn hide_password(args: &[std::ffi::OsString]) -> Option<(Vec<std::ffi::OsStr
         }
     }
     secret.map(|s| (out, s))
-}
-
-/// PostgreSQL's message: the server's severity and text, else the
-/// client's.
-pub fn message(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(d) => format!("{}: {}", d.severity(), d.message()),
-        None => e.to_string(),
-    }
 }
 
 /// SQLite's `?N` placeholders as PostgreSQL's `$N` (outside quotes).

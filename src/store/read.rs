@@ -2,8 +2,8 @@
 //! with its samples. A damaged row is named (run and column), never read
 //! as empty.
 
-use super::backend::Value;
 use super::error::{Error, Result};
+use super::row::Value;
 use super::{OWNER_COLUMNS, RunListing, Store, live_status};
 use crate::model::{Case, CaseSamples, Run, RunMeta, Sample, SampleData, Status};
 

@@ -97,7 +97,7 @@ pub(super) fn write_row(db: &mut Db, run_id: i64, r: &SampleRow) -> Result<bool>
 /// [`write_row`] inside the caller's transaction.
 pub(super) fn insert_row(db: &mut Db, run_id: i64, r: &SampleRow) -> Result<bool> {
     {
-        let key = || -> [super::backend::Value; 3] {
+        let key = || -> [super::row::Value; 3] {
             [run_id.into(), r.case_key.as_str().into(), r.seq.into()]
         };
         if db

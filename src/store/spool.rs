@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use super::backend::{Row, Value};
 use super::error::{Error, Result};
+use super::row::{Row, Value};
 use super::sys;
 
 /// One sample as stored: the columns of its row, and the profile and lock

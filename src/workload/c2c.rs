@@ -211,7 +211,7 @@ pub fn plan(
             "--rounds and --batches must be at least 1".into(),
         ));
     }
-    let per_class = c2c_pairs::per_class(per_class, cpus.len()).map_err(Error::Input)?;
+    let per_class = c2c_pairs::per_class(per_class, cpus.len())?;
     let (pairs, chosen) = pairs(&cpus, m, per_class);
     Ok(Config {
         cpus,

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::error::{Error, Result};
 use crate::machine::Snapshot;
 use crate::stats::rng::SplitMix64;
 
@@ -198,7 +199,7 @@ pub fn choose(cpus: &[usize], m: &Snapshot, per_class: Option<usize>) -> Chosen 
 
 /// `--pairs`: `all`, or pairs per class; the default measures all pairs
 /// of a small set of CPUs and samples a big one.
-pub fn per_class(text: Option<&str>, cpus: usize) -> Result<Option<usize>, String> {
+pub fn per_class(text: Option<&str>, cpus: usize) -> Result<Option<usize>> {
     let total = (cpus as u64) * (cpus as u64).saturating_sub(1) / 2;
     match text.map(str::trim) {
         None if total <= ALL_BELOW => Ok(None),
@@ -206,10 +207,10 @@ pub fn per_class(text: Option<&str>, cpus: usize) -> Result<Option<usize>, Strin
         Some("all") => Ok(None),
         Some(t) => match t.parse::<usize>() {
             Ok(n) if n >= 1 => Ok(Some(n)),
-            _ => Err(format!(
+            _ => Err(Error::Input(format!(
                 "--pairs '{t}' is not a count: use a number of pairs per topology class \
                  (1 or more; {DEFAULT_PER_CLASS} by default) or all"
-            )),
+            ))),
         },
     }
 }

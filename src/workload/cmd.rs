@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+use super::cmd_child::{self, Ended};
 use super::{Case, Measure, SampleData, Workload};
 use crate::exec::clock;
 use crate::machine::Snapshot;
@@ -125,87 +126,23 @@ impl Cmd {
         }
     }
 
-    /// Spawns `c` (stdout sent to our stderr, so tables stay clean) and
-    /// waits with wait4, calling `tick` between polls. Returns the exit
-    /// code (128+N for signal N) and the tree's rusage.
+    /// Runs `c` with its stdout sent to our stderr (so tables stay clean):
+    /// its exit code (128+N for signal N) and its tree's rusage.
     fn spawn_wait(
         &self,
         mut c: Command,
         what: &str,
         tick: &mut dyn FnMut(u64),
     ) -> Result<(i32, clock::Usage)> {
-        c.stdin(Stdio::null());
         if let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
             c.stdout(Stdio::from(fd));
         }
-        // Killed (with anything it started) when this returns or vmscale dies.
-        let (child, group) = crate::exec::group::Group::spawn(&mut c).map_err(|e| {
-            let code = match e.kind() {
-                std::io::ErrorKind::NotFound => 127,
-                _ => 126,
-            };
-            self.failed(code, format!("{what} could not be started: {e}"))
-        })?;
-        let pid = child.id() as libc::pid_t;
-        let mut forwarded = false;
-        let exit_fd = pidfd(pid);
-        loop {
-            // The command has its own process group, so a terminal's Ctrl-C
-            // reaches it only through us.
-            if let Some(sig) = crate::exec::signals::caught().filter(|_| !forwarded) {
-                group.signal(sig);
-                forwarded = true;
+        match cmd_child::spawn_wait(c, what, tick)? {
+            Ended::Exited(code, usage) => Ok((code, usage)),
+            Ended::NotStarted(code, e) => {
+                Err(self.failed(code, format!("{what} could not be started: {e}")))
             }
-            let mut status = 0;
-            // SAFETY: rusage is plain data; pid is our child, waited only here.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-            if r == pid {
-                let code = if libc::WIFSIGNALED(status) {
-                    128 + libc::WTERMSIG(status)
-                } else {
-                    libc::WEXITSTATUS(status)
-                };
-                return Ok((code, clock::from_rusage(&ru)));
-            }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return Err(Error::Failed(format!(
-                    "wait4 for {what}: {}",
-                    crate::exec::errno_text()
-                )));
-            }
-            tick(clock::monotonic_ns());
-            wait_exit(exit_fd.as_ref(), 10);
         }
-    }
-}
-
-/// A descriptor that becomes readable when `pid` exits (pidfd_open, Linux
-/// 5.3); None on older kernels.
-fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    // SAFETY: a non-negative result is a descriptor we now own.
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
-}
-
-/// Waits up to `ms` for the child to exit: returns as soon as it does when
-/// there is a pidfd, so the measured wall time is not rounded up to the
-/// polling interval.
-fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
-    use std::os::fd::AsRawFd;
-    match fd {
-        Some(fd) => {
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: p is one valid pollfd.
-            unsafe { libc::poll(&mut p, 1, ms) };
-        }
-        None => std::thread::sleep(std::time::Duration::from_millis(ms as u64)),
     }
 }
 

@@ -6,7 +6,6 @@
 //! Per-CPU page lists (/proc/zoneinfo) are read before and after.
 
 use super::placement::Placed;
-use super::spec::{higher, lower};
 use super::values::task_values;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,39 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use super::colour_data::{TaskValues, sample_data};
 use super::pft::Thp;
-use super::spec::Spec;
 use super::stored::{Text, view_struct};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
-use crate::exec::{self, Mode, Task, TaskReport, clock};
+use crate::exec::{self, Task, TaskReport, clock};
 use crate::machine::Snapshot;
 use crate::monitor::zoneinfo;
 use crate::stats::colour::{self as cs, PAGEMAP_PFN_MASK, PAGEMAP_PRESENT, PAGEMAP_SWAPPED};
-
-/// colour in the registry (`workload::REGISTRY`).
-pub const SPEC: Spec = Spec {
-    name: "colour",
-    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
-    examples: super::colour_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    figures: &[
-        higher("eff_fraction", "fraction"),
-        higher("eff_colours", "colours"),
-        lower("cov_max", "%"),
-        higher("l2_eff_fraction", "fraction"),
-        higher("switch_fraction", "fraction"),
-        lower("pcp_after_kib", "KiB"),
-        lower("wall", "s"),
-        lower("analysis", "s"),
-    ],
-    report: super::Report::Colour,
-    plots: super::Plots::Colour,
-    size_flags: "a smaller --size-per-task or fewer --tasks",
-    quick,
-    quick_may_skip: true,
-    ..Spec::of::<super::colour_args::Args>()
-};
 
 /// The validated configuration, stored with each run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

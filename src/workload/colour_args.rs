@@ -6,8 +6,9 @@ use super::Workload;
 use super::colour::{self, Colour};
 use super::options::{online, page_size};
 use super::placement::Placement;
-use super::spec::{Env, Options};
+use super::spec::{Env, Options, Spec, higher, lower};
 use crate::error::{Error, Result};
+use crate::exec::Mode;
 use crate::parse;
 
 // `vmscale run colour`'s options; the harness options are added beside them.
@@ -38,6 +39,30 @@ pub const EXAMPLES: &str = "Examples:\n  vmscale run colour --tasks 2 --size-per
 vmscale run colour --tasks 2,4 --interleave 4 --mode process\n  \
 vmscale run colour --tasks 2 --colours 16 --reps 3\n\n\
 Needs CAP_SYS_ADMIN (root) to read physical frame numbers from /proc/self/pagemap.";
+
+/// colour in the registry (`workload::REGISTRY`).
+pub const SPEC: Spec = Spec {
+    name: "colour",
+    about: "Page colours: tasks allocate in parallel, PFNs give per-task colour skew",
+    examples: EXAMPLES,
+    mode: Some(Mode::Thread),
+    figures: &[
+        higher("eff_fraction", "fraction"),
+        higher("eff_colours", "colours"),
+        lower("cov_max", "%"),
+        higher("l2_eff_fraction", "fraction"),
+        higher("switch_fraction", "fraction"),
+        lower("pcp_after_kib", "KiB"),
+        lower("wall", "s"),
+        lower("analysis", "s"),
+    ],
+    report: super::Report::Colour,
+    plots: super::Plots::Colour,
+    size_flags: "a smaller --size-per-task or fewer --tasks",
+    quick: colour::quick,
+    quick_may_skip: true,
+    ..Spec::of::<Args>()
+};
 
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {

@@ -6,6 +6,7 @@ pub mod c2c;
 pub mod c2c_pairs;
 pub mod churn;
 pub mod cmd;
+mod cmd_child;
 pub mod colour;
 pub mod colour_args;
 mod colour_data;
@@ -25,6 +26,8 @@ pub mod placement;
 pub mod region;
 pub mod spec;
 pub mod stored;
+pub mod stressng;
+mod stressng_output;
 pub mod thp;
 pub mod thp_fragment;
 pub mod timed;
@@ -98,15 +101,15 @@ pub const QUICK: &str = "quick";
 /// suite list them. Adding a workload is a file with its `SPEC` and one
 /// line here (see CONTRIBUTING.md).
 pub static REGISTRY: &[&Spec] = &[
-    &pft::SPEC,
-    &numa::SPEC_NUMA01,
-    &numa::SPEC_NUMA01_THREADLOCAL,
-    &numa::SPEC_NUMA02,
-    &numa::SPEC_NUMA02_SMT,
+    &pft_args::SPEC,
+    &numa_args::SPEC_NUMA01,
+    &numa_args::SPEC_NUMA01_THREADLOCAL,
+    &numa_args::SPEC_NUMA02,
+    &numa_args::SPEC_NUMA02_SMT,
     &fork::SPEC,
     &churn::SPEC,
     &cmd::SPEC,
-    &colour::SPEC,
+    &colour_args::SPEC,
     &c2c::SPEC,
     &atomic::SPEC,
     &lockfan::SPEC,
@@ -115,6 +118,7 @@ pub static REGISTRY: &[&Spec] = &[
     &mmap_lock::SPEC,
     &thp::SPEC,
     &vms::SPEC,
+    &stressng::SPEC,
 ];
 
 /// The registered workload of this name (a stored run's `workload`).

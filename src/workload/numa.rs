@@ -46,8 +46,14 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    pub fn name(&self) -> &'static str {
-        self.spec().name
+    /// Its name: its subcommand and its entry in the registry.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Pattern::Numa01 => "numa01",
+            Pattern::Numa01Threadlocal => "numa01-threadlocal",
+            Pattern::Numa02 => "numa02",
+            Pattern::Numa02Smt => "numa02-smt",
+        }
     }
 
     /// The pattern whose entry in the registry is `spec`.
@@ -61,16 +67,6 @@ impl Pattern {
         .into_iter()
         .find(|p| p.name() == spec.name)
         .ok_or_else(|| Error::Failed(format!("{} is not a NUMA pattern", spec.name)))
-    }
-
-    /// The pattern's entry in the registry.
-    pub fn spec(&self) -> &'static super::Spec {
-        match self {
-            Pattern::Numa01 => &SPEC_NUMA01,
-            Pattern::Numa01Threadlocal => &SPEC_NUMA01_THREADLOCAL,
-            Pattern::Numa02 => &SPEC_NUMA02,
-            Pattern::Numa02Smt => &SPEC_NUMA02_SMT,
-        }
     }
 
     /// autonumabench's pass counts.
@@ -337,8 +333,6 @@ pub const FIGURES: &[Fig] = &[
     lower("autonuma_cost", "units"),
     higher("locality_final", "fraction"),
 ];
-
-pub use super::numa_args::{SPEC_NUMA01, SPEC_NUMA01_THREADLOCAL, SPEC_NUMA02, SPEC_NUMA02_SMT};
 
 impl Measure for Numa {
     fn sample_s(&self, case: &Case) -> f64 {

@@ -59,12 +59,12 @@ impl Options for Args {
 
 /// The four patterns in the registry (`workload::REGISTRY`).
 const fn spec(
-    name: &'static str,
+    pattern: Pattern,
     about: &'static str,
     quick: fn(&crate::machine::Snapshot) -> Vec<Vec<String>>,
 ) -> Spec {
     Spec {
-        name,
+        name: pattern.name(),
         about,
         examples: EXAMPLES,
         quick,
@@ -78,21 +78,23 @@ const fn spec(
 }
 
 pub const SPEC_NUMA01: Spec = spec(
-    "numa01",
+    Pattern::Numa01,
     "autonumabench numa01: 2 processes zero their own regions first touched on a node",
     |_| quick(10),
 );
 pub const SPEC_NUMA01_THREADLOCAL: Spec = spec(
-    "numa01-threadlocal",
+    Pattern::Numa01Threadlocal,
     "numa01 with each thread zeroing only its own slice",
     |_| quick(20),
 );
 pub const SPEC_NUMA02: Spec = spec(
-    "numa02",
+    Pattern::Numa02,
     "autonumabench numa02: one thread per CPU, each zeroing its slice",
     |_| quick(20),
 );
-pub const SPEC_NUMA02_SMT: Spec = spec("numa02-smt", "numa02 with half the threads", |_| quick(20));
+pub const SPEC_NUMA02_SMT: Spec = spec(Pattern::Numa02Smt, "numa02 with half the threads", |_| {
+    quick(20)
+});
 
 /// `run quick`: 32 MiB, `loops` passes, locality read every 50 ms.
 fn quick(loops: u64) -> Vec<Vec<String>> {

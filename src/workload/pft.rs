@@ -8,7 +8,6 @@
 //! THP or hugetlb (`fault_map`); each task maps its own slice.
 
 use super::placement::Placed;
-use super::spec::{higher, lower, rate};
 use super::values::task_values;
 use serde::{Deserialize, Serialize};
 
@@ -17,30 +16,8 @@ use super::stored::{Text, lenient, view};
 use super::{Case, Measure, SampleData};
 use crate::error::{Error, Result};
 use crate::exec::region::Pages;
-use crate::exec::{self, Mode, Task, TaskReport, clock};
+use crate::exec::{self, Task, TaskReport, clock};
 use crate::machine::Snapshot;
-
-/// pft in the registry (`workload::REGISTRY`).
-pub const SPEC: super::Spec = super::Spec {
-    name: "pft",
-    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
-    examples: super::pft_args::EXAMPLES,
-    mode: Some(Mode::Thread),
-    // pft's figures, fault/wsec first (also used for imported pft tables).
-    figures: &[
-        rate(HEADLINE, "faults/s"),
-        rate("flt/cpu/s", "faults/s"),
-        lower("wall", "s"),
-        lower("user", "s"),
-        lower("system", "s"),
-        rate("bytes/wsec", "B/s"),
-        higher("pages/fault", "pages"),
-    ],
-    report: super::Report::Pft,
-    size_flags: "a smaller --size or --size-per-task",
-    quick,
-    ..super::Spec::of::<super::pft_args::Args>()
-};
 
 /// Transparent huge pages per mapping, applied with madvise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -10,8 +10,9 @@ use super::fault_map::{self, PageKind};
 use super::options::{line_size, page_size};
 use super::pft::{self, Pft};
 use super::placement::Placement;
-use super::spec::{Env, Options};
+use super::spec::{Env, Options, higher, lower, rate};
 use crate::error::{Error, Result};
+use crate::exec::Mode;
 use crate::machine::Snapshot;
 use crate::parse;
 
@@ -62,6 +63,28 @@ pub struct Args {
 pub const EXAMPLES: &str = "Examples:\n  vmscale run pft --tasks auto --size 512M\n  \
 vmscale run pft --tasks 1,2 --mode process --size-per-task 64M --cline 64\n  \
 vmscale run pft --tasks 1-2 --size 256M --thp always --populate";
+
+/// pft in the registry (`workload::REGISTRY`).
+pub const SPEC: super::Spec = super::Spec {
+    name: "pft",
+    about: "Page-fault scaling (Lameter's pft): N tasks write-fault anonymous memory",
+    examples: EXAMPLES,
+    mode: Some(Mode::Thread),
+    // pft's figures, fault/wsec first (also used for imported pft tables).
+    figures: &[
+        rate(pft::HEADLINE, "faults/s"),
+        rate("flt/cpu/s", "faults/s"),
+        lower("wall", "s"),
+        lower("user", "s"),
+        lower("system", "s"),
+        rate("bytes/wsec", "B/s"),
+        higher("pages/fault", "pages"),
+    ],
+    report: super::Report::Pft,
+    size_flags: "a smaller --size or --size-per-task",
+    quick: pft::quick,
+    ..super::Spec::of::<Args>()
+};
 
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {

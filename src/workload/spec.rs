@@ -35,6 +35,7 @@ pub enum Report {
     MmapLock,
     Thp,
     Vms,
+    StressNg,
 }
 
 impl Report {
@@ -481,7 +482,7 @@ mod tests {
         use std::collections::BTreeMap;
         let machine = crate::machine::Snapshot::default();
         let env = super::Env {
-            spec: &crate::workload::pft::SPEC,
+            spec: &crate::workload::pft_args::SPEC,
             machine: &machine,
             knobs: &[],
         };

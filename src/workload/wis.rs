@@ -1,4 +1,4 @@
-//! will-it-scale's VM tests (page_fault1/2/3, mmap1/2, brk1, malloc1/2,
+//! will-it-scale's VM tests (page_fault1/2/3, mmap1/2, brk1/2, malloc1/2,
 //! tlb_flush1/2/3), each doing what will-it-scale's test does, in threads or
 //! processes. Unlike will-it-scale, each task reads its operation count at
 //! real timestamps (never an assumed 1 s), faults are measured by rusage
@@ -27,7 +27,7 @@ use crate::parse;
 /// wis in the registry (`workload::REGISTRY`).
 pub const SPEC: Spec = Spec {
     name: "wis",
-    about: "will-it-scale's VM tests: page_fault1-3, mmap1-2, brk1, malloc1-2, tlb_flush1-3",
+    about: "will-it-scale's VM tests: page_fault1-3 mmap1-2 brk1-2 malloc1-2 tlb_flush1-3",
     examples: "Examples:\n  vmscale run wis --test page_fault1 --tasks 1,2\n  \
 vmscale run wis --test tlb_flush2 --tasks 2 --mode thread --time 2\n  \
 vmscale run wis --test mmap2 --mode process --dir /mnt/scratch",
@@ -61,6 +61,8 @@ pub enum Test {
     Mmap2,
     /// brk up and down by one page
     Brk1,
+    /// brk up and down by one page above a page of the task's own heap
+    Brk2,
     /// malloc and free of a large block (mmap'd by glibc)
     Malloc1,
     /// malloc and free of 1 KiB
@@ -85,6 +87,14 @@ impl Test {
         use clap::ValueEnum as _;
         self.to_possible_value()
             .and_then(|p| p.get_help().map(ToString::to_string))
+            .unwrap_or_default()
+    }
+
+    /// The test's name, as will-it-scale names it.
+    pub fn name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value()
+            .map(|p| p.get_name().to_string())
             .unwrap_or_default()
     }
 
@@ -157,12 +167,12 @@ impl Wis {
             cfg.size,
             cfg.page_size,
         )?;
-        if cfg.test == Test::Brk1 && cfg.modes.contains(&Mode::Thread) {
-            return Err(Error::Input(
-                "brk1 in threads moves one shared program break under the allocator of the \
-                 process: run it with --mode process"
-                    .into(),
-            ));
+        if matches!(cfg.test, Test::Brk1 | Test::Brk2) && cfg.modes.contains(&Mode::Thread) {
+            return Err(Error::Input(format!(
+                "{} in threads moves one shared program break under the allocator of the \
+                 process: run it with --mode process",
+                cfg.test.name()
+            )));
         }
         if cfg.test.uses_file() {
             OwnedFile::tmpfile(&cfg.dir, cfg.page_size).map_err(|e| {
@@ -318,7 +328,7 @@ impl Wis {
             TlbFlush3 => touch_pass(file, true, len, ps, true),
             Mmap1 => map_unmap(None, len, 256),
             Mmap2 => map_unmap(file, len, 256),
-            Brk1 => brk_pass(ps, 256),
+            Brk1 | Brk2 => brk_pass(ps, 256),
             Malloc1 => malloc_pass(len, 256),
             Malloc2 => malloc_pass(1024, 4096),
         }
@@ -328,6 +338,12 @@ impl Wis {
         let mut r = TaskReport::default();
         if self.cfg.test.uses_file() && file.is_none() {
             r.fail("no file for this task");
+            return r;
+        }
+        if self.cfg.test == Test::Brk2
+            && let Err(e) = grow_heap(self.cfg.page_size as usize)
+        {
+            r.fail(&e.to_string());
             return r;
         }
         let ops = std::cell::Cell::new(0u64);
@@ -421,6 +437,20 @@ fn brk_pass(ps: usize, k: u64) -> Result<u64> {
         }
     }
     Ok(2 * k)
+}
+
+/// brk2's start, once a task: the program break up one page for good, so
+/// the rounds of [`brk_pass`] move the break above a page of the task's own.
+fn grow_heap(ps: usize) -> Result<()> {
+    // SAFETY: sbrk moves the break up; nothing of ours lies above it (brk2
+    // runs in processes only).
+    if unsafe { libc::sbrk(ps as libc::intptr_t) } as isize == -1 {
+        return Err(Error::Failed(format!(
+            "sbrk failed: {}",
+            exec::errno_text()
+        )));
+    }
+    Ok(())
 }
 
 /// `k` malloc/free pairs of `len` bytes, through the C library as

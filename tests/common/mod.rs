@@ -103,6 +103,17 @@ pub fn wait_until<T>(
     }
 }
 
+/// A stored run's case's samples that count (warm-ups left out).
+pub fn measured(case: &serde_json::Value) -> Vec<serde_json::Value> {
+    case["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["warmup"] == false)
+        .cloned()
+        .collect()
+}
+
 /// A figure of a stored sample (JSON), failing the test when it is missing.
 pub fn fig(sample: &serde_json::Value, name: &str) -> f64 {
     sample["data"]["figures"][name]

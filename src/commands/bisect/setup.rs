@@ -11,13 +11,13 @@ use crate::bisect::stored::Stored;
 use crate::commands::progress::Bar;
 use crate::commands::{Error, Result, output};
 use crate::guest::topology::{Request, Topology};
-use crate::guest::workdir::WorkDir;
 use crate::guest::{accel, kernel_config, qemu, rounds};
 use crate::kbuild::Note;
 use crate::kconfig;
 use crate::runner::Progress as _;
 use crate::stats::decide::Rule;
 use crate::store::Store;
+use crate::workdir::WorkDir;
 
 /// What both commands check before anything boots, and the bench they
 /// run the bisection on.

@@ -67,7 +67,9 @@ fn the_suite_runs_every_workload_given_two_cpus() {
 fn every_report_of_a_512_cpu_run_fits_80_columns() {
     use crate::model::build::{case, run, sample};
     let m = machine(512, "madvise");
-    let h = parse(&crate::workload::pft::SPEC, &[]).unwrap().harness;
+    let h = parse(&crate::workload::pft_args::SPEC, &[])
+        .unwrap()
+        .harness;
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
             let mut auto = args.clone();
@@ -103,7 +105,7 @@ fn every_report_of_a_512_cpu_run_fits_80_columns() {
 
 #[test]
 fn a_broken_entry_is_a_failure_not_bad_input() {
-    let spec = &crate::workload::pft::SPEC;
+    let spec = &crate::workload::pft_args::SPEC;
     let e = parse(spec, &["--no-such-option".to_string()]).unwrap_err();
     assert!(
         matches!(e, Error::Failed(ref m) if m.contains("does not parse")),
@@ -114,7 +116,9 @@ fn a_broken_entry_is_a_failure_not_bad_input() {
 #[test]
 fn built_entries_report_the_registered_headline_first() {
     let m = crate::machine::live();
-    let h = parse(&crate::workload::pft::SPEC, &[]).unwrap().harness;
+    let h = parse(&crate::workload::pft_args::SPEC, &[])
+        .unwrap()
+        .harness;
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
             let w = match entry(spec, &args, &h, &m) {

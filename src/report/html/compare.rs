@@ -7,21 +7,9 @@ use super::svg::{self, LABELS, axis, colour, e, span};
 use crate::model::Run;
 use crate::report::series;
 
-/// The figure plotted: `figure`, else the first run's headline; None when
-/// a run lacks it.
-pub fn shared_figure<'a>(
-    runs: &'a [Run],
-    figure: Option<&str>,
-) -> Option<&'a crate::model::Figure> {
-    let fig = series::find_figure(runs.first()?, figure).ok()?;
-    runs.iter()
-        .all(|r| r.meta.figures.iter().any(|f| f.name == fig.name))
-        .then_some(fig)
-}
-
 /// (caption, svg), or None when the runs share no figure.
 pub fn bars(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
-    let fig = shared_figure(runs, figure)?;
+    let fig = series::shared_figure(runs, figure)?;
     // Each run's first variant, the one its table leads with.
     let per_run: Vec<series::Series> = runs
         .iter()

@@ -9,8 +9,9 @@ use plotters::prelude::*;
 
 use super::svg::{self, colour, e};
 use crate::model::{Better, Run};
-use crate::stats::comparison::{self, Options, RatioOf, Side};
+use crate::stats::comparison::{self, Options, RatioOf};
 use crate::stats::run_diff;
+use crate::stats::side::Side;
 
 /// Differences worth a legend: what the user chose (configuration, knobs,
 /// workload, kernel), before the rest of the machine snapshot.
@@ -112,7 +113,7 @@ fn methods_said(entries: &[Entry]) -> String {
 /// (caption, svg) of the ratio panel of `figure` (default: the first
 /// run's headline), or None when the runs share no case of it.
 pub fn panel(runs: &[Run], figure: Option<&str>) -> Option<(String, String)> {
-    let fig = super::compare::shared_figure(runs, figure)?.clone();
+    let fig = crate::report::series::shared_figure(runs, figure)?.clone();
     let sides: Vec<Side> = runs.iter().map(Side::run).collect();
     let opts = Options {
         alpha: 0.05,

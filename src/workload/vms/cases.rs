@@ -4,6 +4,7 @@
 //! how big it is, as the script derives it from the machine.
 
 use super::sizes::Sizes;
+use crate::error::{Error, Result};
 
 /// The families docs/vms.md describes, one implementation each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -336,7 +337,7 @@ pub fn find(name: &str) -> Option<&'static Row> {
 /// `--case` values (names, comma lists, shell globs with `*` and `?`) to
 /// rows, in the order given, each once; a name or glob that matches
 /// nothing is refused with the list of names.
-pub fn select(patterns: &[String]) -> Result<Vec<&'static Row>, String> {
+pub fn select(patterns: &[String]) -> Result<Vec<&'static Row>> {
     let mut out: Vec<&'static Row> = Vec::new();
     for p in patterns.iter().flat_map(|p| p.split(',')).map(str::trim) {
         if p.is_empty() {
@@ -344,11 +345,11 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static Row>, String> {
         }
         let hits: Vec<&'static Row> = CASES.iter().filter(|r| glob(p, r.name)).collect();
         if hits.is_empty() {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "--case '{p}' names no vm-scalability case vmscale runs: use one of {} \
                  (or a glob such as 'lru-*')",
                 names().join(", ")
-            ));
+            )));
         }
         for h in hits {
             if !out.iter().any(|r| r.name == h.name) {
@@ -357,10 +358,10 @@ pub fn select(patterns: &[String]) -> Result<Vec<&'static Row>, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "--case names no case: use one or more of {}",
             names().join(", ")
-        ));
+        )));
     }
     Ok(out)
 }
@@ -433,12 +434,12 @@ mod tests {
             pick(&["anon-?-seq"]).unwrap(),
             vec!["anon-r-seq", "anon-w-seq"]
         );
-        let e = pick(&["lru-file-readthrice"]).unwrap_err();
+        let e = pick(&["lru-file-readthrice"]).unwrap_err().to_string();
         assert!(
             e.contains("lru-file-readtwice") && e.contains("readthrice"),
             "{e}"
         );
-        assert!(pick(&[""]).is_err());
+        crate::error::assert_input(pick(&[""]));
     }
 
     #[test]

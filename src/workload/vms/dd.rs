@@ -12,6 +12,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
+use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
@@ -28,14 +29,19 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
         r.fail("no file for this reader");
         return r;
     };
-    let opened = reopen(&f.file).and_then(|own| Ok((own, dev_null()?)));
     // dd's buffer starts on a page, and what the kernel's copy into it
     // costs can depend on where it starts (docs/vms.md, "Side by side").
-    let buffer = Region::private_noreserve(BLOCK).map_err(|e| e.to_string());
-    let ((own, null), buf) = match opened.and_then(|o| Ok((o, buffer?))) {
-        Ok(both) => both,
+    let opened = || -> Result<_> {
+        Ok((
+            reopen(&f.file)?,
+            dev_null()?,
+            Region::private_noreserve(BLOCK)?,
+        ))
+    };
+    let (own, null, buf) = match opened() {
+        Ok(all) => all,
         Err(e) => {
-            r.fail(&e);
+            r.fail(&e.to_string());
             return r;
         }
     };
@@ -74,24 +80,27 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
 
 /// A new open file description of `file` (unnamed: O_TMPFILE), read
 /// only, through our own descriptor's entry in /proc/self/fd.
-fn reopen(file: &File) -> std::result::Result<File, String> {
-    File::open(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .map_err(|e| format!("cannot open the case's file again for reading: {e}"))
+fn reopen(file: &File) -> Result<File> {
+    File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|e| {
+        Error::Failed(format!(
+            "cannot open the case's file again for reading: {e}"
+        ))
+    })
 }
 
 /// dd's `of=/dev/null`: opened without following a link, and refused
 /// unless it is the character device it should be.
-fn dev_null() -> std::result::Result<File, String> {
+fn dev_null() -> Result<File> {
     let f = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open("/dev/null")
-        .map_err(|e| format!("cannot open /dev/null for writing: {e}"))?;
+        .map_err(|e| Error::io("cannot open for writing", "/dev/null", e))?;
     match f.metadata() {
         Ok(m) if m.file_type().is_char_device() => Ok(f),
-        _ => Err(
+        _ => Err(Error::Failed(
             "/dev/null is not a character device: restore it (mknod -m 666 /dev/null c 1 3)".into(),
-        ),
+        )),
     }
 }
 

@@ -98,7 +98,7 @@ impl Options for Args {
                 cases::names().join(", ")
             )));
         }
-        let rows = cases::select(&a.cases).map_err(Error::Input)?;
+        let rows = cases::select(&a.cases)?;
         let cpus = super::options::online(m);
         let tasks = match &a.tasks {
             Some(t) => super::options::tasks(t, m)?,

@@ -113,8 +113,7 @@ pub fn dir(family: Family) -> Option<PathBuf> {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    crate::exec::euid() == 0
 }
 
 /// Refuses, before anything starts, a case this machine or user cannot

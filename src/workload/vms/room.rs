@@ -148,6 +148,33 @@ fn counters(cg: &Memcg) -> BTreeMap<String, u64> {
     all
 }
 
+/// What the case's child hands back through the shared page: its sample,
+/// or its error's message and kind (bad input or a refusal stays exit 2).
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Reply {
+    Sample(SampleData),
+    Refused(String),
+    Failed(String),
+}
+
+impl Reply {
+    fn of(r: Result<SampleData>) -> Reply {
+        match r {
+            Ok(s) => Reply::Sample(s),
+            Err(e) if e.is_input() => Reply::Refused(e.to_string()),
+            Err(e) => Reply::Failed(e.to_string()),
+        }
+    }
+
+    fn into_result(self) -> Result<SampleData> {
+        match self {
+            Reply::Sample(s) => Ok(s),
+            Reply::Refused(m) => Err(Error::Refused(m)),
+            Reply::Failed(m) => Err(Error::Failed(m)),
+        }
+    }
+}
+
 /// Bytes of the shared page a child returns its sample through.
 const RESULT_BYTES: usize = 1 << 20;
 
@@ -157,10 +184,7 @@ pub fn in_cgroup(cg: &Memcg, body: impl Fn() -> Result<SampleData>) -> Result<Sa
     let shared = Region::shared(RESULT_BYTES)?;
     let before = counters(cg);
     let forked = crate::exec::children::Forked::spawn(1, "case", |_| {
-        let out = cg
-            .add_pid(std::process::id())
-            .and_then(|_| body())
-            .map_err(|e| e.to_string());
+        let out = Reply::of(cg.add_pid(std::process::id()).and_then(|_| body()));
         let text = serde_json::to_vec(&out).unwrap_or_default();
         let n = text.len().min(RESULT_BYTES - 8);
         shared
@@ -173,9 +197,9 @@ pub fn in_cgroup(cg: &Memcg, body: impl Fn() -> Result<SampleData>) -> Result<Sa
     let n = shared.u64_at(0).load(std::sync::atomic::Ordering::SeqCst) as usize;
     // SAFETY: the child wrote n bytes after the length word; n is bounded.
     let text = unsafe { std::slice::from_raw_parts(shared.ptr().add(8), n.min(RESULT_BYTES - 8)) };
-    let out: std::result::Result<SampleData, String> = serde_json::from_slice(text)
+    let out: Reply = serde_json::from_slice(text)
         .map_err(|e| Error::Failed(format!("the case's child returned no sample: {e}")))?;
-    let mut data = out.map_err(Error::Failed)?;
+    let mut data = out.into_result()?;
     let after = counters(cg);
     for (k, v) in &after {
         let d = *v as f64 - before.get(k).copied().unwrap_or(0) as f64;
