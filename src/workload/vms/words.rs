@@ -70,6 +70,12 @@ struct Options {
     step: u64,
 }
 
+/// A value read from memory again, as usemem's compiler reloads a global.
+fn reload<T: Copy>(v: &T) -> T {
+    // SAFETY: a reference is valid, aligned and initialised.
+    unsafe { std::ptr::read_volatile(v) }
+}
+
 /// usemem's `do_access`: one word read, or written with its index. Kept
 /// a call, as usemem's is (`gcc -O` does not inline it).
 #[inline(never)]
@@ -106,25 +112,23 @@ fn usemem_pass(p: *mut u64, words: usize, walk: &Walk, rng: &mut Rand48, deadlin
         delay_ns: 0,
         step: 8,
     };
-    let o = &options as *const Options;
     let mut done = 0u64;
     let mut i = 0usize;
     while i < words {
         let mut idx = i;
-        // SAFETY (these four reads): `o` points at `options`, alive here.
-        if unsafe { std::ptr::read_volatile(&raw const (*o).random) } != 0 && words > 1 {
+        if reload(&options.random) != 0 && words > 1 {
             idx = rng.below(words - 1);
         }
         // usemem tests its pass number here (0: nothing to check).
-        unsafe { std::ptr::read_volatile(&raw const (*o).pass) };
+        reload(&options.pass);
         access(p, idx, walk.read);
         done += 8;
         // usemem tests --delay here (0: no spin a page, its value unused).
-        unsafe { std::ptr::read_volatile(&raw const (*o).delay_ns) };
+        reload(&options.delay_ns);
         if i & walk.check_mask == 0 && clock::monotonic_ns() > deadline {
             break;
         }
-        i += (unsafe { std::ptr::read_volatile(&raw const (*o).step) } / 8) as usize;
+        i += (reload(&options.step) / 8) as usize;
     }
     done
 }
