@@ -59,6 +59,15 @@
 # swapped out system-wide around each run (pgsteal_anon + pgsteal_file,
 # which count a cgroup's reclaim too), and what the suite's script ran.
 #
+# FLIP=FILE:A,B (the knob-flip bench, docs/vms.md "One knob flipped"):
+# every case runs under the value A written to FILE (a sysfs or procfs
+# knob, e.g. /sys/kernel/mm/transparent_hugepage/enabled:never,always)
+# and under B, each tool in each round, the knob written before every
+# run; besides the tables per value it prints each tool's percent change
+# from A to B (median of the per-round changes) and vmscale's minus the
+# suite's in points. FILE's value before is written back on exit, also
+# after an error or Ctrl-C.
+#
 #   VMSCALE_VMS_PEER=DIR bench/vms-peer.sh [ROUNDS] [CASE[@SIZE]...]
 #   SIZE=1/16 RUNTIME=2 TASKS=<online CPUs>  as vmscale's options (CASE@SIZE:
 #                  that case at that --size)
@@ -67,6 +76,7 @@
 #                  run in every round too: its ratios are printed as well
 #   PRIME=0        no memory made free before each run
 #   SAME_TIME=0    vmscale's --runtime R (dd) or R + 1 (usemem), fixed
+#   FLIP=FILE:A,B  each case under two values of one knob (above)
 #
 # Needs root (mounts, loop devices, cgroups, swap). Everything made is
 # undone on exit, also on Ctrl-C.
@@ -85,7 +95,17 @@ cases=${*:-anon-w-seq anon-w-rand anon-r-seq anon-cow-seq lru-file-readonce@1/64
 vmscale=${VMSCALE:-target/release/vmscale}
 [ -x "$vmscale" ] || cargo build --release --quiet
 work=$(mktemp -d /tmp/vmscale-vms-peer.XXXXXX)
+flip=${FLIP:-}
+flip_file=${flip%%:*}
+if [ -n "${FLIP:-}" ]; then
+  [ -w "$flip_file" ] || { echo "FLIP=$FLIP: $flip_file is no writable knob" >&2; exit 2; }
+  # THP's files show the choices with the one in force in brackets.
+  flip_before=$(sed 's/.*\[\(.*\)\].*/\1/' "$flip_file")
+fi
 cleanup() {
+  if [ -n "${FLIP:-}" ]; then
+    echo "$flip_before" > "$flip_file" || echo "could not restore $flip_file to $flip_before" >&2
+  fi
   # A swap device or cgroup the suite's run left (also after Ctrl-C).
   if [ -f "$work/zram" ]; then
     id=$(cat "$work/zram")
@@ -101,11 +121,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
-  "${TASKS:-$(nproc)}" "${PRIME:-1}" "${SAME_TIME:-1}" $cases <<'PY'
+  "${TASKS:-$(nproc)}" "${PRIME:-1}" "${SAME_TIME:-1}" "${FLIP:-}" $cases <<'PY'
 import json, mmap, os, re, statistics as st, subprocess, sys, time
 
-work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on, same_time = sys.argv[1:11]
-cases = sys.argv[11:]
+work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on, same_time, flip = \
+    sys.argv[1:12]
+bases = sys.argv[12:]
+# With FLIP each case runs under both values: entry CASE[@SIZE]=VALUE.
+flip_file, _, flip_values = flip.partition(":")
+values = flip_values.split(",") if flip else []
+if flip and len(values) != 2:
+    sys.exit(f"FLIP={flip}: give FILE:A,B, two values")
+cases = [f"{c}={v}" for c in bases for v in values] if flip else bases
 rounds, tasks = int(rounds), int(tasks)
 rt = str(int(float(runtime)))  # usemem takes whole seconds
 env = dict(os.environ, VMSCALE_DB=f"{work}/vmscale.db")
@@ -149,9 +176,16 @@ def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 def split(entry):
-    """CASE or CASE@SIZE: the case and vmscale's --size for it."""
-    case, _, s = entry.partition("@")
+    """CASE, CASE@SIZE or either =VALUE: the case and vmscale's --size."""
+    case, _, s = entry.partition("=")[0].partition("@")
     return case, s or size
+
+def set_knob(entry):
+    """Writes the FLIP knob's value of this entry, if any."""
+    _, _, value = entry.partition("=")
+    if value:
+        with open(flip_file, "w") as f:
+            f.write(value)
 
 def plan(entry):
     """vmscale's plan of a case: its sizes and the modelled machine."""
@@ -367,7 +401,8 @@ print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"vmscale {vmscale}" + (f", other {other}" if other else "")
       + f", vm-scalability {peer}, prime {'on' if prime_on != '0' else 'off'}, "
       f"same time {'on' if same_time != '0' else 'off'}, "
-      f"nice {os.nice(0)}; load {load()}")
+      f"nice {os.nice(0)}" + (f", {flip_file} {' / '.join(values)}" if flip else "")
+      + f"; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
 COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file")
 
@@ -387,6 +422,7 @@ for r in range(rounds):
         planned.setdefault(c, find(p, "case_sizes")[0]["amount"])
         k = r % len(tools)
         for tool in tools[k:] + tools[:k]:
+            set_knob(c)
             if prime_on != "0":
                 prime(p)
             before = vmstat()
@@ -442,6 +478,28 @@ def mid(c, tool, key):
     v = [x[key] for x in pressure[(c, tool)] if x[key] is not None]
     return f"{st.median(v):.0f}" if v else "-"
 
+if flip:
+    # Each tool's percent change from the first value to the second, per
+    # round in which both values ran with every tool; then vmscale's
+    # change minus the suite's, in points.
+    print(f"# {flip_file}: {values[0]} -> {values[1]}, percent change per round "
+          "(median, range, n):")
+    for b in bases:
+        lo, hi = f"{b}={values[0]}", f"{b}={values[1]}"
+        both = [k for k in range(rounds)
+                if all(res[(e, t)][k] for e in (lo, hi) for t in tools)]
+        n = len(both)
+        if not n:
+            print(f"#   {b:<24} no round in which both values ran")
+            continue
+        total = lambda e, t, k: sum(x[0] for x in res[(e, t)][k])
+        pct = {t: [100 * (total(hi, t, k) / total(lo, t, k) - 1) for k in both]
+               for t in tools}
+        cols = [f"{t} {st.median(v):+7.1f} % ({min(v):+.0f}..{max(v):+.0f})"
+                for t, v in pct.items()]
+        gap = [a - b for a, b in zip(pct["vmscale"], pct["peer"])]
+        print(f"#   {b:<24} " + "  ".join(cols) + f"  vmscale-suite {st.median(gap):+.1f} "
+              f"points ({min(gap):+.0f}..{max(gap):+.0f}), n {n}")
 print("# reclaim, medians per run: the case cgroup's limit hits and pages its")
 print("# reclaim stole (v2 only); pages stolen (pgsteal_anon + _file) and")
 print("# swapped out, system-wide; suite | vmscale:")

@@ -15,6 +15,7 @@ pub mod sizes;
 mod swapin;
 mod truncate;
 mod usemem;
+mod words;
 
 use super::spec::{lower, rate};
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,7 @@ use crate::machine::Snapshot;
 use crate::workload::fault_map::OwnedFile;
 pub use cases::{Engine, Family, Row};
 pub use plan::CasePlan;
+pub use words::Access;
 
 /// The prefix under which a sample carries its cgroup's counters.
 pub const MEMCG: &str = "memcg.";
@@ -53,6 +55,11 @@ pub struct Args {
     /// Seconds a sample runs at most (usemem's --runtime, dd's timeout)
     #[arg(long, default_value_t = 2.0)]
     pub runtime: f64,
+    /// How usemem's cases walk their words: `usemem`, the suite's loop (the
+    /// same user time a page); `native` departs from the suite (a tighter
+    /// loop: a kernel change moves the figure by more than the suite's)
+    #[arg(long, value_enum, default_value_t = Access::Usemem)]
+    pub access: Access,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,6 +67,8 @@ pub struct Config {
     pub cases: Vec<String>,
     pub tasks: Vec<usize>,
     pub runtime_s: f64,
+    /// The word loop of usemem's cases (and case-swapin's read).
+    pub access: Access,
     pub sizes: Sizes,
     /// Each case at each task count: its sizes and what it needs.
     pub plans: Vec<CasePlan>,
@@ -114,6 +123,7 @@ impl Options for Args {
             cases: rows.iter().map(|r| r.name.to_string()).collect(),
             tasks,
             runtime_s: a.runtime,
+            access: a.access,
             sizes,
             plans,
         };
@@ -245,12 +255,14 @@ impl Measure for Vms {
         let runtime = self.runtime_ns();
         if !plan::needs_room(row) {
             let dir = plan::dir(row.family);
-            return run_case(row, p, dir.as_deref(), s, runtime);
+            return run_case(row, p, dir.as_deref(), s, runtime, self.cfg.access);
         }
         let (dir, cg) = self.room.enter(&p.room)?;
         match cg {
-            Some(cg) => room::in_cgroup(&cg, || run_case(row, p, dir.as_deref(), s, runtime)),
-            None => run_case(row, p, dir.as_deref(), s, runtime),
+            Some(cg) => room::in_cgroup(&cg, || {
+                run_case(row, p, dir.as_deref(), s, runtime, self.cfg.access)
+            }),
+            None => run_case(row, p, dir.as_deref(), s, runtime, self.cfg.access),
         }
     }
 }
@@ -279,6 +291,7 @@ fn run_case(
     dir: Option<&std::path::Path>,
     s: &Sizes,
     runtime: u64,
+    access: Access,
 ) -> Result<SampleData> {
     let n = p.tasks;
     let procs = vec![None; n];
@@ -297,7 +310,7 @@ fn run_case(
                 Mode::Process
             };
             exec::run_tasks(mode, &procs, |t| {
-                usemem::task(&u, p.amount, s.page, &prep, t, runtime)
+                usemem::task(&u, access, p.amount, s.page, &prep, t, runtime)
             })?
         }
         Engine::Dd { readers } => {
@@ -313,7 +326,7 @@ fn run_case(
             let written = crate::exec::region::Region::shared(64)?;
             let push = p.amount.per_task.saturating_mul(n as u64).min(s.swap);
             exec::run_tasks(Mode::Process, &procs, |t| {
-                swapin::task(p.amount.per_task, push, n, &written, t, runtime)
+                swapin::task(p.amount.per_task, push, n, &written, t, runtime, access)
             })?
         }
         Engine::Ksm => return ksm::sample(s.nodes, p.amount.per_task, runtime).map(data),

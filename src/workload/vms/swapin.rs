@@ -9,9 +9,10 @@
 use std::sync::atomic::Ordering;
 
 use crate::exec::region::Region;
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport};
 
 use super::usemem::timed;
+use super::words::{self, Access, Rand48, Walk};
 
 fn write_all(r: &Region) {
     let words = r.len() / 8;
@@ -41,6 +42,7 @@ pub fn task(
     written: &Region,
     t: &Task,
     runtime_ns: u64,
+    access: Access,
 ) -> TaskReport {
     let mut r = TaskReport::default();
     let written_out = anon(per_task).and_then(|m| {
@@ -69,18 +71,24 @@ pub fn task(
             }
         }
     }
+    // usemem -W's read after the signal: in order, every word.
+    let walk = Walk {
+        access,
+        read: true,
+        random: false,
+        check_mask: 0xffff,
+    };
     timed(r, t, runtime_ns, |_, deadline| {
-        let words = mem.len() / 8;
-        let p: *const u64 = mem.ptr().cast();
-        let mut bytes = 0u64;
-        for i in 0..words {
-            // SAFETY: i < words, inside the mapping.
-            unsafe { std::ptr::read_volatile(p.add(i)) };
-            bytes += 8;
-            if i & 0xffff == 0 && clock::monotonic_ns() > deadline {
-                break;
-            }
+        let mut unused = Rand48::new(0);
+        // SAFETY: mem is mapped readable and writable for this call.
+        unsafe {
+            words::pass(
+                mem.ptr().cast(),
+                mem.len() / 8,
+                &walk,
+                &mut unused,
+                deadline,
+            )
         }
-        bytes
     })
 }

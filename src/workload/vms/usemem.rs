@@ -10,6 +10,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 
 use super::cases::{Amount, Store, Use};
+use super::words::{self, Access, Rand48, Walk};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
@@ -97,61 +98,31 @@ fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
         .map_err(|e| Error::Failed(format!("mmap of {len} bytes failed: {e}")))
 }
 
-/// usemem's `--random` index: the drand48 family it draws from
-/// (glibc's nrand48 on our own state), scaled into [0, max) through a
-/// double as usemem scales it, so a word costs what it costs the suite
-/// (docs/vms.md, "Side by side").
-pub struct Rand48([u16; 3]);
-
-impl Rand48 {
-    /// srand48's state for `seed`.
-    pub fn new(seed: u32) -> Rand48 {
-        Rand48([0x330e, seed as u16, (seed >> 16) as u16])
-    }
-
-    pub fn below(&mut self, max: usize) -> usize {
-        // SAFETY: the three words are this generator's own state.
-        let v = unsafe { libc::nrand48(self.0.as_mut_ptr()) };
-        (max as f64 * v as f64 / 2_147_483_648.0) as usize
-    }
+/// One pass over `region` as `u` walks it.
+fn pass(region: &Region, u: &Use, access: Access, rng: &mut Rand48, deadline: u64) -> u64 {
+    let walk = Walk {
+        access,
+        read: u.read,
+        random: u.random,
+        check_mask: check_mask(u),
+    };
+    // SAFETY: the region is mapped, readable, and writable unless u.read
+    // (map's protection), for as long as it lives.
+    unsafe { words::pass(region.ptr().cast(), region.len() / 8, &walk, rng, deadline) }
 }
 
-/// One pass over `len` bytes at `ptr`, word by word; returns the bytes
-/// touched, stopping at `deadline`. In order (a fault per 512 words at
-/// most) the clock is read every 64 Ki words, as usemem; at random each
-/// access may fault, so every 4 Ki, and every 64 on a page-cache file,
-/// where a fault under the case's cgroup reads ahead and reclaims a large
-/// folio (tens of ms on a loaded host: at 64 Ki a 1 s runtime of
-/// lru-file-mmap-read-rand ran over ten minutes, at 256 twenty seconds).
-fn pass(ptr: *mut u64, len: usize, u: &Use, rng: &mut Rand48, deadline: u64) -> u64 {
-    let words = len / 8;
-    let every = match (u.random, u.store) {
+/// How often a pass reads the clock. In order (a fault per 512 words at
+/// most) every 64 Ki words, as usemem; at random each access may fault,
+/// so every 4 Ki, and every 64 on a page-cache file, where a fault under
+/// the case's cgroup reads ahead and reclaims a large folio (tens of ms
+/// on a loaded host: at 64 Ki a 1 s runtime of lru-file-mmap-read-rand
+/// ran over ten minutes, at 256 twenty seconds).
+fn check_mask(u: &Use) -> usize {
+    match (u.random, u.store) {
         (false, _) => 0xffff,
         (true, Store::PageCache) => 0x3f,
         (true, _) => 0xfff,
-    };
-    let mut done = 0u64;
-    for i in 0..words {
-        let idx = if u.random && words > 1 {
-            rng.below(words - 1)
-        } else {
-            i
-        };
-        // SAFETY: idx < words, inside the mapping of len bytes.
-        unsafe {
-            let w = ptr.add(idx);
-            if u.read {
-                std::ptr::read_volatile(w);
-            } else {
-                std::ptr::write_volatile(w, idx as u64);
-            }
-        }
-        done += 8;
-        if i & every == 0 && clock::monotonic_ns() > deadline {
-            break;
-        }
     }
-    done
 }
 
 fn sync(r: &Region) -> Result<()> {
@@ -178,7 +149,15 @@ fn lock(r: &Region) -> Result<()> {
 
 /// One task of a usemem case: maps, passes, msyncs; mlocks after the
 /// timed section as usemem does, and unmaps outside it.
-pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u64) -> TaskReport {
+pub fn task(
+    u: &Use,
+    access: Access,
+    a: Amount,
+    page: u64,
+    p: &Prepared,
+    t: &Task,
+    runtime_ns: u64,
+) -> TaskReport {
     let mut rng = Rand48::new(0x9e37_79b9 ^ (t.index as u32 + 1));
     let mut maps: Vec<Region> = Vec::new();
     let mut r = timed(TaskReport::default(), t, runtime_ns, |r, deadline| {
@@ -186,7 +165,7 @@ pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u
             let mut bytes = 0u64;
             if let Some(region) = &p.prealloc {
                 bytes += a.per_task / 8;
-                bytes += pass(region.ptr().cast(), region.len(), u, &mut rng, deadline);
+                bytes += pass(region, u, access, &mut rng, deadline);
                 if u.msync {
                     sync(region)?;
                 }
@@ -198,7 +177,7 @@ pub fn task(u: &Use, a: Amount, page: u64, p: &Prepared, t: &Task, runtime_ns: u
                 let size = left.min(unit);
                 let region = map(u, p, t.index, size as usize)?;
                 bytes += size / 8;
-                bytes += pass(region.ptr().cast(), size as usize, u, &mut rng, deadline);
+                bytes += pass(&region, u, access, &mut rng, deadline);
                 if u.msync {
                     sync(&region)?;
                 }
