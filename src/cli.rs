@@ -171,6 +171,8 @@ Examples:
   vmscale reproduce report.mbox --dry-run        the plan: command, scaling, rows
   vmscale reproduce report.eml --dry-run --json  the report and the plan as JSON
   vmscale reproduce job.yaml --dry-run --runtime 5s
+  vmscale reproduce report.eml --tree ~/linux    build base and head, decide
+  vmscale reproduce report.eml --kernel base.bzImage --kernel head.bzImage
 
 REPORT is the robot's mail (saved from the list, one message of an mbox, or a
 reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
@@ -183,7 +185,8 @@ robot's change (exit code): reproduced (0): same direction, the interval exclude
 no change and holds the robot's; smaller (3) / larger (4): same direction, the
 interval wholly short of / beyond it; not reproduced (5): the interval holds no
 change and excludes the robot's; opposite (6); undecided (7), with the rounds a
-decision would need. Today reproduce plans only (--dry-run). See docs/reproduce.md.";
+decision would need. The robot's figures and the runs of both kernels are stored,
+labelled robot-BASE/robot-HEAD and by short commit id. See docs/reproduce.md.";
 
 /// `vmscale reproduce`'s options.
 #[derive(Args, Debug)]
@@ -199,6 +202,29 @@ pub struct ReproduceArgs {
     /// How long each sample runs (e.g. 5s) [default: 2s, the robot's runtime shortened]
     #[arg(long, value_name = "DURATION")]
     pub runtime: Option<String>,
+    /// The base kernel, then the head kernel (bzImage, vmlinuz or .deb)
+    #[arg(
+        long = "kernel",
+        value_name = "FILE",
+        conflicts_with = "tree",
+        num_args = 1
+    )]
+    pub kernels: Vec<PathBuf>,
+    /// A kernel tree under git holding the report's base and head commits: both
+    /// are built from it (cached) and booted
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    #[command(flatten)]
+    pub tree_config: crate::kbuild::config::Options,
+    #[command(flatten)]
+    pub boot: crate::guest::options::BootOptions,
+    /// Start no round after this much time (e.g. 30m): the rounds run until the
+    /// interval decides, --max-rounds or this
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration)]
+    pub max_time: Option<std::time::Duration>,
+    /// Keep each boot's console, QEMU's stderr and results under DIR
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub json: Json,
 }

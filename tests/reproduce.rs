@@ -145,8 +145,10 @@ fn will_it_scale_reports_keep_mode_and_scale_nr_task() {
 fn a_pft_report_plans_run_pft_at_the_same_share() {
     let s = Scratch::new("repro-pft");
     let v = plan_json(&s, "pft.txt");
-    // 50% of 96 threads: 8 of 16.
-    assert_eq!(command(&v), ["run", "pft", "--tasks", "8"]);
+    // 50% of 96 threads: 8 of 16; sized a sixteenth of the memory here.
+    let mem = v["here"]["memory"].as_u64().unwrap();
+    let size = format!("{}M", (mem / 16) >> 20);
+    assert_eq!(command(&v), ["run", "pft", "--tasks", "8", "--size", &size]);
     assert_eq!(
         v["report"]["headline"]["metric"],
         "pft.faults_per_sec_per_cpu"

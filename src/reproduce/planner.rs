@@ -153,7 +153,19 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
                 .map(String::from),
             );
         }
-        _ => command.extend(["--tasks", &t].map(String::from)),
+        _ => {
+            // pft is sized, not timed: a sixteenth of the memory here, as
+            // vms's model sizes its cases, rounded down to MiB.
+            let mib = ((here.memory / 16) >> 20).max(16);
+            scaling.push(Scaled {
+                what: "size".into(),
+                robot: test.param("size").unwrap_or("pft's own").to_string(),
+                here: format!("{mib}M"),
+                how: "a sixteenth of the memory here, split among the tasks".into(),
+            });
+            let size = format!("{mib}M");
+            command.extend(["--tasks", &t, "--size", &size].map(String::from));
+        }
     }
     let rows = test
         .rows

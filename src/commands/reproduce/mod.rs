@@ -1,12 +1,18 @@
 //! `vmscale reproduce REPORT`: reads a kernel test robot report, plans its
-//! test on this machine and prints the plan (`--dry-run`, text or JSON).
-//! The reading, planning and judging are `crate::reproduce`'s; this file
-//! reads the file, the machine and the options, and prints.
+//! test on this machine and prints the plan (`--dry-run`, text or JSON);
+//! else boots base and head (`--kernel` twice, or built from `--tree`) in
+//! turn through `vmscale guest`'s rounds until the interval decides,
+//! stores the robot's figures beside the runs, and prints the robot's
+//! table with this machine's figures and the verdict. The reading,
+//! planning and judging are `crate::reproduce`'s; this file reads the
+//! file, the machine and the options, runs and prints.
 
 use std::io::Read;
 use std::path::Path;
 
 use super::{Error, Result, output};
+
+mod run;
 use crate::cli::ReproduceArgs;
 use crate::reproduce::planner::{self, Asked, Here, Plan};
 use crate::reproduce::report::{Change, Delta, Machine, Report};
@@ -14,7 +20,7 @@ use crate::reproduce::report::{Change, Delta, Machine, Report};
 /// The most of a report read: a robot mail is some 400 KB at most.
 const MAX_REPORT: u64 = 64 << 20;
 
-pub fn reproduce(_db: &Path, a: &ReproduceArgs) -> Result<()> {
+pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
     let bytes = read_report(&a.report)?;
     let report = crate::reproduce::read_bytes(&bytes)
         .map_err(|e| Error::from(e).context(a.report.display()))?;
@@ -24,14 +30,22 @@ pub fn reproduce(_db: &Path, a: &ReproduceArgs) -> Result<()> {
         .map(|r| crate::parse::duration(r).map(|d| d.as_secs_f64()))
         .transpose()
         .map_err(|e| e.context("--runtime"))?;
-    let here = Here::of(&crate::machine::live());
+    let host = Here::of(&crate::machine::live());
+    // Booting kernels, the plan is for the guest: this machine's CPUs
+    // unless --cpus, --mem's memory.
+    let booting = a.tree.is_some() || !a.kernels.is_empty();
+    let here = if booting {
+        Here {
+            cpus: a.boot.cpus.unwrap_or(host.cpus),
+            memory: a.boot.mem_mib << 20,
+            nodes: a.boot.nodes,
+        }
+    } else {
+        host
+    };
     let plan = planner::plan(&report, here, Asked { runtime_s })?;
     if !a.dry_run {
-        return Err(Error::Input(
-            "reproduce runs its plan in guests once it can boot base and head; for now it \
-             plans: add --dry-run to print the plan (vmscale guest runs it by hand)"
-                .into(),
-        ));
+        return run::reproduce(db, a, &report, &plan, here);
     }
     if a.json.json {
         return super::print_json(&serde_json::json!({
