@@ -240,6 +240,55 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     assert!(!err.contains("to build"), "{err}");
     assert_eq!(images(&cache), 2);
 
+    // The robot's report of the planted commit, written for the test: a
+    // -40% regression of pft's faults per CPU second from HEAD~1 to HEAD.
+    // reproduce boots the two cached images in turn until the interval
+    // decides: the same direction (reproduced, smaller or larger).
+    let report = scratch.dir.join("report.eml");
+    std::fs::write(
+        &report,
+        format!(
+            "Hello,\n\nkernel test robot noticed a -40.0% regression of \
+             pft.faults_per_sec_per_cpu on:\n\n\ncommit: {b} (\"mm: a busy loop in \
+             do_anonymous_page\")\n\ntestcase: pft\ntest machine: 4 threads 1 sockets \
+             Test CPU with 8G memory\nparameters:\n\n\truntime: 300s\n\tnr_task: 50%\n\n\n\
+             Details are as below:\n\ncommit: \n  {sa} (\"linux-source-6.1 as packaged\")\n  \
+             {sb} (\"mm: a busy loop in do_anonymous_page\")\n\n{sa} {sb}\n\
+             ---------------- ---------------- \n         %stddev     %change         %stddev\n\
+             \\          |                \\  \n    500000 \u{b1}  2%     -40.0%     300000 \
+             \u{b1}  2%  pft.faults_per_sec_per_cpu\n"
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .arg("--db")
+        .arg(&db)
+        .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
+        .args(["--accel", "tcg", "--mem", "512M", "--max-rounds", "6"])
+        .env("VMSCALE_CACHE_DIR", &cache)
+        .output()
+        .expect("run vmscale reproduce");
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
+    assert!(
+        matches!(o.status.code(), Some(0 | 3 | 4)),
+        "{:?}\n{out}\n{err}",
+        o.status
+    );
+    assert!(
+        !err.contains("to build"),
+        "the cached images are booted: {err}"
+    );
+    assert!(out.contains("pft.faults_per_sec_per_cpu"), "{out}");
+    assert!(out.contains("Verdict: "), "{out}");
+    // The robot's side is stored beside this machine's runs.
+    let robot = format!("robot-{sa}");
+    let cmp = common::vmscale_with_db(&db, &["compare", &robot, sa]);
+    let text = common::ok(&cmp);
+    assert!(
+        text.contains(&robot) && text.contains("flt/cpu/s"),
+        "{text}"
+    );
+
     // A commit that does not compile: exit 1, make's error, nothing stored.
     let o = guest(&db, &cache, &args(tree_s, &["broken"], &plan));
     let err = common::stderr(&o);
