@@ -340,6 +340,18 @@ fn bad_tree_input_is_refused_before_anything_is_built() {
             ],
             "--config /nonexistent/cfg",
         ),
+        // It would build and boot, then fail as "database is locked".
+        (
+            vec![
+                "--tree",
+                repo,
+                "--rev",
+                "HEAD",
+                "--configitem",
+                "CONFIG_FILE_LOCKING=n",
+            ],
+            "CONFIG_FILE_LOCKING=y (the guest's SQLite store locks it)",
+        ),
     ];
     for (mut args, why) in cases {
         args.extend(plan);
@@ -349,5 +361,34 @@ fn bad_tree_input_is_refused_before_anything_is_built() {
         assert!(err.contains(why), "{args:?}: {err}");
         assert!(!db.exists(), "{args:?} wrote a store");
     }
+    // reproduce: a report whose commits the tree lacks.
+    let report = scratch.dir.join("report.eml");
+    std::fs::write(
+        &report,
+        "kernel test robot noticed a -10.0% regression of pft.faults_per_sec_per_cpu on:\n\n\
+         commit: 0123456789abcdef0123456789abcdef01234567 (\"mm: x\")\n\ntestcase: pft\n\
+         test machine: 4 threads 1 sockets Test CPU with 8G memory\nparameters:\n\n\
+         \tnr_task: 50%\n\ncommit: \n  abcdef012345 (\"mm: base\")\n  \
+         0123456789ab (\"mm: x\")\n\nabcdef012345 0123456789ab\n\
+         ---------------- ---------------- \n         %stddev     %change         %stddev\n\
+         \n    500000           -10.0%     450000        pft.faults_per_sec_per_cpu\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .arg("--db")
+        .arg(&db)
+        .args(["reproduce", report.to_str().unwrap(), "--tree", repo])
+        .env("VMSCALE_CACHE_DIR", &cache)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("abcdef012345")
+            && err.contains("is not in --tree")
+            && err.contains("git fetch"),
+        "{err}"
+    );
+    assert!(!db.exists(), "reproduce wrote a store");
     assert_eq!(images(&cache), 0);
 }
