@@ -282,7 +282,21 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     assert!(out.contains("Verdict: "), "{out}");
     // The robot's side is stored beside this machine's runs.
     let robot = format!("robot-{sa}");
-    let cmp = common::vmscale_with_db(&db, &["compare", &robot, sa]);
+    // The base's latest run: reproduce's (guest runs above share the label).
+    let list = common::json(&common::vmscale_with_db(
+        &db,
+        &["list", "--label", sa, "--json"],
+    ));
+    let here = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["label"] == sa)
+        .filter_map(|r| r["id"].as_i64())
+        .max()
+        .unwrap()
+        .to_string();
+    let cmp = common::vmscale_with_db(&db, &["compare", &robot, &here]);
     let text = common::ok(&cmp);
     assert!(
         text.contains(&robot) && text.contains("flt/cpu/s"),
