@@ -56,8 +56,10 @@ fn nr_task_is_the_same_share_of_this_machines_cpus() {
         "{:?}",
         p.command
     );
+    // pft sized a sixteenth of the memory here.
     let p = plan(&read(PFT).unwrap(), SMALL, Asked::default()).unwrap();
-    assert_eq!(p.command, ["run", "pft", "--tasks", "4"]);
+    let size = format!("{}M", (SMALL.memory / 16) >> 20);
+    assert_eq!(p.command, ["run", "pft", "--tasks", "4", "--size", &size]);
 }
 
 #[test]
