@@ -44,7 +44,7 @@ impl Line {
 pub fn render(lines: &[Line]) -> String {
     let mut o = format!(
         "{:>10} {:>10} {:>8}  {:>10} {:>10} {:>8} {:>16}\n",
-        "robot base", "head", "%change", "here base", "head", "%change", "95% interval"
+        "robot base", "head", "%change", "here base", "head", "%change", "interval"
     );
     for l in lines {
         let here_change = if l.here.base != 0.0 {

@@ -329,6 +329,12 @@ fn text(
         labels[0], labels[1]
     );
     o.push_str(&table::render(lines));
+    if let Some(j) = judged {
+        o.push_str(&format!(
+            "here: medians of every sample; interval: the paired rounds' at {:.1}%\n",
+            j.level * 100.0
+        ));
+    }
     o.push('\n');
     match (judged, &report.headline) {
         (Some(j), Some(h)) => o.push_str(&crate::text::fill(
