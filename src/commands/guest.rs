@@ -21,9 +21,7 @@ use crate::guest::pool::{self, Landed, Round};
 use crate::guest::qemu;
 use crate::guest::rounds::Plan;
 use crate::guest::topology::{self, Request};
-use crate::guest::tree::TreeKernel;
 use crate::guest::{accel, kernel, kernel_config, rounds};
-use crate::kbuild::Note;
 use crate::kconfig;
 use crate::report::verdict as shown;
 use crate::runner::Progress as _;
@@ -122,7 +120,7 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
     // Labels: the user's, else a tree revision's short commit id, else
     // the release.
     let mut labels: Vec<String> = kernel::default_labels(&kernels);
-    for k in tree_kernels(a, shape)? {
+    for k in super::guest_builds::tree_kernels(a, shape)? {
         labels.push(k.label);
         kernels.push(k.kernel);
     }
@@ -241,44 +239,6 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
         auto: budget.auto,
         failure,
     })
-}
-
-/// The kernels of `--tree`'s revisions, built or found in the cache; the
-/// plan (which are cached) and the config's differences from its base on
-/// stderr, and the build's stage with its time on the progress bar.
-fn tree_kernels(a: &GuestArgs, shape: kconfig::Shape) -> Result<Vec<TreeKernel>> {
-    let Some(tree) = &a.tree else {
-        return Ok(Vec::new());
-    };
-    let quiet = super::output::quiet();
-    let bar = Bar::new("builds").ticking();
-    let say = |text: &str| {
-        if !quiet {
-            bar.say_raw(&super::output::wrap(text, super::output::WIDTH));
-        }
-    };
-    let (mut stage, mut since) = (String::new(), std::time::Instant::now());
-    let built = crate::guest::tree::kernels(
-        tree,
-        &a.revs,
-        (&a.tree_config.config, &a.tree_config.config_items),
-        shape,
-        &mut |note| match note {
-            Note::Plan(line) => say(&format!("kernel build: {line}\n")),
-            Note::Config(text) => say(text),
-            Note::Warn(text) => say(&format!("warning: {text}\n")),
-            Note::Stage(s) => {
-                (stage, since) = (s, std::time::Instant::now());
-                bar.note(&format!("building {stage}"));
-            }
-            Note::Tick => bar.note(&format!(
-                "building {stage} ({} s)",
-                since.elapsed().as_secs()
-            )),
-        },
-    );
-    bar.finish();
-    built
 }
 
 /// Where the runs went, the comparison of the kernels per plan step, and

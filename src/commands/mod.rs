@@ -9,6 +9,7 @@ pub mod conflicts;
 pub mod doctor;
 pub mod fit;
 pub mod guest;
+mod guest_builds;
 mod guest_plan;
 pub mod harness;
 pub mod history;
