@@ -1,7 +1,8 @@
-//! Multi-size THP and zswap on the live kernel: a run
+//! Multi-size THP, zswap and page-table reclaim on the live kernel: a run
 //! with 64K anonymous THP on shows the per-size counters in its record and
 //! report and puts the knobs back; a run killed with SIGKILL leaves its
-//! per-size and zswap knobs for `vmscale restore`.
+//! per-size and zswap knobs for `vmscale restore`; pte-reclaim reports
+//! VmPTE around MADV_DONTNEED.
 
 mod common;
 
@@ -190,6 +191,30 @@ fn a_zswap_value_the_knob_does_not_take_is_refused_with_exit_2() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn pte_reclaim_reports_vmpte_around_madv_dontneed() {
+    let s = Scratch::new("pte-reclaim");
+    let text = ok(&s.vmscale(&[
+        "run",
+        "pte-reclaim",
+        "--size",
+        "32M",
+        "--warmup",
+        "0",
+        "--reps",
+        "3",
+    ]));
+    assert!(text.contains("pte_left_kb"), "{text}");
+    let run = show(&s.db(), "last");
+    for sample in measured(&run["cases"][0]) {
+        // One 4 KiB PTE table maps 2 MiB: 32 MiB written needs 16.
+        assert!(fig(&sample, "pte_touched_kb") >= 64.0, "{sample}");
+        assert!(fig(&sample, "pte_left_kb").is_finite(), "{sample}");
+        assert!(fig(&sample, "dontneed_us") > 0.0, "{sample}");
+        assert!(fig(&sample, "nr_pt_touched_kb").is_finite(), "{sample}");
+    }
 }
 
 /// In a TCG guest of Debian's 6.12 kernel a run with 64K anonymous THP on
