@@ -220,7 +220,7 @@ fn pte_reclaim_reports_vmpte_around_madv_dontneed() {
 /// In a TCG guest of Debian's 6.12 kernel a run with 64K anonymous THP on
 /// shows the per-size counters above 0; in one of Debian 12's 6.1, which
 /// has no per-size THP, the same run without the knob says plainly that
-/// there are none.
+/// there are none, and with it is refused naming the version needed.
 #[test]
 fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
     use common::guest::{GuestRun, kernel_6_12, kernels};
@@ -228,15 +228,16 @@ fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
         return;
     }
     let s = Scratch::new("mthp-guest");
-    let pft = [
-        "run", "pft", "--tasks", "1", "--size", "8M", "--thp", "always", "--warmup", "0", "--reps",
-        "1",
-    ];
+    let pft = "run pft --tasks 1 --size 8M --thp always --warmup 0 --reps 1";
+    let pft: Vec<&str> = pft.split(' ').collect();
+    // Debian's guests boot with THP never, which pft --thp always refuses.
+    let boot = |k: &Path| {
+        let madvise = "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled";
+        GuestRun::tcg(k, "512M").opt("--setup", madvise)
+    };
     let knobs = ["--knob", "thp_2M=never", "--knob", "thp_64K=always"];
     let step: Vec<&str> = pft.iter().chain(&knobs).copied().collect();
-    ok(&GuestRun::tcg(kernel_6_12(), "512M")
-        .step(&step)
-        .run(&s.db()));
+    ok(&boot(kernel_6_12()).step(&step).run(&s.db()));
     let run = show(&s.db(), "last");
     let release = run["meta"]["machine"]["kernel_release"].as_str().unwrap();
     assert!(release.starts_with("6.12."), "{release}");
@@ -249,7 +250,7 @@ fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
     let text = ok(&vmscale_with_db(&s.db(), &["show", "last"]));
     assert!(text.contains("64kB anon_fault_alloc"), "{text}");
 
-    ok(&GuestRun::tcg(&kernels()[1], "512M").step(&pft).run(&s.db()));
+    ok(&boot(&kernels()[1]).step(&pft).run(&s.db()));
     // Lines are folded at 78 columns: compare the words.
     let text = ok(&vmscale_with_db(&s.db(), &["show", "last"]))
         .split_whitespace()
@@ -260,4 +261,14 @@ fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
         text.contains("has no hugepages-<N>kB/stats/ counters"),
         "{text}"
     );
+    // There the per-size knob is refused before anything changes.
+    let only_64k: Vec<&str> = pft.iter().chain(&knobs[2..]).copied().collect();
+    let o = boot(&kernels()[1]).step(&only_64k).run(&s.db());
+    let said = stderr(&o);
+    assert!(!o.status.success(), "{said}");
+    assert!(
+        said.contains("hugepages-64kB/enabled does not exist on this kernel (Linux 6.1."),
+        "{said}"
+    );
+    assert!(said.contains("needs Linux 6.8+"), "{said}");
 }
