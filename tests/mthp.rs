@@ -65,30 +65,12 @@ fn sixty_four_k_anonymous_thp_shows_its_per_size_counters_and_is_restored() {
     let (before_64k, before_2m) = (read_knob(THP_64K), read_knob(THP_2M));
     // With the PMD size off, MADV_HUGEPAGE memory gets 64 KiB folios
     // where 64K is on and base pages where it is off.
-    let out = vmscale_state(
-        &s.db(),
-        &state_dir(&s),
-        &[
-            "run",
-            "pft",
-            "--tasks",
-            "1",
-            "--size",
-            "16M",
-            "--thp",
-            "always",
-            "--warmup",
-            "0",
-            "--reps",
-            "2",
-            "--knob",
-            "thp_2M=never",
-            "--knob",
-            "thp_64K=never,always",
-        ],
-    )
-    .output()
-    .unwrap();
+    let args = "run pft --tasks 1 --size 16M --thp always --warmup 0 --reps 2 \
+                --knob thp_2M=never --knob thp_64K=never,always";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let out = vmscale_state(&s.db(), &state_dir(&s), &args)
+        .output()
+        .unwrap();
     let text = ok(&out);
     assert_eq!(read_knob(THP_64K), before_64k, "thp_64K not restored");
     assert_eq!(read_knob(THP_2M), before_2m, "thp_2M not restored");
@@ -131,32 +113,16 @@ fn per_size_and_zswap_knobs_left_by_sigkill_are_put_back_by_restore() {
     let (thp0, pool0) = (read_knob(THP_64K), read_knob(ZSWAP_POOL));
     let thp1 = if thp0 == "never" { "madvise" } else { "never" };
     let pool1 = if pool0 == "17" { "18" } else { "17" };
-    let mut child = vmscale_state(
-        &s.db(),
-        &state_dir(&s),
-        &[
-            "run",
-            "pft",
-            "--tasks",
-            "1",
-            "--size",
-            "2M",
-            "--thp",
-            "always",
-            "--warmup",
-            "0",
-            "--reps",
-            "100000",
-            "--knob",
-            &format!("thp_64K={thp1}"),
-            "--knob",
-            &format!("zswap_max_pool_percent={pool1}"),
-        ],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    let args = format!(
+        "run pft --tasks 1 --size 2M --thp always --warmup 0 --reps 100000 \
+         --knob thp_64K={thp1} --knob zswap_max_pool_percent={pool1}"
+    );
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let mut child = vmscale_state(&s.db(), &state_dir(&s), &args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     // The lock may be another test's for a while: wait for our values.
     wait_until("the knobs set", Duration::from_secs(120), || {
         (read_knob(THP_64K) == thp1 && read_knob(ZSWAP_POOL) == pool1).then_some(())
