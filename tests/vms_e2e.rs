@@ -91,10 +91,14 @@ fn globs_pick_families_and_the_plan_shows_sizes() {
         [
             "anon-w-rand/1",
             "anon-w-rand/2",
+            "anon-w-rand-hugetlb/1",
+            "anon-w-rand-hugetlb/2",
             "anon-w-rand-mt/1",
             "anon-w-rand-mt/2",
             "anon-w-seq/1",
             "anon-w-seq/2",
+            "anon-w-seq-hugetlb/1",
+            "anon-w-seq-hugetlb/2",
             "anon-w-seq-mt/1",
             "anon-w-seq-mt/2",
             "lru-shm/1",
@@ -235,6 +239,7 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "msync",
         "truncate",
         "mmap-xread-seq-mt",
+        "anon-cow-seq-hugetlb",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -278,7 +283,8 @@ fn impossible_sizes_exit_2_with_the_reason_and_store_nothing() {
         // The whole machine: a tmpfs image or swap of MemTotal is more than
         // half of MemAvailable.
         let state = common::room::private_state(&s.dir);
-        for case in ["lru-file-readonce", "swap-w-seq"] {
+        // anon-w-seq-hugetlb: a pool of mem/2 in huge pages.
+        for case in ["lru-file-readonce", "swap-w-seq", "anon-w-seq-hugetlb"] {
             let o = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
                 .args(["run", "vms", "--case", case, "--size", "1"])
                 .env("VMSCALE_DB", s.db())
@@ -399,6 +405,68 @@ fn swapin_pages_its_memory_out_and_reads_it_back_in() {
     assert!(vmstat(v, 0, "pswpin") > 0, "{}", sample(v, 0));
     assert!(fig(v, 0, "memcg.pgmajfault") > 0.0, "{}", sample(v, 0));
     assert!(fig(v, 0, "throughput") > 0.0, "{}", sample(v, 0));
+}
+
+fn meminfo(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// The -hugetlb cases write hugetlb pages from a pool the run adds to
+/// nr_hugepages and gives back: a fault a huge page, not a base page,
+/// and the pool as it was after the run. shm-lock-unlock's segment is
+/// faulted before its tasks and credited as usemem credits it, as is
+/// mremap-xread-rand-mt's grown mapping.
+#[test]
+fn hugetlb_shm_lock_and_mremap_cases() {
+    let pool = meminfo("HugePages_Total");
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room(
+        "anon-w-seq-hugetlb,anon-cow-rand-hugetlb,shm-lock-unlock,mremap-xread-rand-mt",
+        "a hugetlb pool, a page-cache file system",
+    ) else {
+        return;
+    };
+    assert_eq!(meminfo("HugePages_Total"), pool, "the pool is as it was");
+    let huge = meminfo("Hugepagesize") * 1024;
+    for c in 0..2 {
+        let bytes: f64 = sample(&v, c)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+        let written = bytes - per_task(&v, c) / 8.0;
+        assert!(written > 0.0, "{}", sample(&v, c));
+        // One fault a huge page written (and a few of the task's own);
+        // base pages would take written / 4096.
+        let faults = fig(&v, c, "minflt");
+        let huge_pages = (written / huge as f64).ceil() + (per_task(&v, c) / huge as f64);
+        assert!(
+            faults <= huge_pages * 2.0 + 64.0,
+            "{faults}: {}",
+            sample(&v, c)
+        );
+    }
+    // The pool was raised inside the run: huge pages taken from the buddy
+    // allocator.
+    assert!(
+        vmstat(&v, 0, "htlb_buddy_alloc_success") > 0,
+        "{}",
+        sample(&v, 0)
+    );
+    // shm-lock-unlock: the segment (per_task) touched a page at a time
+    // before the tasks, so more faults than the task's own writes.
+    let seg_pages = per_task(&v, 2) / page();
+    let task_bytes = sample(&v, 2)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(task_bytes >= per_task(&v, 2) / 4.0, "{}", sample(&v, 2));
+    assert!(
+        vmstat(&v, 2, "pgfault") as f64 >= seg_pages,
+        "{}",
+        sample(&v, 2)
+    );
+    // mremap-xread-rand-mt: usemem credits the mapping and its growth.
+    let bytes = sample(&v, 3)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(bytes >= per_task(&v, 3) / 4.0, "{}", sample(&v, 3));
+    assert!(fig(&v, 3, "throughput") > 0.0);
 }
 
 /// The journal of the one set-up a run in `state` made so far.

@@ -25,6 +25,25 @@ pub enum Family {
     Ksm,
 }
 
+impl Family {
+    /// The family's name, as the plan and `--case list` show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Anon => "anon",
+            Family::PageCache => "page-cache",
+            Family::Shm => "shm",
+            Family::Memcg => "memcg",
+            Family::Swap => "swap",
+            Family::Msync => "msync",
+            Family::Truncate => "truncate",
+            Family::Mlock => "mlock",
+            Family::SmallAllocs => "small-allocs",
+            Family::Migrate => "migrate",
+            Family::Ksm => "ksm",
+        }
+    }
+}
+
 /// Where a case's file lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Store {
@@ -61,6 +80,14 @@ pub struct Use {
     pub msync: bool,
     /// `--unit`: allocate in chunks of this many pages (small-allocs).
     pub unit_pages: Option<u64>,
+    /// `-O -U`: MAP_ANONYMOUS | MAP_HUGETLB, pages from the hugetlb pool.
+    pub hugetlb: bool,
+    /// `-E`: the `--prealloc` mapping grown tenfold by mremap(2) before
+    /// the tasks start.
+    pub remap: bool,
+    /// `-L`: a SysV segment as big as a task's memory made, touched,
+    /// SHM_LOCKed, unlocked and removed before the tasks start.
+    pub shm_lock: bool,
 }
 
 /// usemem's defaults: one anonymous private mapping per task, written
@@ -76,6 +103,9 @@ pub const USE: Use = Use {
     mlock: false,
     msync: false,
     unit_pages: None,
+    hugetlb: false,
+    remap: false,
+    shm_lock: false,
 };
 
 /// How a case runs.
@@ -138,7 +168,17 @@ const fn cow(threads: bool, random: bool) -> Engine {
 }
 
 const fn file(store: Store, threads: bool, per_task: bool, random: bool, prealloc: bool) -> Engine {
-    Engine::Usemem(Use {
+    Engine::Usemem(file_use(store, threads, per_task, random, prealloc))
+}
+
+const fn file_use(
+    store: Store,
+    threads: bool,
+    per_task: bool,
+    random: bool,
+    prealloc: bool,
+) -> Use {
+    Use {
         threads,
         store,
         file_per_task: per_task,
@@ -146,7 +186,7 @@ const fn file(store: Store, threads: bool, per_task: bool, random: bool, preallo
         random,
         prealloc,
         ..USE
-    })
+    }
 }
 
 const fn msync(threads: bool) -> Engine {
@@ -157,6 +197,18 @@ const fn msync(threads: bool) -> Engine {
         prealloc: true,
         prefault: true,
         msync: true,
+        ..USE
+    })
+}
+
+/// `-O -U`: hugetlb pages, written; `cow`: preallocated and prefaulted
+/// before the fork.
+const fn hugetlb(cow: bool, random: bool) -> Engine {
+    Engine::Usemem(Use {
+        random,
+        prealloc: cow,
+        prefault: cow,
+        hugetlb: true,
         ..USE
     })
 }
@@ -223,6 +275,9 @@ fn shm_half(s: &Sizes, _: u64) -> Amount {
 fn mlock_size(s: &Sizes, n: u64) -> Amount {
     amount(per(s.reclaimable, n) / 3)
 }
+fn shm_lock(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.shm_size, n) / 2)
+}
 fn small_allocs(s: &Sizes, n: u64) -> Amount {
     amount(per(s.small_allocs_total(), n))
 }
@@ -278,8 +333,10 @@ macro_rules! row {
 #[rustfmt::skip]
 pub static CASES: &[Row] = &[
     row!("anon-cow-rand", Anon, cow(false, true), cow_procs, "mem/2/(n+1) per task"),
+    row!("anon-cow-rand-hugetlb", Anon, hugetlb(true, true), cow_procs, "mem/2/(n+1) per task, hugetlb"),
     row!("anon-cow-rand-mt", Anon, cow(true, true), quarter_mem, "mem/4 shared"),
     row!("anon-cow-seq", Anon, cow(false, false), cow_procs, "mem/2/(n+1) per task"),
+    row!("anon-cow-seq-hugetlb", Anon, hugetlb(true, false), cow_procs, "mem/2/(n+1) per task, hugetlb"),
     row!("anon-cow-seq-mt", Anon, cow(true, false), quarter_mem, "mem/4 shared"),
     row!("anon-r-rand", Anon, anon(false, true, true, false), rotate_per, "rotate/n per task"),
     row!("anon-r-rand-mt", Anon, anon(true, true, true, false), rotate_per, "rotate/n per task"),
@@ -288,8 +345,10 @@ pub static CASES: &[Row] = &[
     row!("anon-rx-rand-mt", Anon, anon(true, true, true, true), rotate_per, "rotate/n shared"),
     row!("anon-rx-seq-mt", Anon, anon(true, true, false, true), rotate_whole, "rotate shared"),
     row!("anon-w-rand", Anon, anon(false, false, true, false), half_mem, "mem/2/n per task"),
+    row!("anon-w-rand-hugetlb", Anon, hugetlb(false, true), half_mem, "mem/2/n per task, hugetlb"),
     row!("anon-w-rand-mt", Anon, anon(true, false, true, false), half_mem, "mem/2/n per task"),
     row!("anon-w-seq", Anon, anon(false, false, false, false), half_mem, "mem/2/n per task"),
+    row!("anon-w-seq-hugetlb", Anon, hugetlb(false, false), half_mem, "mem/2/n per task, hugetlb"),
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
@@ -309,8 +368,10 @@ pub static CASES: &[Row] = &[
     row!("mmap-pread-seq-mt", PageCache, file(P, true, false, false, false), file_rotate_eighth, "rotate/8 of one file"),
     row!("mmap-xread-rand-mt", PageCache, file(P, true, false, true, true), file_rotate_per, "rotate/n of one file, shared"),
     row!("mmap-xread-seq-mt", PageCache, file(P, true, false, false, true), file_rotate_eighth, "rotate/8 of one file, shared"),
+    row!("mremap-xread-rand-mt", PageCache, Engine::Usemem(Use { remap: true, ..file_use(P, true, false, true, true) }), file_rotate_shared, "rotate/n of one file, grown tenfold"),
     row!("msync", Msync, msync(false), msync_procs, "mem/n/2 per task, a file each"),
     row!("msync-mt", Msync, msync(true), msync_threads, "mem/2 of one file, shared"),
+    row!("shm-lock-unlock", Mlock, Engine::Usemem(Use { shm_lock: true, random: true, ..USE }), shm_lock, "shm_size/n/2 locked, then written"),
     row!("shm-pread-rand", Shm, file(S, false, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-rand-mt", Shm, file(S, true, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-seq", Shm, file(S, false, false, false, false), shm_half, "shm_size/2 of one file"),

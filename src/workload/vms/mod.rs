@@ -12,6 +12,7 @@ mod migrate;
 mod plan;
 mod room;
 pub mod sizes;
+pub mod suite;
 mod swapin;
 mod truncate;
 mod usemem;
@@ -147,7 +148,8 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run vms --case lru-file-readtwice\n  \
 vmscale run vms --case 'anon-w-*' --tasks 1,2 --size 1/32\n  \
 vmscale run vms --case swap-w-seq --case swap-w-rand-mt --runtime 5\n  \
-vmscale run vms --case list\n\n\
+vmscale run vms --case list\n  \
+vmscale run vms --case suite    (the suite's 71 scripts: run or refused)\n\n\
 Sizes follow the suite's scripts on a machine of --size times this one's\n\
 memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     // The figures every vms run reports; `throughput` first, as the 0-day
@@ -164,6 +166,7 @@ memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     listing: Some(super::spec::Listing {
         option: "cases",
         lines: plan::listing,
+        also: &[("suite", suite::listing)],
     }),
     ..Spec::of::<Args>()
 };
@@ -303,7 +306,7 @@ fn run_case(
                 (_, false) => 1,
             };
             let f = files(dir, count, p.amount.file.max(p.amount.per_task))?;
-            let prep = usemem::prepare(&u, p.amount, f)?;
+            let prep = usemem::prepare(&u, p.amount, s.huge_page, f)?;
             let mode = if u.threads {
                 Mode::Thread
             } else {
