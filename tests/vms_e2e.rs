@@ -240,6 +240,8 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "truncate",
         "mmap-xread-seq-mt",
         "anon-cow-seq-hugetlb",
+        "truncate-seq",
+        "posix-fadvise",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -467,6 +469,48 @@ fn hugetlb_shm_lock_and_mremap_cases() {
     let bytes = sample(&v, 3)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
     assert!(bytes >= per_task(&v, 3) / 4.0, "{}", sample(&v, 3));
     assert!(fig(&v, 3, "throughput") > 0.0);
+}
+
+/// fork and fork-sleep fork the script's 20000 children scaled by
+/// --size, all reaped; each child faults in what it writes of its copy.
+#[test]
+fn fork_cases_fork_the_scaled_count() {
+    let s = Scratch::new("vms-fork");
+    let v = run(&s, "fork,fork-sleep", &["--tasks", "1"]);
+    let scale = v["meta"]["config"]["sizes"]["scale"].as_f64().unwrap();
+    let want = (20000.0 * scale).round();
+    for c in 0..2 {
+        assert_eq!(fig(&v, c, "fork.children"), want, "{}", sample(&v, c));
+        assert!(fig(&v, c, "minflt") >= want, "{}", sample(&v, c));
+        assert!(fig(&v, c, "fork.per_s") > 0.0);
+    }
+}
+
+/// truncate-seq: one task truncates every file it read in; posix-fadvise:
+/// WILLNEED reads pages in (the cgroup charged), DONTNEED drops them.
+#[test]
+fn truncate_seq_and_posix_fadvise() {
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room(
+        "truncate-seq,posix-fadvise",
+        "a page-cache file system, a memory cgroup",
+    ) else {
+        return;
+    };
+    let tasks = sample(&v, 0)["data"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "one task truncates them all");
+    let file = v["meta"]["config"]["plans"][0]["amount"]["file"]
+        .as_f64()
+        .unwrap();
+    let files = v["meta"]["config"]["plans"][0]["tasks"].as_f64().unwrap();
+    assert_eq!(tasks[0]["bytes"].as_f64().unwrap(), file * files);
+    assert!(fig(&v, 0, "throughput") > 0.0);
+    let read = fig(&v, 1, "memcg.pgpgin");
+    assert!(read > 0.0, "{}", sample(&v, 1));
+    assert!(
+        fig(&v, 1, "memcg.pgpgout") >= read * 0.9,
+        "{}",
+        sample(&v, 1)
+    );
 }
 
 /// The journal of the one set-up a run in `state` made so far.

@@ -23,6 +23,7 @@ pub enum Family {
     SmallAllocs,
     Migrate,
     Ksm,
+    Fork,
 }
 
 impl Family {
@@ -40,6 +41,7 @@ impl Family {
             Family::SmallAllocs => "small-allocs",
             Family::Migrate => "migrate",
             Family::Ksm => "ksm",
+            Family::Fork => "fork",
         }
     }
 }
@@ -116,8 +118,18 @@ pub enum Engine {
     Dd {
         readers: usize,
     },
-    /// Files read into the page cache, then removed by all tasks at once.
-    Truncate,
+    /// Files read into the page cache, then removed by all tasks at once,
+    /// or by one task one after the other (`sequential`).
+    Truncate {
+        sequential: bool,
+    },
+    /// Each task's file advised WILLNEED, then DONTNEED.
+    Fadvise,
+    /// Processes forked with no memory, all at once, each sleeping this
+    /// long (at most the runtime) before it exits.
+    Fork {
+        sleep_s: u64,
+    },
     /// Tasks write their memory, others push it out to swap, then the
     /// tasks read it back (usemem -W).
     Swapin,
@@ -307,6 +319,9 @@ fn truncate(s: &Sizes, n: u64) -> Amount {
     let b = per(s.mem, n);
     both(b, b)
 }
+fn nothing(_: &Sizes, _: u64) -> Amount {
+    amount(0)
+}
 fn ksm(s: &Sizes, _: u64) -> Amount {
     amount(s.mem / 1000)
 }
@@ -352,6 +367,8 @@ pub static CASES: &[Row] = &[
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
+    row!("fork", Fork, Engine::Fork { sleep_s: 0 }, nothing, "20000 processes, scaled"),
+    row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
     row!("ksm", Ksm, Engine::Ksm, ksm, "mem/1000 per node"),
     row!("lru-file-mmap-read", PageCache, file(P, false, true, false, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-mmap-read-rand", PageCache, file(P, false, true, true, false), file_rotate_per, "rotate/n per task, a file each"),
@@ -371,6 +388,7 @@ pub static CASES: &[Row] = &[
     row!("mremap-xread-rand-mt", PageCache, Engine::Usemem(Use { remap: true, ..file_use(P, true, false, true, true) }), file_rotate_shared, "rotate/n of one file, grown tenfold"),
     row!("msync", Msync, msync(false), msync_procs, "mem/n/2 per task, a file each"),
     row!("msync-mt", Msync, msync(true), msync_threads, "mem/2 of one file, shared"),
+    row!("posix-fadvise", PageCache, Engine::Fadvise, file_rotate_per, "rotate/n a file each, advised"),
     row!("shm-lock-unlock", Mlock, Engine::Usemem(Use { shm_lock: true, random: true, ..USE }), shm_lock, "shm_size/n/2 locked, then written"),
     row!("shm-pread-rand", Shm, file(S, false, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-rand-mt", Shm, file(S, true, false, true, false), shm_half, "shm_size/2 of one file"),
@@ -387,7 +405,8 @@ pub static CASES: &[Row] = &[
     row!("swap-w-seq", Swap, swap(false, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swap-w-seq-mt", Swap, swap(true, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swapin", Swap, Engine::Swapin, swapin, "avail/n per task"),
-    row!("truncate", Truncate, Engine::Truncate, truncate, "mem/n per task, a file each"),
+    row!("truncate", Truncate, Engine::Truncate { sequential: false }, truncate, "mem/n per task, a file each"),
+    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, truncate, "mem/n a file, n files, one task"),
 ];
 
 /// The case of this name.

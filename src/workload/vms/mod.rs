@@ -7,6 +7,8 @@
 
 pub mod cases;
 mod dd;
+mod fadvise;
+mod fork;
 mod ksm;
 mod migrate;
 mod plan;
@@ -321,9 +323,21 @@ fn run_case(
             let cpus = vec![None; n * readers];
             exec::run_tasks(Mode::Process, &cpus, |t| dd::task(&f, readers, t, runtime))?
         }
-        Engine::Truncate => {
+        Engine::Truncate { sequential: false } => {
             let f = files(dir, n, p.amount.file)?;
             exec::run_tasks(Mode::Process, &procs, |t| truncate::task(&f, t))?
+        }
+        Engine::Truncate { sequential: true } => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &[None], |t| truncate::sequential(&f, t))?
+        }
+        Engine::Fadvise => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| fadvise::task(&f, t))?
+        }
+        Engine::Fork { sleep_s } => {
+            let sleep = (sleep_s * 1_000_000_000).min(runtime);
+            return fork::sample(fork::count(s.scale), sleep).map(data);
         }
         Engine::Swapin => {
             let written = crate::exec::region::Region::shared(64)?;

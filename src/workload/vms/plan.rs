@@ -82,7 +82,10 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
             (need, a.per_task.saturating_mul(n))
         }
         Engine::Dd { readers } => (s.mem, a.per_task * n * readers as u64),
-        Engine::Truncate => (s.mem, s.mem),
+        Engine::Truncate { .. } => (s.mem, s.mem),
+        Engine::Fadvise => (s.mem, a.per_task * n),
+        // A child's page tables and kernel stack: some 100 KiB.
+        Engine::Fork { .. } => (super::fork::count(s.scale) * (100 << 10), 0),
         Engine::Swapin => (s.mem + s.swap, a.per_task * n),
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
@@ -174,8 +177,8 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
 pub fn needs_room(row: &Row) -> bool {
     match row.engine {
         Engine::Usemem(u) => u.store == Store::PageCache || u.hugetlb || row.family == Family::Swap,
-        Engine::Dd { .. } | Engine::Truncate | Engine::Swapin => true,
-        Engine::Ksm | Engine::Migrate => false,
+        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Swapin | Engine::Fadvise => true,
+        Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
     }
 }
 

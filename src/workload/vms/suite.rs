@@ -13,17 +13,13 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ("000-shm", "set-up (tmpfs fill): --size models it"),
     ("000-shm-clean", "set-up (tmpfs fill): --size models it"),
     ("direct-write", "not implemented yet (issue 42)"),
-    ("fork", "not implemented yet (issue 42)"),
-    ("fork-sleep", "not implemented yet (issue 42)"),
     ("hugetlb", "not implemented yet (issue 42)"),
     ("ksm-hugepages", "KSM, THP always; not implemented yet"),
     ("mbind", "2 NUMA nodes; not implemented yet"),
     ("migrate-across-nodes", "2 NUMA nodes; not implemented yet"),
     ("mincore", "not implemented yet (issue 42)"),
     ("mincore-hugepages", "not implemented yet (issue 42)"),
-    ("posix-fadvise", "not implemented yet (issue 42)"),
     ("remap", "not implemented yet (issue 42)"),
-    ("truncate-seq", "not implemented yet (issue 42)"),
 ];
 
 /// What stops `row` here, for this user on this machine, if anything.
