@@ -242,6 +242,8 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "anon-cow-seq-hugetlb",
         "truncate-seq",
         "posix-fadvise",
+        "hugetlb",
+        "direct-write",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -418,6 +420,14 @@ fn meminfo(key: &str) -> u64 {
         .unwrap()
 }
 
+/// `run_in_room`, and the hugetlb pool after it as it was before.
+fn run_giving_the_pool_back(cases: &str, needs: &str) -> Option<RoomRun> {
+    let pool = meminfo("HugePages_Total");
+    let run = run_in_room(cases, needs)?;
+    assert_eq!(meminfo("HugePages_Total"), pool, "the pool is as it was");
+    Some(run)
+}
+
 /// The -hugetlb cases write hugetlb pages from a pool the run adds to
 /// nr_hugepages and gives back: a fault a huge page, not a base page,
 /// and the pool as it was after the run. shm-lock-unlock's segment is
@@ -425,14 +435,12 @@ fn meminfo(key: &str) -> u64 {
 /// mremap-xread-rand-mt's grown mapping.
 #[test]
 fn hugetlb_shm_lock_and_mremap_cases() {
-    let pool = meminfo("HugePages_Total");
-    let Some(RoomRun { _one, s: _s, v }) = run_in_room(
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
         "anon-w-seq-hugetlb,anon-cow-rand-hugetlb,shm-lock-unlock,mremap-xread-rand-mt",
         "a hugetlb pool, a page-cache file system",
     ) else {
         return;
     };
-    assert_eq!(meminfo("HugePages_Total"), pool, "the pool is as it was");
     let huge = meminfo("Hugepagesize") * 1024;
     for c in 0..2 {
         let bytes: f64 = sample(&v, c)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
@@ -511,6 +519,46 @@ fn truncate_seq_and_posix_fadvise() {
         "{}",
         sample(&v, 1)
     );
+}
+
+/// hugetlb grows the pool by mem/3 in huge pages and gives it back (the
+/// kernel's allocations counted, the pool as it was after); direct-write's
+/// O_DIRECT writes reach the block device (pgpgout, KiB) without dirtying
+/// the page cache a page each.
+#[test]
+fn hugetlb_pool_and_direct_write() {
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
+        "hugetlb,direct-write",
+        "the hugetlb pool, a page-cache file system",
+    ) else {
+        return;
+    };
+    let sizes = &v["meta"]["config"]["sizes"];
+    let (mem, huge) = (
+        sizes["mem"].as_f64().unwrap(),
+        sizes["huge_page"].as_f64().unwrap(),
+    );
+    assert_eq!(
+        fig(&v, 0, "hugetlb.asked"),
+        (mem / 3.0 / huge).floor().max(1.0)
+    );
+    let got = fig(&v, 0, "hugetlb.got");
+    assert!(got <= fig(&v, 0, "hugetlb.asked"), "{}", sample(&v, 0));
+    assert!(
+        vmstat(&v, 0, "htlb_buddy_alloc_success") as f64 >= got,
+        "{}",
+        sample(&v, 0)
+    );
+    let written = sample(&v, 1)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(written > 0.0, "{}", sample(&v, 1));
+    let out = vmstat(&v, 1, "pgpgout") as f64 * 1024.0;
+    assert!(
+        out >= written * 0.9,
+        "{out} of {written}: {}",
+        sample(&v, 1)
+    );
+    let dirtied = vmstat(&v, 1, "nr_dirtied") as f64;
+    assert!(dirtied < written / page() / 2.0, "{}", sample(&v, 1));
 }
 
 /// The journal of the one set-up a run in `state` made so far.

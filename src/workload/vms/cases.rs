@@ -24,6 +24,8 @@ pub enum Family {
     Migrate,
     Ksm,
     Fork,
+    Hugetlb,
+    DirectWrite,
 }
 
 impl Family {
@@ -42,6 +44,8 @@ impl Family {
             Family::Migrate => "migrate",
             Family::Ksm => "ksm",
             Family::Fork => "fork",
+            Family::Hugetlb => "hugetlb",
+            Family::DirectWrite => "direct-write",
         }
     }
 }
@@ -130,6 +134,10 @@ pub enum Engine {
     Fork {
         sleep_s: u64,
     },
+    /// The hugetlb pool grown to mem/3 and shrunk back.
+    HugetlbPool,
+    /// Each task's file written with O_DIRECT until full.
+    DirectWrite,
     /// Tasks write their memory, others push it out to swap, then the
     /// tasks read it back (usemem -W).
     Swapin,
@@ -367,8 +375,10 @@ pub static CASES: &[Row] = &[
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
+    row!("direct-write", DirectWrite, Engine::DirectWrite, truncate, "mem/n a file each, until full"),
     row!("fork", Fork, Engine::Fork { sleep_s: 0 }, nothing, "20000 processes, scaled"),
     row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
+    row!("hugetlb", Hugetlb, Engine::HugetlbPool, nothing, "mem/3 in huge pages, pool grown and shrunk"),
     row!("ksm", Ksm, Engine::Ksm, ksm, "mem/1000 per node"),
     row!("lru-file-mmap-read", PageCache, file(P, false, true, false, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-mmap-read-rand", PageCache, file(P, false, true, true, false), file_rotate_per, "rotate/n per task, a file each"),

@@ -7,11 +7,13 @@
 
 pub mod cases;
 mod dd;
+mod direct;
 mod fadvise;
 mod fork;
 mod ksm;
 mod migrate;
 mod plan;
+mod pool;
 mod room;
 pub mod sizes;
 pub mod suite;
@@ -335,6 +337,11 @@ fn run_case(
             let f = files(dir, n, p.amount.file)?;
             exec::run_tasks(Mode::Process, &procs, |t| fadvise::task(&f, t))?
         }
+        Engine::DirectWrite => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| direct::task(&f, t, runtime))?
+        }
+        Engine::HugetlbPool => return pool::sample(s.mem, s.huge_page).map(data),
         Engine::Fork { sleep_s } => {
             let sleep = (sleep_s * 1_000_000_000).min(runtime);
             return fork::sample(fork::count(s.scale), sleep).map(data);

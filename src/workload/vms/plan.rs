@@ -86,6 +86,12 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         Engine::Fadvise => (s.mem, a.per_task * n),
         // A child's page tables and kernel stack: some 100 KiB.
         Engine::Fork { .. } => (super::fork::count(s.scale) * (100 << 10), 0),
+        Engine::HugetlbPool => {
+            let bytes = super::pool::pages(s.mem, s.huge_page) * s.huge_page;
+            (bytes, bytes)
+        }
+        // The file system's image fills the tmpfs it lives on.
+        Engine::DirectWrite => (s.mem.max(64 << 20), s.mem),
         Engine::Swapin => (s.mem + s.swap, a.per_task * n),
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
@@ -177,7 +183,12 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
 pub fn needs_room(row: &Row) -> bool {
     match row.engine {
         Engine::Usemem(u) => u.store == Store::PageCache || u.hugetlb || row.family == Family::Swap,
-        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Swapin | Engine::Fadvise => true,
+        Engine::Dd { .. }
+        | Engine::Truncate { .. }
+        | Engine::Swapin
+        | Engine::Fadvise
+        | Engine::HugetlbPool
+        | Engine::DirectWrite => true,
         Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
     }
 }
@@ -212,7 +223,8 @@ fn needs(row: &Row) -> String {
     if needs_room(row) {
         let made = [
             (
-                matches!(row.engine, Engine::Usemem(u) if u.hugetlb),
+                matches!(row.engine, Engine::Usemem(u) if u.hugetlb)
+                    || row.engine == Engine::HugetlbPool,
                 "hugetlb pool",
             ),
             (super::room::on_fs(row), "fs"),

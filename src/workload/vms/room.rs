@@ -81,7 +81,7 @@ pub fn hugetlb_pages(row: &Row, s: &Sizes, tasks: u64) -> Option<u64> {
 pub fn on_fs(row: &Row) -> bool {
     match row.engine {
         Engine::Usemem(u) => u.store == Store::PageCache,
-        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Fadvise => true,
+        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Fadvise | Engine::DirectWrite => true,
         _ => false,
     }
 }

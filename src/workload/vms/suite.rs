@@ -12,8 +12,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ("000-anon", "set-up (anon fill): --size models it"),
     ("000-shm", "set-up (tmpfs fill): --size models it"),
     ("000-shm-clean", "set-up (tmpfs fill): --size models it"),
-    ("direct-write", "not implemented yet (issue 42)"),
-    ("hugetlb", "not implemented yet (issue 42)"),
     ("ksm-hugepages", "KSM, THP always; not implemented yet"),
     ("mbind", "2 NUMA nodes; not implemented yet"),
     ("migrate-across-nodes", "2 NUMA nodes; not implemented yet"),
