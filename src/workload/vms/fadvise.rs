@@ -11,12 +11,12 @@ use super::usemem::timed;
 use crate::exec::{Task, TaskReport};
 use crate::workload::fault_map::OwnedFile;
 
-fn advise(fd: i32, advice: i32) -> Result<(), String> {
+fn advise(fd: i32, advice: i32) -> std::io::Result<()> {
     // SAFETY: fadvise on a descriptor this task holds open; 0, 0 is the
     // whole file.
     let e = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
     if e != 0 {
-        return Err(std::io::Error::from_raw_os_error(e).to_string());
+        return Err(std::io::Error::from_raw_os_error(e));
     }
     Ok(())
 }
