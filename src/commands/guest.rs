@@ -172,6 +172,9 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
         .iter()
         .filter(|s| s.len() >= 2 && s[0] == "run" && s[1] == crate::cli::QUICK)
         .count();
+    if let Some(w) = a.boot.thp_append_ignored() {
+        eprint!("{}", super::output::wrap(&w, super::output::WIDTH));
+    }
     let append = a.boot.appended();
     let plan = (steps.len(), suites);
     let session = rounds::session(

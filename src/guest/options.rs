@@ -10,6 +10,10 @@ use super::accel::Asked;
 use crate::error::{Error, Result};
 use crate::stats::decide::MIN_ROUNDS;
 
+/// The guest memory at or below which its kernel's RAM is under the
+/// 512 MiB below which Linux turns THP off at boot.
+const SMALL_FOR_THP_MIB: u64 = 512;
+
 /// The most rounds of one pair of kernels when `--max-rounds` is not given.
 pub const DEFAULT_MAX_ROUNDS: u32 = 30;
 
@@ -73,6 +77,27 @@ impl BootOptions {
     /// `--append` as one command line.
     pub fn appended(&self) -> String {
         self.append.join(" ")
+    }
+
+    /// Why `--append`'s THP setting will not hold: a kernel with less than
+    /// 512 MiB of RAM turns THP off at boot whatever its command line says
+    /// (mm/huge_memory.c, hugepage_init), and a guest of `--mem 512M` has
+    /// less (seen: `transparent_hugepage=madvise` gave `[never]` at 512M,
+    /// `[madvise]` at 1G, Debian's 6.1).
+    pub fn thp_append_ignored(&self) -> Option<String> {
+        let asks = self
+            .append
+            .iter()
+            .flat_map(|a| a.split_whitespace())
+            .any(|w| w.starts_with("transparent_hugepage="));
+        (asks && self.mem_mib <= SMALL_FOR_THP_MIB).then(|| {
+            format!(
+                "vmscale guest: a guest of {} has less than 512 MiB of RAM, so its kernel \
+                 turns THP off whatever --append's transparent_hugepage= says; give --mem \
+                 1G, or set THP in the step (run ... --knob thp=always)\n",
+                mem_text(self.mem_mib)
+            )
+        })
     }
 }
 
@@ -148,6 +173,22 @@ mod tests {
 
     fn parse(args: &[&str]) -> std::result::Result<BootOptions, clap::Error> {
         Cmd::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|c| c.boot)
+    }
+
+    #[test]
+    fn a_thp_append_in_a_guest_too_small_for_thp_is_named() {
+        let small = parse(&[
+            "--mem",
+            "512M",
+            "--append",
+            "quiet transparent_hugepage=always",
+        ]);
+        let said = small.unwrap().thp_append_ignored().expect("a warning");
+        assert!(said.contains("512M") && said.contains("--mem"), "{said}");
+        let big = parse(&["--mem", "1G", "--append", "transparent_hugepage=always"]);
+        assert_eq!(big.unwrap().thp_append_ignored(), None);
+        let other = parse(&["--mem", "256M", "--append", "nokaslr"]);
+        assert_eq!(other.unwrap().thp_append_ignored(), None);
     }
 
     #[test]

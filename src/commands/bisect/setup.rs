@@ -149,6 +149,9 @@ impl Setup {
         {
             eprint!("{}", output::wrap(&b, output::WIDTH));
         }
+        if let Some(w) = b.thp_append_ignored() {
+            eprint!("{}", output::wrap(&w, output::WIDTH));
+        }
         let t = b.decide.unwrap_or_else(|| choice.accel.default_threshold());
         let rule = Rule::sequential(t, 0.05, b.max_rounds() as usize);
         bench.choice = Some(choice);
