@@ -138,6 +138,7 @@ fn start_guard(parent: libc::pid_t, read_end: OwnedFd) -> Option<libc::pid_t> {
     // is fine.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        super::held::close_in_child();
         // SAFETY: as above; the loop ends with _exit.
         unsafe { guard_loop(parent, fd) }
     }

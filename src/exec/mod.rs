@@ -8,6 +8,7 @@ pub mod children;
 pub mod clock;
 pub mod fault_counter;
 pub mod group;
+pub mod held;
 mod launch;
 pub mod pin;
 pub mod region;
