@@ -53,7 +53,9 @@
 #
 # Printed per case: the medians of each side, the median and range of the
 # per-round ratios vmscale / vm-scalability, per task the bytes counted
-# and the seconds they took (medians), what the case's cgroup counted
+# and the seconds they took (medians), the bytes read or written per CPU
+# second of the workers and its ratio (their CPU time read from /proc
+# every 5 ms while they run: dd and usemem, vmscale's task processes), what the case's cgroup counted
 # (limit hits: memory.failcnt on v1, memory.events max on v2; pages its
 # reclaim stole: memory.stat pgsteal, on v2 only), the pages stolen and
 # swapped out system-wide around each run (pgsteal_anon + pgsteal_file,
@@ -122,7 +124,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
   "${TASKS:-$(nproc)}" "${PRIME:-1}" "${SAME_TIME:-1}" "${FLIP:-}" $cases <<'PY'
-import json, mmap, os, re, statistics as st, subprocess, sys, time
+import json, mmap, os, re, statistics as st, subprocess, sys, threading, time
 
 work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on, same_time, flip = \
     sys.argv[1:12]
@@ -410,10 +412,59 @@ def vmstat():
     v = dict(line.split() for line in open("/proc/vmstat"))
     return {k: int(v.get(k, 0)) for k in COUNTERS}
 
+CLK = os.sysconf("SC_CLK_TCK")
+
+def proc_stat(pid):
+    """A process's name, parent and CPU seconds (user + system), or None."""
+    try:
+        t = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    f = t[t.rindex(")") + 2:].split()
+    return t[t.index("(") + 1:t.rindex(")")], int(f[1]), (int(f[11]) + int(f[12])) / CLK
+
+class WorkerCpu:
+    """The CPU seconds of a run's workers, read from /proc every 5 ms (the
+    last value seen per process): the suite's usemem and dd processes,
+    vmscale's tasks (its processes below the first), each a descendant of
+    this script. Threads count in their process."""
+    def __init__(self, tool):
+        self.tool, self.seen, self.stop = tool, {}, False
+        self.thread = threading.Thread(target=self.poll)
+        self.thread.start()
+
+    def worker(self, comm, ppid):
+        me, chain = os.getpid(), []
+        while len(chain) < 8 and ppid > 1 and ppid != me:
+            chain.append(ppid)
+            up = proc_stat(ppid)
+            if not up:
+                return False
+            ppid = up[1]
+        if ppid != me:
+            return False
+        if self.tool == "peer":
+            return comm in ("dd", "usemem")
+        return comm.startswith("vmscale") and len(chain) >= 1
+
+    def poll(self):
+        while not self.stop:
+            for d in os.listdir("/proc"):
+                s = d.isdigit() and proc_stat(d)
+                if s and self.worker(s[0], s[1]):
+                    self.seen[d] = s[2]
+            time.sleep(0.005)
+
+    def done(self):
+        self.stop = True
+        self.thread.join()
+        return sum(self.seen.values())
+
 tools = ["peer", "vmscale"] + (["other"] if other else [])
 binary = {"vmscale": vmscale, "other": other}
 res = {(c, t): [] for c in cases for t in tools}
 pressure = {(c, t): [] for c in cases for t in tools}
+cpu = {(c, t): [] for c in cases for t in tools}
 commands, planned = {}, {}
 given = {c: [] for c in cases}
 for r in range(rounds):
@@ -426,14 +477,18 @@ for r in range(rounds):
             if prime_on != "0":
                 prime(p)
             before = vmstat()
+            workers = WorkerCpu(tool)
             try:
                 tasks_out, counts = (peer_run(c, p) if tool == "peer"
                                      else vmscale_run(c, p, binary[tool]))
             except RunFailed as e:
+                workers.done()
+                cpu[(c, tool)].append(None)
                 print(f"# round {r + 1}, {c}, {tool} failed: {e}", flush=True)
                 res[(c, tool)].append(None)
                 continue
             after = vmstat()
+            cpu[(c, tool)].append(workers.done())
             res[(c, tool)].append(tasks_out)
             d = {k: after[k] - before[k] for k in COUNTERS}
             counts.update(pswpout=d["pswpout"],
@@ -463,6 +518,20 @@ for c in cases:
           f"{med('peer', c, 1) / 1e6:>6.0f} {med('vmscale', c, 1) / 1e6:>6.0f} "
           f"{med('peer', c, 2):>5.2f} {med('vmscale', c, 2):>5.2f}")
 print(f"# load after {load()}; MB/task and s/task: suite, then vmscale (medians)")
+# Bytes per CPU second of the workers: what the load, which takes CPU time
+# from both alike, does not dilute as it dilutes the wall-time rate.
+print("# KB per CPU second of the workers (dd, usemem; vmscale's tasks),")
+print("# medians, and the median (range) of the per-round ratios, n:")
+for c in cases:
+    per_cpu = {t: [sum(x[1] for x in run) / 1024 / s if run and s else None
+                   for run, s in zip(res[(c, t)], cpu[(c, t)])] for t in tools}
+    both = [k for k in range(rounds) if per_cpu["peer"][k] and per_cpu["vmscale"][k]]
+    if not both:
+        continue
+    ratio = [per_cpu["vmscale"][k] / per_cpu["peer"][k] for k in both]
+    print(f"#   {c:<24} suite {st.median(per_cpu['peer'][k] for k in both):>10.0f}"
+          f"  vmscale {st.median(per_cpu['vmscale'][k] for k in both):>10.0f}"
+          f"  {st.median(ratio):.3f} ({min(ratio):.2f}-{max(ratio):.2f}) {len(both)}")
 if other:
     print(f"# other vmscale {other}: ratios to the suite and vmscale / other:")
     for c in cases:
