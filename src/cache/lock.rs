@@ -1,6 +1,6 @@
 //! The locks on cache entries: a run holds a shared flock on each entry it
 //! uses (a directory or a file, opened without following a link) until it
-//! exits, and marks it used (its access time); a prune takes the entry's
+//! exits, and marks it used (its modification time); a prune takes the entry's
 //! lock exclusively without waiting and skips an entry it cannot lock.
 //! Locks of one process's different opens conflict too, so a run's own
 //! prune skips what the run holds.
@@ -35,6 +35,16 @@ pub fn open_entry(path: &Path) -> std::io::Result<File> {
 /// False when the entry is gone (or was replaced) by then: the caller
 /// makes it again.
 pub fn hold(path: &Path) -> Result<bool> {
+    hold_marking(path, true)
+}
+
+/// [`hold`] leaving the entry's times as they are: for a file whose
+/// modification time names what is made of it (a package, `deb::key_of`).
+pub fn hold_as_is(path: &Path) -> Result<bool> {
+    hold_marking(path, false)
+}
+
+fn hold_marking(path: &Path, mark: bool) -> Result<bool> {
     let file = match open_entry(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -50,7 +60,9 @@ pub fn hold(path: &Path) -> Result<bool> {
     if !same {
         return Ok(false);
     }
-    mark_used(&file);
+    if mark {
+        mark_used(&file);
+    }
     HELD.lock().unwrap_or_else(|e| e.into_inner()).push(file);
     Ok(true)
 }
@@ -65,23 +77,10 @@ pub fn vanished(path: &Path) -> Error {
     ))
 }
 
-/// Sets the entry's access time to now (its last use; mounts with
-/// relatime would not), leaving its modification time.
+/// Sets the entry's modification time to now: its last use. (Access
+/// times would not do: listing a directory, as a scan does, sets it.)
 fn mark_used(file: &File) {
-    use std::os::fd::AsRawFd;
-    let times = [
-        libc::timespec {
-            tv_sec: 0,
-            tv_nsec: libc::UTIME_NOW,
-        },
-        libc::timespec {
-            tv_sec: 0,
-            tv_nsec: libc::UTIME_OMIT,
-        },
-    ];
-    // SAFETY: a valid open descriptor and two initialised timespecs; a
-    // failure (another owner's entry) leaves the time as it was.
-    unsafe { libc::futimens(file.as_raw_fd(), times.as_ptr()) };
+    let _ = file.set_modified(std::time::SystemTime::now());
 }
 
 /// The entry's lock taken exclusively, or `None` when a running vmscale

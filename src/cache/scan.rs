@@ -19,8 +19,8 @@ pub struct Entry {
     pub path: PathBuf,
     /// Bytes on disk (allocated blocks; a hard-linked file counted once).
     pub bytes: u64,
-    /// The later of its access and modification times: a run marks what
-    /// it uses (`lock::hold`).
+    /// Its modification time: when it was made or a run last used it
+    /// (`lock::hold` sets it).
     pub last_use: SystemTime,
     /// The newest modification anywhere inside (a writer at work keeps it
     /// recent).
@@ -131,7 +131,7 @@ fn measure(
         name: path.file_name()?.to_string_lossy().into_owned(),
         path: path.to_path_buf(),
         bytes: 0,
-        last_use: meta.accessed().ok()?.max(meta.modified().ok()?),
+        last_use: meta.modified().ok()?,
         changed: meta.modified().ok()?,
     };
     let mut stack = vec![(path.to_path_buf(), meta)];

@@ -132,7 +132,7 @@ fn hold_package(deb: &Path) -> Result<()> {
     let kernels = cache_dir().join("kernels").canonicalize();
     let parent = deb.parent().and_then(|p| p.canonicalize().ok());
     if kernels.is_ok_and(|k| parent == Some(k)) {
-        lock::hold(deb)?;
+        lock::hold_as_is(deb)?;
     }
     Ok(())
 }
