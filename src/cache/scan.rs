@@ -91,10 +91,21 @@ pub fn scan(root: &Path) -> Scan {
     out
 }
 
+/// Why a kind's directory is not read.
+#[derive(Debug, thiserror::Error)]
+enum NotRead {
+    #[error("a symbolic link, not followed")]
+    Link,
+    #[error("not a directory of the cache's file system")]
+    Elsewhere,
+    #[error("owned by uid {owner}, not {me}")]
+    Owner { owner: u32, me: u32 },
+}
+
 /// Whether a kind's directory is there to read: `Ok(false)` when absent,
 /// `Err` when it (or `kbuild/` above it) is a link, not a directory, on
 /// another file system or not this user's.
-fn kind_dir(root: &Path, dir: &Path, dev: u64) -> Result<bool, String> {
+fn kind_dir(root: &Path, dir: &Path, dev: u64) -> Result<bool, NotRead> {
     let below = dir.strip_prefix(root).unwrap_or(dir);
     let mut at = root.to_path_buf();
     for part in below.components() {
@@ -104,14 +115,17 @@ fn kind_dir(root: &Path, dir: &Path, dev: u64) -> Result<bool, String> {
             Err(_) => return Ok(false),
         };
         if meta.file_type().is_symlink() {
-            return Err("a symbolic link, not followed".into());
+            return Err(NotRead::Link);
         }
         if !meta.is_dir() || meta.dev() != dev {
-            return Err("not a directory of the cache's file system".into());
+            return Err(NotRead::Elsewhere);
         }
         let me = crate::exec::euid();
         if meta.uid() != me {
-            return Err(format!("owned by uid {}, not {me}", meta.uid()));
+            return Err(NotRead::Owner {
+                owner: meta.uid(),
+                me,
+            });
         }
     }
     Ok(true)
