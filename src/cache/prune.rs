@@ -61,7 +61,7 @@ pub fn prune(root: &Path, limits: &Limits) -> Result<Outcome> {
             true => kbuild.is_some(),
             false => t.changed.elapsed().is_ok_and(|age| age >= TEMPORARY_AGE),
         };
-        if left && remove(&t)?.is_none() {
+        if left && matches!(remove(&t), Ok(None)) {
             out.after -= t.bytes;
             out.temporaries.push(t);
         }
@@ -76,7 +76,9 @@ pub fn prune(root: &Path, limits: &Limits) -> Result<Outcome> {
         }
         let why = match under_kbuild(e.kind) && kbuild.is_none() {
             true => Some(format!("a kernel build holds {KBUILD_LOCK}")),
-            false => remove(&e)?,
+            // One entry that cannot go (another owner's file inside) does
+            // not stop the others.
+            false => remove(&e).unwrap_or_else(|err| Some(err.to_string())),
         };
         match why {
             Some(why) => out.skipped.push((e, why)),
