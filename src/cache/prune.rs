@@ -158,15 +158,18 @@ pub fn to_cap() {
     };
     match prune(&root, &limits) {
         Ok(o) if o.removed.is_empty() && o.skipped.is_empty() => {}
-        Ok(o) => eprintln!(
-            "vmscale: the cache was over its cap of {} ({}): removed {} entries, \
-             least recently used first; {} left, {} in use kept",
-            crate::units::size(max),
-            super::cap::ENV,
-            o.removed.len(),
-            crate::units::memory(o.after),
-            o.skipped.len()
-        ),
+        Ok(o) => {
+            let said = format!(
+                "vmscale: the cache was over its cap of {} ({}): removed {} entries, \
+                 least recently used first; {} left, {} in use kept",
+                crate::units::size(max),
+                super::cap::ENV,
+                o.removed.len(),
+                crate::units::memory(o.after),
+                o.skipped.len()
+            );
+            eprint!("{}", crate::text::fill(&said, 80, "", "  "));
+        }
         Err(e) => eprintln!("vmscale: warning: cannot prune the cache: {e}"),
     }
 }

@@ -200,7 +200,7 @@ fn prune_cmd(root: &Path, p: &CachePruneArgs, json: bool) -> Result<()> {
     match limits.max_size {
         Some(max) if o.after > max => {
             out += &format!(
-                "; over {} by what running vmscales hold\n",
+                ";\nover {} by what running vmscales hold\n",
                 crate::units::size(max)
             )
         }
