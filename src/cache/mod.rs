@@ -93,7 +93,9 @@ pub fn under_kbuild(kind: &Kind) -> bool {
 
 /// Whether a name in a kind's directory is a temporary: the atomic
 /// writers' `.NAME.<random>.tmp`, the strip directory `.vmscale-strip.*`,
-/// an entry set aside by a prune; no entry's name starts with a dot.
-pub fn is_temporary(name: &std::ffi::OsStr) -> bool {
-    name.as_encoded_bytes().first() == Some(&b'.')
+/// an entry set aside by a prune (no entry's name starts with a dot), and
+/// bench/guest-kernels.sh's download directories `kernels/dl.*`.
+pub fn is_temporary(kind: &Kind, name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.first() == Some(&b'.') || (kind.name == "kernels" && name.starts_with(b"dl."))
 }

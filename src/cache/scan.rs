@@ -81,7 +81,7 @@ pub fn scan(root: &Path) -> Scan {
             let Some(entry) = measure(kind, &path, top.dev(), &mut seen) else {
                 continue;
             };
-            if is_temporary(&name) {
+            if is_temporary(kind, &name) {
                 out.temporaries.push(entry);
             } else {
                 out.entries.push(entry);
@@ -189,6 +189,18 @@ mod tests {
         assert_eq!(s.temporaries.len(), 1);
         let bytes = s.entries[0].bytes;
         assert!((64 << 10..512 << 10).contains(&bytes), "{bytes}");
+    }
+
+    #[test]
+    fn a_download_directory_of_the_kernels_script_is_a_temporary() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("kernels/dl.Ab12")).unwrap();
+        std::fs::write(root.path().join("kernels/k.deb"), b"!<arch>\n").unwrap();
+        std::fs::create_dir_all(root.path().join("unpacked/dl.x")).unwrap();
+        let s = scan(root.path());
+        let names = |v: &[Entry]| v.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&s.temporaries), ["dl.Ab12"]);
+        assert_eq!(names(&s.entries), ["k.deb", "dl.x"]);
     }
 
     #[test]
