@@ -201,6 +201,16 @@ impl AtomicDir {
     }
 }
 
+/// Renames the directory `target` to a fresh temporary name beside it
+/// (as a killed writer's leftovers are named) and returns that name: a
+/// reader sees the directory whole or not at all, and the caller removes
+/// it after.
+pub fn set_aside(target: &Path) -> Result<PathBuf> {
+    let aside = AtomicDir::create(target, 0o700)?;
+    std::fs::rename(target, aside.path()).map_err(|e| Error::io("cannot move aside", target, e))?;
+    Ok(aside.tmp.keep())
+}
+
 /// Removes the temporaries a killed writer of `target` left beside it.
 /// Only for a caller that knows no writer of `target` is at work (it
 /// holds the lock that writers take).

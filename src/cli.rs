@@ -165,6 +165,56 @@ A run is copied once, by its identity: merging the same files again adds nothing
     /// Read a kernel test robot report and plan its test on this machine
     #[command(after_help = REPRODUCE_EXAMPLES)]
     Reproduce(Deferred<ReproduceArgs>),
+    /// What vmscale's cache holds (kernels, unpacked packages, builds), and pruning it
+    #[command(after_help = CACHE_EXAMPLES)]
+    Cache(Deferred<CacheArgs>),
+}
+
+const CACHE_EXAMPLES: &str = "\
+Examples:
+  vmscale cache                              each entry: kind, size, last use
+  vmscale cache --json
+  vmscale cache prune                        down to the cap (16 GiB)
+  vmscale cache prune --max-size 100M        least recently used first
+  vmscale cache prune --older-than 30d
+
+The cache is $VMSCALE_CACHE_DIR, else $XDG_CACHE_HOME/vmscale, else
+~/.cache/vmscale. A run that adds an entry prunes the cache to its cap
+(VMSCALE_CACHE_MAX: a size, or off). What a running vmscale uses is never
+removed. See docs/cache.md.";
+
+/// `vmscale cache`'s options.
+#[derive(Args, Debug)]
+#[command(mut_arg("json", |a| a.help("JSON: every entry, or what the prune removed and kept")))]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub prune: Option<CacheCommand>,
+    #[command(flatten)]
+    pub json: Json,
+}
+
+/// `vmscale cache prune`.
+#[derive(Subcommand, Debug)]
+pub enum CacheCommand {
+    /// Remove entries least recently used first (and leftover temporaries)
+    #[command(after_help = "Examples:\n  vmscale cache prune\n  \
+vmscale cache prune --max-size 100M\n  vmscale cache prune --older-than 30d --json\n\n\
+Entries a running vmscale uses are kept (and said); so is all of kbuild/ while\n\
+a kernel build holds its lock. See docs/cache.md.")]
+    Prune(CachePruneArgs),
+}
+
+/// `vmscale cache prune`'s limits; with neither, the cap.
+#[derive(Args, Debug)]
+pub struct CachePruneArgs {
+    /// Leave at most this much (e.g. 100M, 2G) [default: the cap, VMSCALE_CACHE_MAX or 16G]
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse::size)]
+    pub max_size: Option<u64>,
+    /// Remove every entry not used for this long (e.g. 12h, 30d)
+    #[arg(long, value_name = "AGE", value_parser = crate::parse::duration)]
+    pub older_than: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub json: Json,
 }
 
 const REPRODUCE_EXAMPLES: &str = "\

@@ -94,6 +94,7 @@ fn dispatch(command: Command, db: &std::path::Path) -> Result<(), Error> {
         Command::History(a) => commands::history::history(&db, &a),
         Command::Bisect(a) => commands::bisect::bisect(&db, &a),
         Command::Reproduce(a) => commands::reproduce::reproduce(&db, &a),
+        Command::Cache(a) => commands::cache::cache(&a),
     }
 }
 

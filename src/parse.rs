@@ -112,12 +112,12 @@ pub fn percent(text: &str) -> Result<f64> {
     }
 }
 
-/// A duration: "500ms", "30s", "10m", "1h", or plain seconds ("90").
+/// A duration: "500ms", "30s", "10m", "1h", "7d", or plain seconds ("90").
 pub fn duration(text: &str) -> Result<std::time::Duration> {
     let t = text.trim();
     let bad = || {
         Error::Input(format!(
-            "'{text}' is not a duration: write e.g. 30s, 10m, 1h or 500ms"
+            "'{text}' is not a duration: write e.g. 30s, 10m, 1h, 7d or 500ms"
         ))
     };
     let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
@@ -128,6 +128,8 @@ pub fn duration(text: &str) -> Result<std::time::Duration> {
         (n, 60.0)
     } else if let Some(n) = t.strip_suffix('h') {
         (n, 3600.0)
+    } else if let Some(n) = t.strip_suffix('d') {
+        (n, 86400.0)
     } else {
         (t, 1.0)
     };
@@ -229,7 +231,8 @@ mod tests {
         assert_eq!(duration("90").unwrap().as_secs(), 90);
         assert_eq!(duration("500ms").unwrap().as_millis(), 500);
         assert_eq!(duration("1h").unwrap().as_secs(), 3600);
-        for bad in ["0s", "-1m", "soon", "1d", ""] {
+        assert_eq!(duration("7d").unwrap().as_secs(), 7 * 86400);
+        for bad in ["0s", "-1m", "soon", "1w", "0d", ""] {
             assert!(duration(bad).is_err(), "{bad}");
         }
     }

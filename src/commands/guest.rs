@@ -30,6 +30,7 @@ use crate::workdir::WorkDir;
 
 /// `vmscale guest`: boots, then prints the comparison (or `--json`).
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
+    crate::cache::cap::configure()?;
     let ran = run(db, a)?;
     let verdict = shown::of(&ran.prepared, &ran.deciding, ran.ended_by.clone());
     if a.json.json {

@@ -3,6 +3,7 @@
 //! store and report layers.
 
 pub mod bisect;
+pub mod cache;
 pub mod compare;
 pub mod completions;
 pub mod conflicts;

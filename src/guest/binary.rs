@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::atomic_file::{AtomicFile, Written};
+use crate::cache::{lock, prune};
 use crate::error::{Error, Result};
 
 /// The variable naming the guest binary; set, it must be usable.
@@ -157,7 +158,13 @@ fn checked_copy(path: &Path) -> Result<PathBuf, Unusable> {
     let meta = from.metadata().map_err(Unusable::Open)?;
     let key = super::deb::key_of(&meta);
     let cached = dir.join(format!("vmscale-static-{key}-{}", crate::SOURCE_ID));
-    if cached.is_file() {
+    let hold = |p: &Path| {
+        lock::hold(p).map_err(|source| Unusable::Keep {
+            dir: dir.clone(),
+            source,
+        })
+    };
+    if cached.is_file() && hold(&cached)? {
         return Ok(cached);
     }
     let mut copy = || -> crate::error::Result<Written> {
@@ -177,7 +184,13 @@ fn checked_copy(path: &Path) -> Result<PathBuf, Unusable> {
         dir: dir.clone(),
         source,
     })?;
-    forget_old(&dir);
+    if !hold(&cached)? {
+        return Err(Unusable::Keep {
+            dir: dir.clone(),
+            source: lock::vanished(&cached),
+        });
+    }
+    forget_old();
     Ok(cached)
 }
 
@@ -187,11 +200,11 @@ fn checked_copy(path: &Path) -> Result<PathBuf, Unusable> {
 fn stripped_copy(exe: &Path, work: &Path) -> Result<PathBuf> {
     let dir = crate::cache::cache_dir().join("bin");
     let cached = dir.join(format!("vmscale-{}", super::deb::cache_key(exe)?));
-    if cached.is_file() {
+    if cached.is_file() && lock::hold(&cached)? {
         return Ok(cached);
     }
-    if keep_stripped(exe, &dir, &cached).is_ok() {
-        forget_old(&dir);
+    if keep_stripped(exe, &dir, &cached).is_ok() && lock::hold(&cached)? {
+        forget_old();
         return Ok(cached);
     }
     let copy = work.join("vmscale");
@@ -224,20 +237,18 @@ fn keep_stripped(exe: &Path, dir: &Path, cached: &Path) -> Result<()> {
     to.commit()
 }
 
-/// Removes guest binaries not used for a day (each build makes one).
-fn forget_old(dir: &Path) {
-    let day = std::time::Duration::from_secs(86_400);
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let old = e
-            .metadata()
-            .ok()
-            .and_then(|m| m.accessed().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > day);
-        if old && e.file_name().to_string_lossy().starts_with("vmscale-") {
-            let _ = std::fs::remove_file(e.path());
-        }
+/// Removes guest binaries not used for a day (each build makes one) but
+/// those a running vmscale holds, then prunes the cache to its cap.
+fn forget_old() {
+    let limits = prune::Limits {
+        older_than: Some(std::time::Duration::from_secs(86_400)),
+        only: Some("bin"),
+        ..prune::Limits::default()
+    };
+    if let Err(e) = prune::prune(&crate::cache::cache_dir(), &limits) {
+        eprintln!("vmscale: warning: cannot remove old guest binaries: {e}");
     }
+    prune::to_cap();
 }
 
 #[cfg(test)]

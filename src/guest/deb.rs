@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use crate::atomic_file::AtomicDir;
-use crate::cache::cache_dir;
+use crate::cache::{cache_dir, lock};
 use crate::error::{Error, Result};
 
 /// "SIZE-MTIME_NS" of a file: what its entries in the cache are named by,
@@ -102,16 +102,39 @@ pub fn unpack(deb: &Path) -> Result<PathBuf> {
     // "-5": unpacks that keep the config, the set-up room's and the KVM
     // modules ("-4" was once made without the config).
     let dir = root.join(format!("{stem}-{stamp}-5"));
-    if dir.join("complete").is_file() {
-        return Ok(dir);
+    hold_package(deb)?;
+    let mut made = false;
+    // Held (so no prune removes it while this run lives) and complete; a
+    // prune may remove it between the look and the lock: made again.
+    for _ in 0..3 {
+        if !dir.join("complete").is_file() {
+            std::fs::create_dir_all(&root).map_err(|e| Error::io("cannot create", &root, e))?;
+            let new = AtomicDir::create(&dir, 0o755)?;
+            extract(deb, new.path())?;
+            let complete = new.path().join("complete");
+            std::fs::write(&complete, b"").map_err(|e| Error::io("cannot write", &complete, e))?;
+            new.commit()?;
+            made = true;
+        }
+        if lock::hold(&dir)? && dir.join("complete").is_file() {
+            if made {
+                crate::cache::prune::to_cap();
+            }
+            return Ok(dir);
+        }
     }
-    std::fs::create_dir_all(&root).map_err(|e| Error::io("cannot create", &root, e))?;
-    let new = AtomicDir::create(&dir, 0o755)?;
-    extract(deb, new.path())?;
-    let complete = new.path().join("complete");
-    std::fs::write(&complete, b"").map_err(|e| Error::io("cannot write", &complete, e))?;
-    new.commit()?;
-    Ok(dir)
+    Err(lock::vanished(&dir))
+}
+
+/// A package in the cache's `kernels/` (where bench/guest-kernels.sh
+/// keeps them) is held as the entries made of it are.
+fn hold_package(deb: &Path) -> Result<()> {
+    let kernels = cache_dir().join("kernels").canonicalize();
+    let parent = deb.parent().and_then(|p| p.canonicalize().ok());
+    if kernels.is_ok_and(|k| parent == Some(k)) {
+        lock::hold_as_is(deb)?;
+    }
+    Ok(())
 }
 
 fn extract(deb: &Path, into: &Path) -> Result<()> {

@@ -13,6 +13,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::cache::lock;
 use crate::error::{Error, Result};
 
 /// The setup header's offsets (Documentation/arch/x86/boot.rst).
@@ -204,7 +205,7 @@ fn pvh_entry(elf: &[u8]) -> Result<(), NoPvh> {
 pub fn image(image: &Path, sha256: &str) -> Result<Result<PathBuf, NoPvh>> {
     let dir = crate::cache::cache_dir().join("pvh");
     let cached = dir.join(format!("vmlinux-{sha256}"));
-    if cached.is_file() {
+    if cached.is_file() && lock::hold(&cached)? {
         return Ok(Ok(cached));
     }
     let bytes = std::fs::read(image).map_err(|e| Error::io("cannot read", image, e))?;
@@ -216,8 +217,16 @@ pub fn image(image: &Path, sha256: &str) -> Result<Result<PathBuf, NoPvh>> {
         return Ok(Err(why));
     }
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
-    crate::atomic_file::write(&cached, &elf, 0o644)?;
-    Ok(Ok(cached))
+    // Held while this run lives; written again should a prune take it
+    // between the write and the lock.
+    for _ in 0..3 {
+        crate::atomic_file::write(&cached, &elf, 0o644)?;
+        if lock::hold(&cached)? {
+            crate::cache::prune::to_cap();
+            return Ok(Ok(cached));
+        }
+    }
+    Err(lock::vanished(&cached))
 }
 
 #[cfg(test)]

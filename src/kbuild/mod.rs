@@ -14,6 +14,7 @@ pub mod make;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::cache::lock;
 use crate::error::{Error, Result};
 use cache::{Cache, Record};
 use config::{Base, Item};
@@ -120,6 +121,9 @@ pub fn build(req: &Request, on: &mut dyn FnMut(Note)) -> Result<Vec<Built>> {
     };
     let mut out = Vec::new();
     let mut described = false;
+    // Under the cache's lock no prune removes anything of it; the entries
+    // this run uses are held past it, for its lifetime.
+    lock::hold(&tdir)?;
     for j in &jobs {
         let (image, record, cached) = match cache.lookup(&j.key) {
             Some((image, record)) => (image, record, true),
@@ -129,6 +133,7 @@ pub fn build(req: &Request, on: &mut dyn FnMut(Note)) -> Result<Vec<Built>> {
                 (image, record, false)
             }
         };
+        lock::hold(&cache.image_dir(&j.key))?;
         if !described {
             described = true;
             let text = config::describe(&req.base, req.items.len(), &record.differences, 78);
@@ -140,6 +145,11 @@ pub fn build(req: &Request, on: &mut dyn FnMut(Note)) -> Result<Vec<Built>> {
             record,
             cached,
         });
+    }
+    if out.iter().any(|b| !b.cached) {
+        lock::hold(&room.build)?;
+        drop(cache);
+        crate::cache::prune::to_cap();
     }
     Ok(out)
 }

@@ -22,11 +22,13 @@ use setup::Setup;
 pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
     if let Some(JudgeCommand::Judge(j)) = &a.judge {
         // git bisect run takes 1..127 but 125 for "bad": an error must stop it.
-        return judge::judge(db, j).map_err(|e| match e {
+        let judged = crate::cache::cap::configure().and_then(|()| judge::judge(db, j));
+        return judged.map_err(|e| match e {
             Error::Exit(..) => e,
             e => Error::Exit(128, e.to_string()),
         });
     }
+    crate::cache::cap::configure()?;
     crate::exec::signals::install();
     let setup = Setup::of(&a.run)?;
     let (entries, build, mut key) = match &a.tree {

@@ -21,6 +21,7 @@ use crate::reproduce::report::{Change, Delta, Machine, Report};
 const MAX_REPORT: u64 = 64 << 20;
 
 pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
+    crate::cache::cap::configure()?;
     let bytes = read_report(&a.report)?;
     let report = crate::reproduce::read_bytes(&bytes)
         .map_err(|e| Error::from(e).context(a.report.display()))?;
