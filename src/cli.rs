@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::deferred::Deferred;
 use crate::guest::options::BootOptions;
 use crate::history::select::By;
+use crate::machine::cpulist::CpuList;
 use crate::model::Better;
 use crate::report::export::Format;
 use crate::stats::comparison::RatioOf;
@@ -788,10 +789,10 @@ pub struct DoctorArgs {
     pub json: Json,
     /// The CPUs the measurement will use (a list like 0-3,8) [default: all online]
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
     /// How long to watch CPU activity and interrupts (0s: one reading)
-    #[arg(long, default_value = "1s", value_name = "TIME")]
-    pub window: String,
+    #[arg(long, default_value = "1s", value_name = "TIME", value_parser = crate::doctor::window)]
+    pub window: std::time::Duration,
     #[command(flatten)]
     pub machine: MachineRoot,
 }

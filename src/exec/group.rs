@@ -31,6 +31,21 @@ pub fn die_with_parent(parent: libc::pid_t) {
     }
 }
 
+/// Makes the command `c` spawns die with vmscale: [`die_with_parent`]
+/// in the child before it execs.
+pub fn dies_with_vmscale(c: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure makes only
+    // async-signal-safe system calls (prctl, getppid, _exit) and touches
+    // no memory of ours.
+    unsafe {
+        c.pre_exec(move || {
+            die_with_parent(parent);
+            Ok(())
+        });
+    }
+}
+
 /// A process group that is killed when this value is dropped, or by the
 /// guard process when vmscale dies first.
 pub struct Group {

@@ -14,6 +14,7 @@ pub mod region;
 mod reports;
 pub mod shared;
 pub mod signals;
+pub mod sys;
 
 pub use launch::{Task, TaskOutcome, run_tasks};
 pub use reports::{first_error, first_error_as, first_start_ns, wall_ns};
