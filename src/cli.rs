@@ -224,6 +224,7 @@ Examples:
   vmscale reproduce job.yaml --dry-run --runtime 5s
   vmscale reproduce report.eml --tree ~/linux    build base and head, decide
   vmscale reproduce report.eml --kernel base.bzImage --kernel head.bzImage
+  vmscale reproduce report.eml --tree ~/linux --bisect   and the first bad one
 
 REPORT is the robot's mail (saved from the list, one message of an mbox, or a
 reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
@@ -237,7 +238,10 @@ no change and holds the robot's; smaller (3) / larger (4): same direction, the
 interval wholly short of / beyond it; not reproduced (5): the interval holds no
 change and excludes the robot's; opposite (6); undecided (7), with the rounds a
 decision would need. The robot's figures and the runs of both kernels are stored,
-labelled robot-BASE/robot-HEAD and by short commit id. See docs/reproduce.md.";
+labelled robot-BASE/robot-HEAD and by short commit id. --bisect, after a verdict
+that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,
+from these rounds, naming the first bad commit; refused (2) after any other
+verdict. See docs/reproduce.md.";
 
 /// `vmscale reproduce`'s options.
 #[derive(Args, Debug)]
@@ -267,6 +271,11 @@ pub struct ReproduceArgs {
     pub tree: Option<PathBuf>,
     #[command(flatten)]
     pub tree_config: crate::kbuild::config::Options,
+    /// When the verdict sees the robot's change (reproduced, smaller or larger)
+    /// and base..head holds several commits: bisect them with the same plan,
+    /// guest and rule (`vmscale bisect`) and name the first bad (needs --tree)
+    #[arg(long)]
+    pub bisect: bool,
     #[command(flatten)]
     pub boot: crate::guest::options::BootOptions,
     /// Start no round after this much time (e.g. 30m): the rounds run until the

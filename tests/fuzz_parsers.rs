@@ -55,6 +55,7 @@ fn robot_report() -> impl Strategy<Value = &'static str> {
         Just(include_str!("fixtures/reproduce/wis-thread-quoted.txt")),
         Just(include_str!("fixtures/reproduce/wis-process.txt")),
         Just(include_str!("fixtures/reproduce/pft.txt")),
+        Just(include_str!("fixtures/reproduce/pft-qp.eml")),
         Just(include_str!("fixtures/reproduce/will-it-scale.job.yaml")),
     ]
 }

@@ -1,14 +1,17 @@
 //! Kernels built from a tree (`vmscale guest --tree DIR --rev ...`),
-//! end to end with Debian's `linux-source-6.1` made into a git repository
-//! of three commits: the import, a busy loop planted in the anonymous
-//! fault path, and (on a branch) a change that does not compile. Both
-//! buildable revisions are built (the second rebuilding only what
+//! end to end with Debian's `linux-source-6.1` made into a git repository:
+//! the import, a comment, a busy loop planted in the anonymous fault path,
+//! another comment, and (on a branch) a change that does not compile. The
+//! import and the loop are built (the second rebuilding only what
 //! changed), booted under QEMU and compared; the same command again
-//! builds nothing; the broken commit exits 1 with make's error lines and
-//! stores nothing. The builds take minutes, so that test is `#[ignore]`d
-//! and .ci/run runs it after `cargo test` (`cargo test --test kbuild --
-//! --ignored`); under CI=true a missing component fails it. Bad input is
-//! refused before anything is built, in the ordinary run.
+//! builds nothing; `reproduce` of a report whose head is the comment says
+//! "not reproduced", and `reproduce --bisect` of one whose head is the
+//! last comment names the loop's commit; the broken commit exits 1 with
+//! make's error lines and stores nothing. The builds take minutes, so
+//! that test is `#[ignore]`d and .ci/run runs it after `cargo test`
+//! (`cargo test --test kbuild -- --ignored`); under CI=true a missing
+//! component fails it. Bad input is refused before anything is built, in
+//! the ordinary run.
 
 mod common;
 
@@ -70,11 +73,15 @@ fn keep() -> PathBuf {
 }
 
 /// The tree: the package's source imported (Debian's .gitignore hides
-/// everything at the top, so that stanza goes), then HEAD with a busy
-/// loop in do_anonymous_page, and the branch `broken` on top of it.
+/// everything at the top, so that stanza goes), then on main a comment
+/// (tag `comment`), a busy loop in do_anonymous_page (tag `planted`) and
+/// another comment (tag `after`), each comment a line appended to
+/// mm/memory.c, so no code moves; and the branch `broken` on top.
 fn tree() -> PathBuf {
     let t = keep().join("linux");
-    if t.join(".vmscale-test-ready").is_file() {
+    // The layout's version: a tree of an older layout is made anew.
+    let ready = t.join(".vmscale-test-ready-2");
+    if ready.is_file() {
         return t;
     }
     let _ = std::fs::remove_dir_all(&t);
@@ -87,7 +94,22 @@ fn tree() -> PathBuf {
     );
     sh(
         &t,
-        "git init -q -b main . && git add -A && git commit -qm 'linux-source-6.1 as packaged'",
+        "git init -q -b main . && git add -A && git commit -qm 'linux-source-6.1 as packaged' \
+         && git tag import",
+    );
+    let comment = |text: &str, subject: &str, tag: &str| {
+        sh(
+            &t,
+            &format!(
+                "printf '/* vmscale test: {text} */\\n' >> mm/memory.c && \
+                 git commit -qam '{subject}' && git tag {tag}"
+            ),
+        )
+    };
+    comment(
+        "a comment, no code",
+        "mm: a comment at the end of memory.c",
+        "comment",
     );
     let memory = t.join("mm/memory.c");
     let text = std::fs::read_to_string(&memory).unwrap();
@@ -101,15 +123,23 @@ fn tree() -> PathBuf {
         &text[body..]
     );
     std::fs::write(&memory, planted).unwrap();
-    sh(&t, "git commit -qam 'mm: a busy loop in do_anonymous_page'");
+    sh(
+        &t,
+        "git commit -qam 'mm: a busy loop in do_anonymous_page' && git tag planted",
+    );
+    comment(
+        "another comment",
+        "mm: another comment at the end of memory.c",
+        "after",
+    );
     sh(
         &t,
         "git checkout -q -b broken && \
          printf 'static int vmscale_broken(void) { return vmscale_undeclared; }\\n' >> mm/memory.c \
          && git commit -qam 'mm: a change that does not compile' && git checkout -q main",
     );
-    std::fs::write(t.join(".git/info/exclude"), ".vmscale-test-ready\n").unwrap();
-    std::fs::write(t.join(".vmscale-test-ready"), "").unwrap();
+    std::fs::write(t.join(".git/info/exclude"), ".vmscale-test-ready*\n").unwrap();
+    std::fs::write(&ready, "").unwrap();
     t
 }
 
@@ -146,12 +176,34 @@ fn images(cache: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The text's words, one space apart (stderr is wrapped at 80 columns).
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// How many files make compiled, from a build log (`  CC      path.o`).
 fn compiled(log: &str) -> Vec<String> {
     log.lines()
         .filter_map(|l| l.trim_start().strip_prefix("CC "))
         .map(|f| f.trim().to_string())
         .collect()
+}
+
+/// A robot report of a -40% regression of pft's faults per CPU second
+/// from `base` to `head` (each a full commit id and its subject).
+fn robot_report(base: (&str, &str), head: (&str, &str)) -> String {
+    let (sa, sb) = (&base.0[..12], &head.0[..12]);
+    format!(
+        "Hello,\n\nkernel test robot noticed a -40.0% regression of \
+         pft.faults_per_sec_per_cpu on:\n\n\ncommit: {} (\"{}\")\n\ntestcase: pft\n\
+         test machine: 4 threads 1 sockets Test CPU with 8G memory\nparameters:\n\n\t\
+         runtime: 300s\n\tnr_task: 50%\n\n\nDetails are as below:\n\ncommit: \n  \
+         {sa} (\"{}\")\n  {sb} (\"{}\")\n\n{sa} {sb}\n\
+         ---------------- ---------------- \n         %stddev     %change         %stddev\n\
+         \\          |                \\  \n    500000 \u{b1}  2%     -40.0%     300000 \
+         \u{b1}  2%  pft.faults_per_sec_per_cpu\n",
+        head.0, head.1, base.1, head.1
+    )
 }
 
 #[test]
@@ -181,13 +233,14 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
         a
     }
     let (a, b) = (
-        git(&t, &["rev-parse", "HEAD~1"]),
-        git(&t, &["rev-parse", "HEAD"]),
+        git(&t, &["rev-parse", "import"]),
+        git(&t, &["rev-parse", "planted"]),
     );
     let before = git(&t, &["status", "--porcelain"]);
 
-    let o = guest(&db, &cache, &args(tree_s, &["HEAD~1", "HEAD"], &plan));
-    let err = common::stderr(&o);
+    let o = guest(&db, &cache, &args(tree_s, &["import", "planted"], &plan));
+    // Lines are wrapped at 80 columns: compare the words.
+    let err = words(&common::stderr(&o));
     let text = common::ok(&o);
     assert_eq!(err.matches(": to build").count(), 2, "{err}");
     assert!(err.contains("options differ"), "{err}");
@@ -233,56 +286,56 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     );
 
     // Again: nothing is built.
-    let o = guest(&db, &cache, &args(tree_s, &["HEAD~1", "HEAD"], &plan));
-    let err = common::stderr(&o);
+    let o = guest(&db, &cache, &args(tree_s, &["import", "planted"], &plan));
+    let err = words(&common::stderr(&o));
     common::ok(&o);
     assert_eq!(err.matches(": cached").count(), 2, "{err}");
     assert!(!err.contains("to build"), "{err}");
     assert_eq!(images(&cache), 2);
 
-    // The robot's report of the planted commit, written for the test: a
-    // -40% regression of pft's faults per CPU second from HEAD~1 to HEAD.
-    // reproduce boots the two cached images in turn until the interval
-    // decides: the same direction (reproduced, smaller or larger).
-    let report = scratch.dir.join("report.eml");
-    std::fs::write(
-        &report,
-        format!(
-            "Hello,\n\nkernel test robot noticed a -40.0% regression of \
-             pft.faults_per_sec_per_cpu on:\n\n\ncommit: {b} (\"mm: a busy loop in \
-             do_anonymous_page\")\n\ntestcase: pft\ntest machine: 4 threads 1 sockets \
-             Test CPU with 8G memory\nparameters:\n\n\truntime: 300s\n\tnr_task: 50%\n\n\n\
-             Details are as below:\n\ncommit: \n  {sa} (\"linux-source-6.1 as packaged\")\n  \
-             {sb} (\"mm: a busy loop in do_anonymous_page\")\n\n{sa} {sb}\n\
-             ---------------- ---------------- \n         %stddev     %change         %stddev\n\
-             \\          |                \\  \n    500000 \u{b1}  2%     -40.0%     300000 \
-             \u{b1}  2%  pft.faults_per_sec_per_cpu\n"
-        ),
-    )
-    .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_vmscale"))
-        .arg("--db")
-        .arg(&db)
-        .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
-        .args(["--accel", "tcg", "--mem", "512M", "--max-rounds", "6"])
-        .env("VMSCALE_CACHE_DIR", &cache)
-        .output()
-        .expect("run vmscale reproduce");
+    // Reports written for the test as the robot writes them: a -40%
+    // regression of pft's faults per CPU second from the import to HEAD.
+    let (comment, after) = (
+        git(&t, &["rev-parse", "comment"]),
+        git(&t, &["rev-parse", "after"]),
+    );
+    let write_report = |name: &str, head: (&str, &str)| {
+        let path = scratch.dir.join(name);
+        std::fs::write(
+            &path,
+            robot_report((&a, "linux-source-6.1 as packaged"), head),
+        )
+        .unwrap();
+        path
+    };
+    let reproduce = |report: &Path, more: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .arg("--db")
+            .arg(&db)
+            .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
+            .args(["--accel", "tcg", "--mem", "512M"])
+            .args(more)
+            .env("VMSCALE_CACHE_DIR", &cache)
+            .output()
+            .expect("run vmscale reproduce")
+    };
+
+    // Head differs from base only in a comment: the interval holds no
+    // change and, under TCG's spread of a few percent, excludes -40% after
+    // the three rounds the rule needs (the interval at 3 rounds is about
+    // five standard deviations of a round wide on either side), so "not
+    // reproduced", exit 5, not "undecided".
+    let report = write_report(
+        "comment.eml",
+        (&comment, "mm: a comment at the end of memory.c"),
+    );
+    let o = reproduce(&report, &["--max-rounds", "4"]);
     let (out, err) = (common::stdout(&o), common::stderr(&o));
-    assert!(
-        matches!(o.status.code(), Some(0 | 3 | 4)),
-        "{:?}\n{out}\n{err}",
-        o.status
-    );
-    assert!(
-        !err.contains("to build"),
-        "the cached images are booted: {err}"
-    );
-    assert!(out.contains("pft.faults_per_sec_per_cpu"), "{out}");
-    assert!(out.contains("Verdict: "), "{out}");
+    assert_eq!(o.status.code(), Some(5), "{out}\n{err}");
+    assert!(out.contains("Verdict: NOT REPRODUCED"), "{out}");
     // The robot's side is stored beside this machine's runs.
     let robot = format!("robot-{sa}");
-    // The base's latest run: reproduce's (guest runs above share the label).
+    // The base's latest run: reproduce's (guest runs above share its label).
     let list = common::json(&common::vmscale_with_db(
         &db,
         &["list", "--label", sa, "--json"],
@@ -301,6 +354,49 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     assert!(
         text.contains(&robot) && text.contains("flt/cpu/s"),
         "{text}"
+    );
+
+    // From the import to `after`, four commits with the loop planted in
+    // the third: the change is seen (the same direction: reproduced,
+    // smaller or larger), then --bisect goes over the range from
+    // reproduce's own rounds of the ends and names the planted commit.
+    let report = write_report(
+        "range.eml",
+        (&after, "mm: another comment at the end of memory.c"),
+    );
+    let o = reproduce(&report, &["--max-rounds", "6", "--bisect", "--json"]);
+    let (out, err) = (common::stdout(&o), words(&common::stderr(&o)));
+    assert!(
+        matches!(o.status.code(), Some(0 | 3 | 4)),
+        "{:?}\n{out}\n{err}",
+        o.status
+    );
+    assert!(
+        !err.contains("as packaged\": to build"),
+        "the cached import is booted: {err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).expect(&out);
+    assert!(
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "pft.faults_per_sec_per_cpu"),
+        "{v}"
+    );
+    let bisect = &v["bisect"];
+    assert_eq!(bisect["entries"], 4, "{bisect}");
+    assert_eq!(bisect["answer"], "found", "{bisect}\n{err}");
+    assert_eq!(bisect["first_bad"], b.as_str(), "{bisect}\n{err}");
+    // The ends are reproduce's rounds, not booted again.
+    assert_eq!(
+        bisect["ends"]["stored_rounds"], bisect["ends"]["rounds"],
+        "{bisect}"
+    );
+    assert_eq!(
+        bisect["confirmation"]["against"],
+        comment.as_str(),
+        "{bisect}"
     );
 
     // A commit that does not compile: exit 1, make's error, nothing stored.
@@ -404,5 +500,36 @@ fn bad_tree_input_is_refused_before_anything_is_built() {
         "{err}"
     );
     assert!(!db.exists(), "reproduce wrote a store");
+    // --bisect: with --kernel there is no tree to build the commits
+    // between; with --tree, base must be an ancestor of head.
+    sh(Path::new(repo), "git commit -q --allow-empty -m two");
+    let ids: Vec<String> = ["HEAD~1", "HEAD"]
+        .iter()
+        .map(|r| git(Path::new(repo), &["rev-parse", r]))
+        .collect();
+    let reversed = scratch.dir.join("reversed.eml");
+    std::fs::write(&reversed, robot_report((&ids[1], "two"), (&ids[0], "one"))).unwrap();
+    let (r, missing) = (reversed.to_str().unwrap(), "/nonexistent/bzImage");
+    let cases: [(Vec<&str>, &str); 2] = [
+        (
+            vec![r, "--kernel", missing, "--kernel", missing, "--bisect"],
+            "--bisect needs --tree",
+        ),
+        (vec![r, "--tree", repo, "--bisect"], "is not an ancestor"),
+    ];
+    for (args, why) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .arg("--db")
+            .arg(&db)
+            .arg("reproduce")
+            .args(&args)
+            .env("VMSCALE_CACHE_DIR", &cache)
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(!db.exists(), "{args:?} wrote a store");
+    }
     assert_eq!(images(&cache), 0);
 }

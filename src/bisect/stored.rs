@@ -148,6 +148,25 @@ impl Stored {
         Ok(out)
     }
 
+    /// Rounds of the pair `base`, `new` measured elsewhere (`vmscale
+    /// reproduce`'s base and head, booted by the same plan and rule), as
+    /// ln(new / base) by round, given to `role` as if stored.
+    pub fn seed(&mut self, role: Role, base: &str, new: &str, logs: &[f64]) {
+        let session = format!("given:{}:{base}:{new}", role.as_str());
+        let rounds = (1..).zip(logs);
+        for (entry, values) in [
+            (base, rounds.clone().map(|(r, _)| (r, 1.0)).collect()),
+            (new, rounds.map(|(r, l)| (r, l.exp())).collect()),
+        ] {
+            self.parts.push(Part {
+                session: session.clone(),
+                role,
+                entry: entry.to_string(),
+                values,
+            });
+        }
+    }
+
     /// ln(new / base) of every stored round of the pair, session by
     /// session, paired by round.
     pub fn logs(&self, role: Role, base: &str, new: &str) -> Vec<f64> {
@@ -209,6 +228,20 @@ mod tests {
         assert_eq!(s.logs(Role::Confirm, "good", "c3"), vec![7f64.ln()]);
         assert!(s.logs(Role::Ends, "good", "c3").is_empty());
         assert!(s.logs(Role::Step, "c3", "other").is_empty());
+    }
+
+    #[test]
+    fn seeded_rounds_pair_as_given_and_only_for_their_role() {
+        let mut s = Stored::default();
+        let logs = [0.5f64.ln(), 0.6f64.ln(), 0.55f64.ln()];
+        s.seed(Role::Ends, "base", "head", &logs);
+        let got = s.logs(Role::Ends, "base", "head");
+        assert_eq!(got.len(), 3);
+        for (a, b) in got.iter().zip(logs) {
+            assert!((a - b).abs() < 1e-12, "{got:?}");
+        }
+        assert!(s.logs(Role::Step, "base", "head").is_empty());
+        assert!(s.logs(Role::Ends, "base", "step").is_empty());
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct Ran {
     pub rounds: u32,
     pub auto: bool,
     pub failure: Option<Error>,
+    /// Wall seconds of the boots whose rounds completed (`Round::seconds`).
+    pub boot_seconds: f64,
 }
 
 /// Checks everything, boots the kernels round by round and pools and
@@ -233,8 +235,10 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
     );
     bar.finish();
 
+    let boot_seconds = done.iter().flatten().map(|r| r.seconds).sum();
     let landed = pool::pool_and_merge(db, &prepared, &done, files, a.no_merge)?;
     Ok(Ran {
+        boot_seconds,
         prepared,
         landed,
         deciding,

@@ -106,6 +106,16 @@ impl Deciding {
             .collect()
     }
 
+    /// ln(new / first) of kernel `i`'s rounds paired with the first's, in
+    /// round order: the numbers `decisions` judges (a bisection over the
+    /// same pair starts from them).
+    pub fn logs(&self, i: usize) -> Vec<f64> {
+        match (self.values.first(), self.values.get(i)) {
+            (Some(base), Some(new)) => crate::stats::paired::round_log_ratios(base, new),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether every comparison has its verdict.
     pub fn decided(&self) -> bool {
         let d = self.decisions();

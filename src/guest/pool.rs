@@ -25,6 +25,9 @@ pub use crate::model::GUEST_ROUND;
 pub struct Round {
     pub round: u32,
     pub store: PathBuf,
+    /// The boot's wall seconds by the host's clock, QEMU started to
+    /// stopped (a round's lost first boot and its second together).
+    pub seconds: f64,
 }
 
 /// A pooled run: the plan step it is, and its id in the pooled store.
@@ -299,7 +302,11 @@ mod tests {
         };
         st.add_sample(id, &case, &sample).unwrap();
         st.finish_run(id, Status::Complete, None).unwrap();
-        Round { round, store: path }
+        Round {
+            round,
+            store: path,
+            seconds: 1.0,
+        }
     }
 
     #[test]

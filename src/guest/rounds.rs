@@ -205,10 +205,16 @@ pub fn boot_all(
                 .join(format!("round-{round}"))
                 .join(format!("kernel-{}", i + 1));
             let given = &session.topology.shape;
-            let verdict = boot_again_if_stalled(session, p, round, &dir, &mut on_marker)
-                .and_then(|b| judge(&b, p, round, steps, given));
+            let started = std::time::Instant::now();
+            let booted = boot_again_if_stalled(session, p, round, &dir, &mut on_marker);
+            let seconds = started.elapsed().as_secs_f64();
+            let verdict = booted.and_then(|b| judge(&b, p, round, steps, given));
             match verdict {
-                Ok(Some(store)) => done[i].push(Round { round, store }),
+                Ok(Some(store)) => done[i].push(Round {
+                    round,
+                    store,
+                    seconds,
+                }),
                 Ok(None) => {}
                 Err(e) => return (done, Some(e)),
             }

@@ -381,7 +381,8 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Mapped {
         ),
         "proc-vmstat" => Mapped::By(Measured::Vmstat(rest.to_string())),
         "meminfo" | "numa-meminfo" | "numa-vmstat" => Mapped::Not(format!(
-            "{monitor} levels; vmscale stores /proc/vmstat counter deltas"
+            "a level (the robot's mean of {monitor} read each second), not a count: \
+             vmscale reads no /proc/meminfo and stores /proc/vmstat counter deltas"
         )),
         "numa-numastat" => numastat(rest, here),
         "turbostat" => Mapped::Not(

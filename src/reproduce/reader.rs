@@ -6,9 +6,10 @@
 
 use super::report::{Change, Commit, Delta, Kind, Machine, ReadError, Report, Row, Source, Test};
 
-/// Reads a report from raw bytes (a file or stdin): lossy UTF-8, CRLF.
+/// Reads a report from raw bytes (a file or stdin): quoted-printable
+/// bodies decoded (`mime`), then lossy UTF-8, CRLF.
 pub fn read_bytes(bytes: &[u8]) -> Result<Report, ReadError> {
-    read(&String::from_utf8_lossy(bytes))
+    read(&String::from_utf8_lossy(&super::mime::decoded(bytes)))
 }
 
 /// Reads a report: the mail's wording, or lkp's job.yaml.

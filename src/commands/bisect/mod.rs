@@ -6,18 +6,19 @@
 
 mod judge;
 mod setup;
+pub use setup::Setup;
 
 use std::path::Path;
 
 use super::{Error, Result};
 use crate::bisect::args::{BisectArgs, JudgeCommand};
 use crate::bisect::boots::Build;
-use crate::bisect::entries;
-use crate::bisect::flow::{self, Record};
+use crate::bisect::entries::{self, Entry};
+use crate::bisect::flow::{self, Outcome, Record, Role};
 use crate::bisect::stored;
+use crate::guest::options::BootOptions;
 use crate::kbuild::config;
 use crate::report::bisect::{self as report, Named, View};
-use setup::Setup;
 
 pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
     if let Some(JudgeCommand::Judge(j)) = &a.judge {
@@ -31,24 +32,10 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
     crate::cache::cap::configure()?;
     crate::exec::signals::install();
     let setup = Setup::of(&a.run)?;
-    let (entries, build, mut key) = match &a.tree {
+    let range = match &a.tree {
         Some(tree) => {
-            crate::kbuild::make::check_tools()?;
-            let base = config::Base::parse(&a.tree_config.config)?;
-            for i in &a.tree_config.config_items {
-                config::Item::parse(i)?;
-            }
             let (good, bad) = (a.good.as_deref(), a.bad.as_deref());
-            let e = entries::revisions(tree, good.unwrap_or(""), bad.unwrap_or(""))?;
-            let mut key = vec![format!("tree {:?}", base)];
-            key.extend(a.tree_config.config_items.iter().cloned());
-            key.extend(e.iter().map(|e| e.name.clone()));
-            let build = Build {
-                tree: tree.clone(),
-                config: a.tree_config.config.clone(),
-                items: a.tree_config.config_items.clone(),
-            };
-            (e, Some(build), key)
+            Range::of_tree(tree, good.unwrap_or(""), bad.unwrap_or(""), &a.tree_config)?
         }
         None => {
             let e = entries::kernels(&a.kernels, a.run.boot.modules.as_deref())?;
@@ -57,51 +44,135 @@ pub fn bisect(db: &Path, a: &BisectArgs) -> Result<()> {
                 .filter_map(|e| e.kernel.as_ref())
                 .map(|k| k.sha256.clone());
             let key = std::iter::once("kernels".to_string()).chain(shas).collect();
-            (e, None, key)
+            Range {
+                entries: e,
+                build: None,
+                key,
+            }
         }
     };
-    key.extend(setup.key.iter().cloned());
-    let key = stored::key(&key);
-    let named: Vec<Named> = entries
-        .iter()
-        .map(|e| Named {
-            name: e.name.clone(),
-            label: e.label.clone(),
-            subject: e.subject.clone(),
-        })
-        .collect();
-    let n = entries.len();
-    let quiet = super::output::quiet();
-    let mut said = |r: &Record| {
-        if !quiet {
-            eprint!("{}", progress_line(&named, r));
-        }
-    };
-    let done = setup.run(db, &key, entries, build, &a.run.boot, |bench, rule| {
-        flow::bisect(n, rule, bench, &mut said)
-    });
-    let (outcome, figure) = match done {
-        Ok(x) => x,
-        Err(Error::Interrupted) => {
-            eprintln!(
-                "vmscale: the rounds so far are stored as {key}/…; the same command \
-                 continues from them"
-            );
-            return Err(Error::Interrupted);
-        }
-        Err(e) => return Err(e),
-    };
-    let view = View {
-        key: &key,
-        tree: a.tree.is_some(),
-        figure: figure.as_deref(),
-        entries: &named,
-        outcome: &outcome,
-    };
+    let done = range.bisect(db, setup, &a.run.boot, None)?;
+    let view = done.view(a.tree.is_some());
     if a.json.json {
         super::print_json(&report::json(&view))
     } else {
         super::output::text(&report::text(&view))
+    }
+}
+
+/// What a bisection goes over: its entries, what builds a revision, and
+/// what of them makes two bisections the same.
+pub struct Range {
+    pub entries: Vec<Entry>,
+    build: Option<Build>,
+    key: Vec<String>,
+}
+
+/// A finished bisection: its key, entries and outcome, and the figure
+/// that decided.
+pub struct Bisected {
+    pub key: String,
+    pub named: Vec<Named>,
+    pub outcome: Outcome,
+    pub figure: Option<String>,
+}
+
+impl Bisected {
+    /// The report's view (`tree`: the entries are revisions).
+    pub fn view(&self, tree: bool) -> View<'_> {
+        View {
+            key: &self.key,
+            tree,
+            figure: self.figure.as_deref(),
+            entries: &self.named,
+            outcome: &self.outcome,
+        }
+    }
+}
+
+impl Range {
+    /// The revisions of `tree` from `good` to `bad`, built with `cfg`;
+    /// refused (bad input) before anything is built.
+    pub fn of_tree(tree: &Path, good: &str, bad: &str, cfg: &config::Options) -> Result<Range> {
+        crate::kbuild::make::check_tools()?;
+        let base = config::Base::parse(&cfg.config)?;
+        for i in &cfg.config_items {
+            config::Item::parse(i)?;
+        }
+        let entries = entries::revisions(tree, good, bad)?;
+        let mut key = vec![format!("tree {:?}", base)];
+        key.extend(cfg.config_items.iter().cloned());
+        key.extend(entries.iter().map(|e| e.name.clone()));
+        let build = Build {
+            tree: tree.to_path_buf(),
+            config: cfg.config.clone(),
+            items: cfg.config_items.clone(),
+        };
+        Ok(Range {
+            entries,
+            build: Some(build),
+            key,
+        })
+    }
+
+    /// Bisects the range with `setup`'s plan and `boot`'s guest and rule,
+    /// its progress on stderr. `ends`: the rounds of the first entry
+    /// against the last already measured by the same plan and rule (ln
+    /// last / first by round), taken as the ends' first rounds.
+    pub fn bisect(
+        self,
+        db: &Path,
+        setup: Setup,
+        boot: &BootOptions,
+        ends: Option<&[f64]>,
+    ) -> Result<Bisected> {
+        let Range {
+            entries,
+            build,
+            mut key,
+        } = self;
+        key.extend(setup.key.iter().cloned());
+        let key = stored::key(&key);
+        let named: Vec<Named> = entries
+            .iter()
+            .map(|e| Named {
+                name: e.name.clone(),
+                label: e.label.clone(),
+                subject: e.subject.clone(),
+            })
+            .collect();
+        let n = entries.len();
+        let quiet = super::output::quiet();
+        let mut said = |r: &Record| {
+            if !quiet {
+                eprint!("{}", progress_line(&named, r));
+            }
+        };
+        let ends_labels = (named[0].label.clone(), named[n - 1].label.clone());
+        let done = setup.run(db, &key, entries, build, boot, |bench, rule| {
+            if let Some(logs) = ends {
+                let (good, bad) = &ends_labels;
+                bench.stored.seed(Role::Ends, good, bad, logs);
+            }
+            flow::bisect(n, rule, bench, &mut said)
+        });
+        let (outcome, figure) = match done {
+            Ok(x) => x,
+            Err(Error::Interrupted) => {
+                eprintln!(
+                    "vmscale: the rounds so far are stored as {key}/…; the same command \
+                     continues from them"
+                );
+                return Err(Error::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Bisected {
+            key,
+            named,
+            outcome,
+            figure,
+        })
     }
 }
 

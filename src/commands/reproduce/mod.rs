@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::{Error, Result, output};
 
+mod bisect;
 mod run;
 use crate::cli::ReproduceArgs;
 use crate::reproduce::planner::{self, Asked, Here, Plan};

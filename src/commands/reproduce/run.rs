@@ -57,6 +57,7 @@ pub fn reproduce(
     if boot.figure.is_none() {
         boot.figure.clone_from(&headline_figure);
     }
+    let asked = super::bisect::ask(a, (base, head), &boot, &plan.command)?;
     let args = GuestArgs {
         kernels,
         tree: a.tree.clone(),
@@ -113,6 +114,15 @@ pub fn reproduce(
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
     let robot_ids = store_robot_side(&ran.landed.store, report, plan, here_base, [base, head])?;
+    if !a.json.json {
+        super::output::text(&text(report, &labels, &lines, judged.as_ref(), &figure))?;
+    }
+    let verdict = judged.map(|j| j.verdict);
+    let (found, failed) = match asked.map(|x| x.run(db, verdict, &ran.deciding.logs(1))) {
+        Some(Ok(f)) => (Some(f), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
     if a.json.json {
         super::super::print_json(&serde_json::json!({
             "figure": figure,
@@ -122,11 +132,16 @@ pub fn reproduce(
                 "robot": robot_ids,
                 "here": [here_base.meta.id, here_head.meta.id],
             },
+            "bisect": found.as_ref().map(super::bisect::json),
+            "boots_s": ran.boot_seconds,
         }))?;
-    } else {
-        super::output::text(&text(report, &labels, &lines, judged.as_ref(), &figure))?;
+    } else if let Some(f) = &found {
+        super::output::text(&super::bisect::text(f))?;
     }
-    match judged.map(|j| j.verdict) {
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match verdict {
         Some(v) if v.exit_code() != 0 => Err(Error::Exit(v.exit_code(), v.as_str().into())),
         Some(_) => Ok(()),
         None => Err(Error::Exit(

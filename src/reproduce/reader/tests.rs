@@ -4,6 +4,8 @@ use crate::reproduce::report::{Delta, Kind, Source};
 const VMS: &str = include_str!("../../../tests/fixtures/reproduce/vms-anon-w-seq.txt");
 const WIS_QUOTED: &str = include_str!("../../../tests/fixtures/reproduce/wis-thread-quoted.txt");
 const WIS_PROCESS: &str = include_str!("../../../tests/fixtures/reproduce/wis-process.txt");
+const PFT: &str = include_str!("../../../tests/fixtures/reproduce/pft.txt");
+const PFT_QP: &[u8] = include_bytes!("../../../tests/fixtures/reproduce/pft-qp.eml");
 const JOB: &str = include_str!("../../../tests/fixtures/reproduce/will-it-scale.job.yaml");
 
 fn row<'a>(t: &'a Test, name: &str) -> &'a Row {
@@ -260,4 +262,20 @@ fn the_first_report_of_an_mbox_is_read() {
          From someone@example.com Tue Nov  3 11:00:00 2026\nSubject: Re: it\n\nThanks.\n"
     );
     assert_eq!(read(&mbox).unwrap().tests, read(WIS_PROCESS).unwrap().tests);
+}
+
+#[test]
+fn a_quoted_printable_mail_reads_as_the_text_it_encodes() {
+    // The fixture is pft.txt encoded (soft breaks inside the headline, a
+    // commit's subject and a row's name; `=3D`, `=C2=B1`) under headers.
+    let raw = String::from_utf8_lossy(PFT_QP);
+    assert!(raw.contains("=C2=B1") && raw.contains("per_c=\n"), "{raw}");
+    let qp = read_bytes(PFT_QP).unwrap();
+    assert_eq!(qp, read(PFT).unwrap());
+    let row = row(&qp.tests[0], "pft.faults_per_sec_per_cpu");
+    assert_eq!((row.base, row.base_stddev), (512034.0, Some(2.0)));
+    assert_eq!(
+        qp.head.unwrap().subject.as_deref(),
+        Some("mm: zero the folio before charging it")
+    );
 }
