@@ -6,11 +6,11 @@
 //! changed), booted under QEMU and compared; the same command again
 //! builds nothing; the broken commit exits 1 with make's error lines and
 //! stores nothing. The builds take minutes, so that test is `#[ignore]`d
-//! and .ci/run runs it after `cargo test` (`cargo test --test kbuild --
-//! --ignored`); under CI=true a missing component fails it. Bad input is
-//! refused before anything is built, in the ordinary run.
+//! and .ci/run runs it after `cargo test` (`cargo test --test all --
+//! --ignored kbuild::`); under CI=true a missing component fails it. Bad
+//! input is refused before anything is built, in the ordinary run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,8 +1,8 @@
 //! End-to-end tests of the micro-benchmarks: invariants, not timings.
 
-mod common;
+use crate::common;
 
-use common::{Scratch, fig, json, ok};
+use crate::common::{Scratch, fig, json, ok};
 use serde_json::Value;
 
 fn online_cpus() -> usize {

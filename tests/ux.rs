@@ -2,9 +2,7 @@
 //! within 100, warnings on stderr, suite labels and ambiguous names,
 //! `-o`/`-q`, housekeeping commands, completions and the man page.
 
-mod common;
-
-use common::{Scratch, json, ok, stderr, stdout};
+use crate::common::{Scratch, json, ok, stderr, stdout};
 
 /// Runs one workload at a small size, quietly, into the scratch store.
 fn small_run(s: &Scratch, args: &[&str]) {
