@@ -166,7 +166,7 @@ fn the_same_kernel_twice_pools_two_rounds_paired_and_tagged() {
 /// A kernel with a PVH entry is entered there: QEMU loads its ELF image
 /// (unpacked once into vmscale's cache), so inside the boot parameters
 /// are the PVH entry's own (boot protocol 2.12), not those the loader
-/// copied from the bzImage (2.15 for 6.1); `--bzimage` boots the
+/// copied from the bzImage (2.15 for 6.1); `--entry bzimage` boots the
 /// decompressor. Each run says how its kernel was booted. The crypto
 /// self-tests are off (`cryptomgr.notests`) unless `--append` turns them
 /// back on.
@@ -194,7 +194,9 @@ fn a_kernel_with_a_pvh_entry_is_entered_there_and_bzimage_boots_the_decompressor
                 "run", "pft", "--tasks", "1", "--size", "8M", "--reps", "1", "--warmup", "0",
             ]);
         if bzimage {
-            g = g.flag("--bzimage").opt("--append", "cryptomgr.notests=0");
+            g = g
+                .opt("--entry", "bzimage")
+                .opt("--append", "cryptomgr.notests=0");
         }
         common::ok(&g.run(&scratch.db()));
         let protocol = read(&results(&out, 1, 1).join("protocol"));

@@ -2,8 +2,9 @@
 //! whose emulated CPU (`-cpu max`) has AMD's svm and npt, so its own
 //! kernel's ordinary kvm_amd (loaded at init) gives it a real /dev/kvm.
 //! The inner `vmscale guest --accel kvm` probes KVM, preallocates and
-//! checks the inner guest's memory, pins its vCPUs over QMP, runs pft,
-//! and its runs come back through both levels into the host store.
+//! checks the inner guest's memory, pins its vCPUs over QMP, enters the
+//! kernel at its PVH entry, runs pft, and its runs come back through both
+//! levels into the host store.
 //! Under CI=true a missing QEMU or kernel fails.
 
 use crate::common;
@@ -55,6 +56,10 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
             "2",
             "--mem",
             "512M",
+            // The PVH entry under KVM (the probe boot is the bzImage's):
+            // the outer root must carry QEMU's pvh.bin for it.
+            "--entry",
+            "pvh",
             // Deep enough that a QMP socket beside the boot's files would
             // pass the 108 bytes a unix socket's path may have.
             "--out",
@@ -100,8 +105,9 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
     // Two vCPUs pinned, one to each of the outer guest's CPUs.
     assert_eq!(g["pinned"], serde_json::json!([0, 1]), "{g}");
     assert_eq!(g["topology"]["mem_mib"], 512, "{g}");
-    // A KVM guest boots the bzImage (the PVH entry is for emulated ones).
-    assert!(g.get("pvh").is_none(), "{g}");
+    // Entered at its PVH entry as asked (by default a KVM guest boots
+    // the bzImage).
+    assert_eq!(g["pvh"], true, "{g}");
     // The inner guest's host is the outer guest: its kernel, not ours.
     let outer_release = read(&results.join("release")).trim().to_string();
     assert_eq!(g["host_kernel"], outer_release.as_str(), "{g}");

@@ -43,8 +43,8 @@ pub struct Guests<'a> {
     pub setup: Vec<String>,
     pub topology: Topology,
     pub cpu: Option<String>,
-    /// Boot the bzImages (`--bzimage`).
-    pub bzimage: bool,
+    /// Where each kernel is entered (`--entry`).
+    pub entry: crate::guest::options::Entry,
     pub append: String,
     pub timeout: Option<Duration>,
     pub max_rounds: usize,
@@ -85,7 +85,7 @@ impl<'a> Guests<'a> {
             setup,
             topology,
             cpu: None,
-            bzimage: false,
+            entry: crate::guest::options::Entry::Auto,
             append: String::new(),
             timeout: None,
             max_rounds: 30,
@@ -152,7 +152,11 @@ impl<'a> Guests<'a> {
                 &self.user,
                 &dir,
             )?;
-            if !self.bzimage && self.choice.as_ref().is_some_and(|c| c.accel.emulated()) {
+            if self
+                .choice
+                .as_ref()
+                .is_some_and(|c| self.entry.pvh(c.accel))
+            {
                 crate::guest::boot::enter_at_pvh(&mut p)?;
             }
             self.prepared[i] = p.into_iter().next();

@@ -159,7 +159,7 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
         Path::new("/dev/kvm"),
         || accel::probe_boot(&prepared[0].kernel.image, &user, work.path()),
     )?;
-    if !a.boot.bzimage && choice.accel.emulated() {
+    if a.boot.entry.pvh(choice.accel) {
         crate::guest::boot::enter_at_pvh(&mut prepared)?;
     }
 

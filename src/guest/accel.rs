@@ -111,6 +111,7 @@ pub fn probe(
             log: &work.join("probe.console"),
             stop_at: Some(Marker::ProbeOk),
             on_marker: &mut ignore,
+            on_hang: &mut || {},
         },
         || Ok(()),
     )?;

@@ -86,9 +86,7 @@ pub fn prepare(
 }
 
 /// Gives each prepared kernel its ELF image for QEMU to enter at its PVH
-/// entry, where it has one; for emulated guests only (under KVM the
-/// decompressor runs at the CPU's speed, and the PVH entry hung in early
-/// boot under the nested KVM this is tested with, tests/nested_kvm.rs).
+/// entry, where it has one (`--entry`: by default for emulated guests).
 pub fn enter_at_pvh(prepared: &mut [Prepared]) -> Result<()> {
     for p in prepared {
         p.pvh = super::pvh::image(&p.kernel.image, &p.kernel.sha256)?
@@ -181,6 +179,11 @@ pub fn boot(
             // one by one under emulation, is not waited for.
             stop_at: Some(Marker::Written),
             on_marker,
+            on_hang: &mut || {
+                if kvm {
+                    keep_registers(&qmp, &dir.join(files::QEMU_REGISTERS));
+                }
+            },
         },
         || {
             if kvm {
@@ -205,6 +208,15 @@ pub fn boot(
         results: results?,
         dir: dir.to_path_buf(),
     })
+}
+
+/// Writes a hung KVM guest's registers beside its console log; what
+/// cannot be asked is written there instead (the failure still stands).
+fn keep_registers(qmp: &Path, to: &Path) {
+    let text = qemu::registers(qmp).unwrap_or_else(|e| format!("not read: {e}\n"));
+    if let Err(e) = std::fs::write(to, text) {
+        eprintln!("vmscale guest: cannot write {}: {e}", to.display());
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,10 @@ pub struct Watch<'a> {
     /// Stop the guest when this marker comes.
     pub stop_at: Option<Marker>,
     pub on_marker: &'a mut dyn FnMut(&Marker),
+    /// Called while QEMU still runs, before a guest that hung (no init by
+    /// its bound, wedged, or still running at the bound) is stopped: what
+    /// only a live QEMU can tell (its vCPUs' registers) is kept then.
+    pub on_hang: &'a mut dyn FnMut(),
 }
 
 const PANIC: &str = "Kernel panic - not syncing";
@@ -218,6 +222,9 @@ pub fn supervise(
             };
         }
     };
+    if matches!(end, End::TimedOut(_) | End::NoInit(_) | End::Wedged(_)) && exited.is_none() {
+        (watch.on_hang)();
+    }
     drop(group);
     let _ = child.wait();
     let _ = reader.join();
@@ -264,6 +271,7 @@ mod tests {
                 log: &tmp.path().join("console.log"),
                 stop_at,
                 on_marker: &mut on,
+                on_hang: &mut || {},
             },
             || Ok(()),
         )

@@ -38,6 +38,9 @@ pub const CONSOLE_LOG: &str = "console.log";
 pub const QEMU_STDERR: &str = "qemu.stderr";
 /// QEMU's log of an emulated CPU's resets (`-d cpu_reset`).
 pub const QEMU_LOG: &str = "qemu.log";
+/// Every vCPU's registers at the moment a hung KVM guest was stopped
+/// (`info registers -a` over QMP).
+pub const QEMU_REGISTERS: &str = "qemu.registers";
 /// The results disk while the guest runs.
 pub const RESULTS_DISK: &str = "results.img";
 /// The directory the results disk is unpacked into.

@@ -17,8 +17,17 @@ use super::transport::Bus;
 use crate::error::{Error, Result};
 
 /// The firmware QEMU loads for a q35 machine booted with `-kernel` and
-/// no default devices (found with strace on QEMU 7.2).
-const FIRMWARE: &[&str] = &["bios-256k.bin", "kvmvapic.bin", "linuxboot_dma.bin"];
+/// no default devices (found with strace on QEMU 7.2): linuxboot_dma.bin
+/// enters a bzImage, pvh.bin an ELF image at its PVH entry. Without
+/// pvh.bin QEMU starts anyway and SeaBIOS, finding nothing to boot, halts
+/// in real mode with the console silent (seen: `info registers` at
+/// f000:b7b9, CR0=0x10).
+const FIRMWARE: &[&str] = &[
+    "bios-256k.bin",
+    "kvmvapic.bin",
+    "linuxboot_dma.bin",
+    "pvh.bin",
+];
 
 /// Where the inner kernels' images go in the outer guest's root.
 const KERNELS: &str = "/kernels";

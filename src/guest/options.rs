@@ -34,11 +34,9 @@ pub struct BootOptions {
     /// QEMU's -cpu model [default: host under KVM; max under TCG, Skylake-Server with SMT or dies]
     #[arg(long, value_name = "MODEL")]
     pub cpu: Option<String>,
-    /// Boot each kernel's bzImage through its decompressor (KASLR on) [default, with
-    /// TCG: QEMU enters the kernel's ELF image, unpacked once into the cache, at its
-    /// PVH entry where it has one, some 0.15 s less a boot; with KVM the bzImage]
-    #[arg(long)]
-    pub bzimage: bool,
+    /// Where QEMU enters each kernel
+    #[arg(long, value_enum, default_value = "auto")]
+    pub entry: Entry,
     /// Modules of a bzImage kernel (a lib/modules/RELEASE directory) [default:
     /// /lib/modules/RELEASE where it exists; a .deb brings its own]
     #[arg(long, value_name = "DIR")]
@@ -75,6 +73,32 @@ impl BootOptions {
     /// `--append` as one command line.
     pub fn appended(&self) -> String {
         self.append.join(" ")
+    }
+}
+
+/// `--entry`: the kernel's ELF image entered at its PVH entry (unpacked
+/// once into the cache; the decompressor and its KASLR do not run), or
+/// the bzImage through its decompressor (KASLR on).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// The PVH entry where the kernel has one under TCG (some 0.15 s less
+    /// an emulated boot); the bzImage under KVM, whose decompressor runs at
+    /// the CPU's speed and whose kernel is then placed as on hardware
+    Auto,
+    /// The PVH entry where the kernel has one, under KVM too
+    Pvh,
+    /// The bzImage through its decompressor, under TCG too
+    Bzimage,
+}
+
+impl Entry {
+    /// Whether kernels are entered at their PVH entry under `accel`.
+    pub fn pvh(self, accel: super::qemu::Accel) -> bool {
+        match self {
+            Entry::Auto => accel.emulated(),
+            Entry::Pvh => true,
+            Entry::Bzimage => false,
+        }
     }
 }
 

@@ -322,7 +322,19 @@ impl Qmp {
     }
 
     fn execute(&mut self, path: &Path, cmd: &str) -> Result<serde_json::Value> {
-        let msg = format!("{}\n", serde_json::json!({ "execute": cmd }));
+        self.execute_with(path, cmd, serde_json::json!({}))
+    }
+
+    fn execute_with(
+        &mut self,
+        path: &Path,
+        cmd: &str,
+        arguments: serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        let msg = format!(
+            "{}\n",
+            serde_json::json!({ "execute": cmd, "arguments": arguments })
+        );
         self.writer
             .write_all(msg.as_bytes())
             .map_err(|e| Error::io("cannot write QMP at", path, e))?;
@@ -332,6 +344,54 @@ impl Qmp {
         }
         Ok(v["return"].clone())
     }
+}
+
+/// Every vCPU's registers as QEMU's monitor prints them (`info
+/// registers -a`), asked of a running QEMU over its QMP socket.
+pub fn registers(qmp: &Path) -> Result<String> {
+    let mut q = Qmp::connect(qmp, Duration::from_secs(5) * kvm_pace())?;
+    let text = q.execute_with(
+        qmp,
+        "human-monitor-command",
+        serde_json::json!({ "command-line": "info registers -a" }),
+    )?;
+    Ok(text.as_str().unwrap_or_default().to_string())
+}
+
+/// One line a vCPU of `info registers -a`'s text: where it was (CS's
+/// selector and base, and RIP, or EIP before long mode), in which ring,
+/// whether halted, CR0 (its PE and PG bits: real mode, protected mode,
+/// paging) and CR3.
+pub fn registers_summary(text: &str) -> Vec<String> {
+    const WANTED: [&str; 6] = ["RIP", "EIP", "CPL", "HLT", "CR0", "CR3"];
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(cpu) = line.strip_prefix("CPU#") {
+            out.push(format!(
+                "vCPU {}",
+                cpu.split_whitespace().next().unwrap_or("?")
+            ));
+            continue;
+        }
+        let Some(last) = out.last_mut() else { continue };
+        // "CS =f000 000f0000 0000ffff 00009b00": selector, base, limit, flags.
+        if let Some(cs) = line.strip_prefix("CS =") {
+            let mut f = cs.split_whitespace();
+            if let (Some(sel), Some(base)) = (f.next(), f.next()) {
+                last.push_str(&format!(" CS={sel}@{base}"));
+            }
+            continue;
+        }
+        for field in line.split_whitespace() {
+            if let Some((k, v)) = field.split_once('=')
+                && WANTED.contains(&k)
+            {
+                last.push_str(&format!(" {k}={v}"));
+            }
+        }
+    }
+    out
 }
 
 /// How many times longer than on hardware the KVM path's bounds are here:
@@ -415,6 +475,36 @@ mod tests {
         }
         .check()
         .unwrap()
+    }
+
+    #[test]
+    fn a_hung_guests_registers_are_summed_up_a_line_a_vcpu() {
+        // As `info registers -a` prints them (QEMU 7.2, x86_64), trimmed.
+        let text = "CPU#0\r\nRAX=0000000000000000 RBX=0000000000000000\r\n\
+                    RIP=0000000001000000 RFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n\
+                    ES =0018 00000000 ffffffff 00c09300 DPL=0 DS   [-WA]\r\n\
+                    CR0=00000011 CR2=0000000000000000 CR3=0000000000000000 CR4=00000000\r\n\
+                    CPU#1\r\nRIP=000000000000fff0 RFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\n\
+                    CR0=60000010 CR2=0000000000000000 CR3=0000000000000000 CR4=00000000\r\n";
+        assert_eq!(
+            registers_summary(text),
+            [
+                "vCPU 0 RIP=0000000001000000 CPL=0 HLT=0 CR0=00000011 \
+                 CR3=0000000000000000",
+                "vCPU 1 RIP=000000000000fff0 CPL=0 HLT=1 CR0=60000010 \
+                 CR3=0000000000000000",
+            ]
+        );
+        assert!(registers_summary("no vCPU here\nRIP=1").is_empty());
+        // Before long mode QEMU prints EIP and 32-bit control registers.
+        let text = "CPU#0\nEAX=00000000 EBX=00000000\n\
+                    EIP=0000fd1e EFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=1\n\
+                    CS =f000 000f0000 0000ffff 00009b00\n\
+                    CR0=00000010 CR2=00000000 CR3=00000000 CR4=00000000\n";
+        assert_eq!(
+            registers_summary(text),
+            ["vCPU 0 EIP=0000fd1e CPL=0 HLT=1 CS=f000@000f0000 CR0=00000010 CR3=00000000"]
+        );
     }
 
     #[test]

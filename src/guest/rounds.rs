@@ -284,6 +284,23 @@ fn boot_again_if_stalled(
     boot::boot(session, p, (round, Some(cause)), dir, on_marker)
 }
 
+/// The hung guest's vCPUs where QEMU could be asked (KVM), a line each,
+/// and the file with all their registers; empty otherwise.
+fn hang_registers(dir: &Path) -> String {
+    let path = dir.join(files::QEMU_REGISTERS);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return String::new();
+    };
+    let mut s = String::from("\nwhere its vCPUs were when stopped:\n");
+    for l in qemu::registers_summary(&text) {
+        s.push_str("  ");
+        s.push_str(&l);
+        s.push('\n');
+    }
+    s.push_str(&format!("  (all registers: {})", path.display()));
+    s
+}
+
 fn tail_text(lines: &[String]) -> String {
     let mut s = format!("last {} console lines:\n", lines.len().min(TAIL));
     for l in lines {
@@ -306,9 +323,10 @@ fn judge(
     let who = format!("kernel {} ({}), round {round}", p.kernel.release, p.label);
     let fail = |why: String| {
         Err(Error::Failed(format!(
-            "{who}: {why}\n{}  (console log: {})",
+            "{who}: {why}\n{}  (console log: {}){}",
             tail_text(&b.outcome.tail),
-            b.dir.join(files::CONSOLE_LOG).display()
+            b.dir.join(files::CONSOLE_LOG).display(),
+            hang_registers(&b.dir)
         )))
     };
     match &b.outcome.end {

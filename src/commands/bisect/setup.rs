@@ -154,7 +154,7 @@ impl Setup {
         bench.choice = Some(choice);
         bench.suites = suites;
         bench.cpu = b.cpu.clone();
-        bench.bzimage = b.bzimage;
+        bench.entry = b.entry;
         bench.append = b.appended();
         bench.timeout = b.timeout;
         bench.max_rounds = b.max_rounds() as usize;
