@@ -8,6 +8,10 @@
 #
 # usage: bench/guest-kernels.sh [META_PACKAGE...]   (default: linux-image-amd64)
 #
+# The tests use linux-image-amd64 and linux-image-cloud-amd64 (Debian 12:
+# 6.1) and linux-image-6.12-cloud-amd64 (bookworm-backports: 6.12, with
+# per-size THP and its stats/ counters; tests/mthp.rs).
+#
 # Needs apt-get (Debian or a derivative); root is not needed to download.
 set -euo pipefail
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::deferred::Deferred;
 use crate::guest::options::BootOptions;
 use crate::history::select::By;
+use crate::machine::cpulist::CpuList;
 use crate::model::Better;
 use crate::report::export::Format;
 use crate::stats::comparison::RatioOf;
@@ -575,7 +576,8 @@ pub struct Harness {
     /// thp_shmem, khugepaged_defrag, numa_balancing, pcp_high_fraction, zone_reclaim,
     /// overcommit, swappiness, stat_interval, compaction_proactiveness,
     /// watermark_scale_factor, nr_hugepages, page_reporting_order, randomize_va_space,
-    /// no_turbo, cpu_boost, ksm_run (see docs/knobs.md)
+    /// no_turbo, cpu_boost, ksm_run, zswap, zswap_compressor, zswap_max_pool_percent,
+    /// thp_<size> (16K..2M, Linux 6.8+), thp_shmem_<size> (8K..2M, 6.11+) (see docs/knobs.md)
     #[arg(long = "knob", value_name = "NAME=V1,V2")]
     pub knob: Vec<String>,
     /// Sample the workers' kernel and user stacks at HZ per second (499
@@ -779,10 +781,10 @@ pub struct DoctorArgs {
     pub json: Json,
     /// The CPUs the measurement will use (a list like 0-3,8) [default: all online]
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
     /// How long to watch CPU activity and interrupts (0s: one reading)
-    #[arg(long, default_value = "1s", value_name = "TIME")]
-    pub window: String,
+    #[arg(long, default_value = "1s", value_name = "TIME", value_parser = crate::doctor::window)]
+    pub window: std::time::Duration,
     #[command(flatten)]
     pub machine: MachineRoot,
 }

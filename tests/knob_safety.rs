@@ -51,12 +51,7 @@ fn read_knob(path: &str) -> String {
 
 /// vmscale with its own store and state directory.
 fn vmscale(db: &Path, state: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vmscale"));
-    c.args(args)
-        .env("VMSCALE_DB", db)
-        .env("VMSCALE_STATE_DIR", state)
-        .env_remove("XDG_DATA_HOME");
-    c
+    vmscale_state(db, state, args)
 }
 
 /// A private state directory, as vmscale would create it.

@@ -93,10 +93,14 @@ fn globs_pick_families_and_the_plan_shows_sizes() {
         [
             "anon-w-rand/1",
             "anon-w-rand/2",
+            "anon-w-rand-hugetlb/1",
+            "anon-w-rand-hugetlb/2",
             "anon-w-rand-mt/1",
             "anon-w-rand-mt/2",
             "anon-w-seq/1",
             "anon-w-seq/2",
+            "anon-w-seq-hugetlb/1",
+            "anon-w-seq-hugetlb/2",
             "anon-w-seq-mt/1",
             "anon-w-seq-mt/2",
             "lru-shm/1",
@@ -237,6 +241,11 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "msync",
         "truncate",
         "mmap-xread-seq-mt",
+        "anon-cow-seq-hugetlb",
+        "truncate-seq",
+        "posix-fadvise",
+        "hugetlb",
+        "direct-write",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -280,7 +289,8 @@ fn impossible_sizes_exit_2_with_the_reason_and_store_nothing() {
         // The whole machine: a tmpfs image or swap of MemTotal is more than
         // half of MemAvailable.
         let state = common::room::private_state(&s.dir);
-        for case in ["lru-file-readonce", "swap-w-seq"] {
+        // anon-w-seq-hugetlb: a pool of mem/2 in huge pages.
+        for case in ["lru-file-readonce", "swap-w-seq", "anon-w-seq-hugetlb"] {
             let o = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
                 .args(["run", "vms", "--case", case, "--size", "1"])
                 .env("VMSCALE_DB", s.db())
@@ -401,6 +411,156 @@ fn swapin_pages_its_memory_out_and_reads_it_back_in() {
     assert!(vmstat(v, 0, "pswpin") > 0, "{}", sample(v, 0));
     assert!(fig(v, 0, "memcg.pgmajfault") > 0.0, "{}", sample(v, 0));
     assert!(fig(v, 0, "throughput") > 0.0, "{}", sample(v, 0));
+}
+
+fn meminfo(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// `run_in_room`, and the hugetlb pool after it as it was before.
+fn run_giving_the_pool_back(cases: &str, needs: &str) -> Option<RoomRun> {
+    let pool = meminfo("HugePages_Total");
+    let run = run_in_room(cases, needs)?;
+    assert_eq!(meminfo("HugePages_Total"), pool, "the pool is as it was");
+    Some(run)
+}
+
+/// The -hugetlb cases write hugetlb pages from a pool the run adds to
+/// nr_hugepages and gives back: a fault a huge page, not a base page,
+/// and the pool as it was after the run. shm-lock-unlock's segment is
+/// faulted before its tasks and credited as usemem credits it, as is
+/// mremap-xread-rand-mt's grown mapping.
+#[test]
+fn hugetlb_shm_lock_and_mremap_cases() {
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
+        "anon-w-seq-hugetlb,anon-cow-rand-hugetlb,shm-lock-unlock,mremap-xread-rand-mt",
+        "a hugetlb pool, a page-cache file system",
+    ) else {
+        return;
+    };
+    let huge = meminfo("Hugepagesize") * 1024;
+    for c in 0..2 {
+        let bytes: f64 = sample(&v, c)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+        let written = bytes - per_task(&v, c) / 8.0;
+        assert!(written > 0.0, "{}", sample(&v, c));
+        // One fault a huge page written (and a few of the task's own);
+        // base pages would take written / 4096.
+        let faults = fig(&v, c, "minflt");
+        let huge_pages = (written / huge as f64).ceil() + (per_task(&v, c) / huge as f64);
+        assert!(
+            faults <= huge_pages * 2.0 + 64.0,
+            "{faults}: {}",
+            sample(&v, c)
+        );
+    }
+    // The pool was raised inside the run: huge pages taken from the buddy
+    // allocator.
+    assert!(
+        vmstat(&v, 0, "htlb_buddy_alloc_success") > 0,
+        "{}",
+        sample(&v, 0)
+    );
+    // shm-lock-unlock: the segment (per_task) touched a page at a time
+    // before the tasks, so more faults than the task's own writes.
+    let seg_pages = per_task(&v, 2) / page();
+    let task_bytes = sample(&v, 2)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(task_bytes >= per_task(&v, 2) / 4.0, "{}", sample(&v, 2));
+    assert!(
+        vmstat(&v, 2, "pgfault") as f64 >= seg_pages,
+        "{}",
+        sample(&v, 2)
+    );
+    // mremap-xread-rand-mt: usemem credits the mapping and its growth.
+    let bytes = sample(&v, 3)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(bytes >= per_task(&v, 3) / 4.0, "{}", sample(&v, 3));
+    assert!(fig(&v, 3, "throughput") > 0.0);
+}
+
+/// fork and fork-sleep fork the script's 20000 children scaled by
+/// --size, all reaped; each child faults in what it writes of its copy.
+#[test]
+fn fork_cases_fork_the_scaled_count() {
+    let s = Scratch::new("vms-fork");
+    let v = run(&s, "fork,fork-sleep", &["--tasks", "1"]);
+    let scale = v["meta"]["config"]["sizes"]["scale"].as_f64().unwrap();
+    let want = (20000.0 * scale).round();
+    for c in 0..2 {
+        assert_eq!(fig(&v, c, "fork.children"), want, "{}", sample(&v, c));
+        assert!(fig(&v, c, "minflt") >= want, "{}", sample(&v, c));
+        assert!(fig(&v, c, "fork.per_s") > 0.0);
+    }
+}
+
+/// truncate-seq: one task truncates every file it read in; posix-fadvise:
+/// WILLNEED reads pages in (the cgroup charged), DONTNEED drops them.
+#[test]
+fn truncate_seq_and_posix_fadvise() {
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room(
+        "truncate-seq,posix-fadvise",
+        "a page-cache file system, a memory cgroup",
+    ) else {
+        return;
+    };
+    let tasks = sample(&v, 0)["data"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "one task truncates them all");
+    let file = v["meta"]["config"]["plans"][0]["amount"]["file"]
+        .as_f64()
+        .unwrap();
+    let files = v["meta"]["config"]["plans"][0]["tasks"].as_f64().unwrap();
+    assert_eq!(tasks[0]["bytes"].as_f64().unwrap(), file * files);
+    assert!(fig(&v, 0, "throughput") > 0.0);
+    let read = fig(&v, 1, "memcg.pgpgin");
+    assert!(read > 0.0, "{}", sample(&v, 1));
+    assert!(
+        fig(&v, 1, "memcg.pgpgout") >= read * 0.9,
+        "{}",
+        sample(&v, 1)
+    );
+}
+
+/// hugetlb grows the pool by mem/3 in huge pages and gives it back (the
+/// kernel's allocations counted, the pool as it was after); direct-write's
+/// O_DIRECT writes reach the block device (pgpgout, KiB) without dirtying
+/// the page cache a page each.
+#[test]
+fn hugetlb_pool_and_direct_write() {
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
+        "hugetlb,direct-write",
+        "the hugetlb pool, a page-cache file system",
+    ) else {
+        return;
+    };
+    let sizes = &v["meta"]["config"]["sizes"];
+    let (mem, huge) = (
+        sizes["mem"].as_f64().unwrap(),
+        sizes["huge_page"].as_f64().unwrap(),
+    );
+    assert_eq!(
+        fig(&v, 0, "hugetlb.asked"),
+        (mem / 3.0 / huge).floor().max(1.0)
+    );
+    let got = fig(&v, 0, "hugetlb.got");
+    assert!(got <= fig(&v, 0, "hugetlb.asked"), "{}", sample(&v, 0));
+    assert!(
+        vmstat(&v, 0, "htlb_buddy_alloc_success") as f64 >= got,
+        "{}",
+        sample(&v, 0)
+    );
+    let written = sample(&v, 1)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    assert!(written > 0.0, "{}", sample(&v, 1));
+    let out = vmstat(&v, 1, "pgpgout") as f64 * 1024.0;
+    assert!(
+        out >= written * 0.9,
+        "{out} of {written}: {}",
+        sample(&v, 1)
+    );
+    let dirtied = vmstat(&v, 1, "nr_dirtied") as f64;
+    assert!(dirtied < written / page() / 2.0, "{}", sample(&v, 1));
 }
 
 /// The journal of the one set-up a run in `state` made so far.

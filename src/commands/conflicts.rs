@@ -20,11 +20,10 @@ pub fn check(workload: &str, config: &serde_json::Value, knobs: &crate::knobs::P
     if config.get("thp").and_then(|t| t.as_str()) != Some("never") {
         return Ok(());
     }
-    let Some((knob, _)) = knobs
-        .knobs
-        .iter()
-        .find(|(k, _)| THP_KNOBS.contains(&k.name))
-    else {
+    let Some((knob, _)) = knobs.knobs.iter().find(|(k, _)| {
+        THP_KNOBS.contains(&k.name)
+            || (crate::knobs::registry::per_size_thp(k) && !k.name.starts_with("thp_shmem_"))
+    }) else {
         return Ok(());
     };
     Err(Error::Input(format!(
@@ -51,6 +50,7 @@ mod tests {
             "thp=never,always",
             "thp_defrag=madvise,never",
             "khugepaged_defrag=0,1",
+            "thp_64K=never,always",
         ] {
             let e = check("pft", &never, &plan(spec)).unwrap_err();
             assert!(
@@ -59,6 +59,7 @@ mod tests {
             );
         }
         assert!(check("pft", &never, &plan("swappiness=10,60")).is_ok());
+        assert!(check("pft", &never, &plan("thp_shmem_64K=never,always")).is_ok());
         assert!(check("pft", &json!({"thp": "always"}), &plan("thp=never,always")).is_ok());
         assert!(check("fork", &json!({}), &plan("thp=never,always")).is_ok());
     }

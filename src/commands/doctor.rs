@@ -8,21 +8,7 @@ use std::collections::BTreeMap;
 use crate::doctor::{self, Context};
 
 pub fn doctor(a: &DoctorArgs) -> Result<()> {
-    let window = if matches!(a.window.trim(), "0" | "0s") {
-        std::time::Duration::ZERO
-    } else {
-        crate::parse::duration(&a.window).map_err(|e| e.context("--window"))?
-    };
-    if window > std::time::Duration::from_secs(60) {
-        return Err(Error::Input(
-            "--window: at most 60s; a second or two sees the machine's activity".into(),
-        ));
-    }
-    let cpus = match &a.cpus {
-        Some(list) => crate::machine::cpulist::parse(list)
-            .map_err(|e| Error::Input(format!("--cpus '{list}': {e}; write e.g. 0-3,8")))?,
-        None => Vec::new(),
-    };
+    let cpus = a.cpus.clone().unwrap_or_default().0;
     let online = crate::machine::topology::online_cpus(&a.machine.root);
     if let Some(c) = cpus
         .iter()
@@ -35,7 +21,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
     }
     let ctx = Context {
         cpus,
-        window,
+        window: a.window,
         euid: crate::knobs::effective_uid(),
     };
     let report = doctor::examine(&a.machine.root, &ctx);

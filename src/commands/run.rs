@@ -40,16 +40,22 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
 }
 
 /// The choices of the option the workload lists, when its value is `list`
-/// (`--case list`), one a line.
+/// (`--case list`) or another listing word it takes, one a line.
 fn listing(args: &RunArgs) -> Option<String> {
     let l = crate::workload::find(&args.name)?.listing?;
     let mut given = args.matches.get_raw(l.option).into_iter().flatten();
-    given.any(|v| v == "list").then(|| {
-        (l.lines)()
+    let lines = given.find_map(|v| {
+        if v == "list" {
+            return Some(l.lines);
+        }
+        l.also.iter().find(|(word, _)| v == *word).map(|(_, f)| *f)
+    })?;
+    Some(
+        lines()
             .into_iter()
             .map(|line| format!("{line}\n"))
-            .collect()
-    })
+            .collect(),
+    )
 }
 
 /// `run ... --dry-run`: the plan and its estimate, nothing measured or

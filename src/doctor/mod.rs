@@ -72,6 +72,24 @@ pub struct Context {
     pub euid: Option<u32>,
 }
 
+/// The longest `--window`: a second or two sees the machine's activity.
+const MAX_WINDOW: Duration = Duration::from_secs(60);
+
+/// `doctor --window`: a duration up to [`MAX_WINDOW`], or 0 (0s) for one
+/// reading.
+pub fn window(text: &str) -> crate::error::Result<Duration> {
+    let window = match text.trim() {
+        "0" | "0s" => Duration::ZERO,
+        _ => crate::parse::duration(text)?,
+    };
+    if window > MAX_WINDOW {
+        return Err(crate::error::Error::Input(
+            "at most 60s; a second or two sees the machine's activity".into(),
+        ));
+    }
+    Ok(window)
+}
+
 /// The outcome of one check.
 pub(crate) enum Outcome {
     Found(Finding),
@@ -204,4 +222,20 @@ pub fn text(r: &Report) -> String {
 /// `s` folded to `width`, continuation lines indented by `indent` plus two.
 fn wrap(s: &str, indent: &str, width: usize) -> String {
     crate::text::fill(s, width, indent, &format!("{indent}  "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_is_zero_a_duration_or_refused_past_a_minute() {
+        assert_eq!(window("0").unwrap(), Duration::ZERO);
+        assert_eq!(window("0s").unwrap(), Duration::ZERO);
+        assert_eq!(window("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(window("60s").unwrap(), Duration::from_secs(60));
+        for bad in ["61s", "forever", "-1s"] {
+            crate::error::assert_input(window(bad));
+        }
+    }
 }

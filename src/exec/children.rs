@@ -35,6 +35,7 @@ impl Forked {
             let pid = unsafe { libc::fork() };
             if pid == 0 {
                 super::group::die_with_parent(parent);
+                super::held::close_in_child();
                 body(i);
                 // SAFETY: leave the child without running the parent's destructors.
                 unsafe { libc::_exit(0) };

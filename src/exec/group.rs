@@ -31,6 +31,21 @@ pub fn die_with_parent(parent: libc::pid_t) {
     }
 }
 
+/// Makes the command `c` spawns die with vmscale: [`die_with_parent`]
+/// in the child before it execs.
+pub fn dies_with_vmscale(c: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure makes only
+    // async-signal-safe system calls (prctl, getppid, _exit) and touches
+    // no memory of ours.
+    unsafe {
+        c.pre_exec(move || {
+            die_with_parent(parent);
+            Ok(())
+        });
+    }
+}
+
 /// A process group that is killed when this value is dropped, or by the
 /// guard process when vmscale dies first.
 pub struct Group {
@@ -123,6 +138,7 @@ fn start_guard(parent: libc::pid_t, read_end: OwnedFd) -> Option<libc::pid_t> {
     // is fine.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        super::held::close_in_child();
         // SAFETY: as above; the loop ends with _exit.
         unsafe { guard_loop(parent, fd) }
     }

@@ -8,12 +8,14 @@ pub mod children;
 pub mod clock;
 pub mod fault_counter;
 pub mod group;
+pub mod held;
 mod launch;
 pub mod pin;
 pub mod region;
 mod reports;
 pub mod shared;
 pub mod signals;
+pub mod sys;
 
 pub use launch::{Task, TaskOutcome, run_tasks};
 pub use reports::{first_error, first_error_as, first_start_ns, wall_ns};

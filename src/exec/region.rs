@@ -118,6 +118,29 @@ impl Region {
         })
     }
 
+    /// The mapping moved or grown to `len` bytes by mremap(2)
+    /// (MREMAP_MAYMOVE), as usemem's `-E` grows its mapping.
+    pub fn grow(mut self, len: usize) -> Result<Region> {
+        // SAFETY: our own mapping; on success the old range is gone and
+        // `self` must not unmap it, so it is emptied before it drops.
+        let moved = unsafe { libc::mremap(self.base.cast(), self.len, len, libc::MREMAP_MAYMOVE) };
+        if moved == libc::MAP_FAILED {
+            return Err(Error::Failed(format!(
+                "mremap of {} to {len} bytes failed: {}",
+                self.len,
+                super::errno_text()
+            )));
+        }
+        let start = self.start;
+        self.len = 0;
+        self.base = std::ptr::null_mut();
+        Ok(Region {
+            base: moved.cast(),
+            len,
+            start,
+        })
+    }
+
     /// Asks for base pages or THP over the whole usable region.
     pub fn advise_thp(&self, pages: Pages) -> Result<()> {
         self.advise_thp_range(self.len(), pages)
@@ -240,6 +263,9 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        if self.base.is_null() {
+            return;
+        }
         // SAFETY: unmapping our own mapping exactly once.
         unsafe { libc::munmap(self.base.cast(), self.len) };
     }

@@ -5,12 +5,13 @@
 //! killed, even one that kept its journal in another state directory.
 
 use serde::{Deserialize, Serialize};
-use std::fs::{File, TryLockError};
+use std::fs::TryLockError;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use super::state;
 use crate::error::{Error, Result};
+use crate::exec::held::Held;
 
 /// Where the lock lives: fixed, so every vmscale on the machine finds it.
 pub const LOCK_DIR: &str = "/run/vmscale";
@@ -26,7 +27,7 @@ pub struct Holder {
 
 /// The held lock; released when dropped (or when the process dies).
 pub struct KnobLock {
-    file: File,
+    file: Held,
     path: PathBuf,
 }
 
@@ -50,7 +51,7 @@ impl KnobLock {
     pub fn acquire_at(path: &Path, wait: Wait) -> Result<KnobLock> {
         let dir = path.parent().unwrap_or(Path::new("/"));
         state::ensure_dir(dir).map_err(|e| e.context("knob lock"))?;
-        let file = state::open_rw(path).map_err(|e| e.context("knob lock"))?;
+        let file = Held::new(state::open_rw(path).map_err(|e| e.context("knob lock"))?);
         let mut lock = KnobLock {
             file,
             path: path.to_path_buf(),

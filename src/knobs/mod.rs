@@ -133,12 +133,7 @@ impl Plan {
         for (k, _) in &self.knobs {
             let f = k.file(root);
             if !f.exists() {
-                return Err(Error::Refused(format!(
-                    "knob {}: {} does not exist on this kernel; drop --knob {}",
-                    k.name,
-                    f.display(),
-                    k.name
-                )));
+                return Err(missing(k, root));
             }
             k.read(root).map_err(Error::refusal)?;
             if let Some(link) = state::symlink_below(root, &f) {
@@ -175,6 +170,24 @@ impl Plan {
                 .collect::<BTreeMap<_, _>>(),
         })
     }
+}
+
+/// The refusal for a knob whose file this kernel lacks: the file, the
+/// kernel's release and, where the knob names it, the kernel it needs.
+fn missing(k: &Knob, root: &Path) -> Error {
+    let release = crate::machine::read_trimmed(root, "/proc/sys/kernel/osrelease")
+        .map_or_else(String::new, |r| format!(" (Linux {r})"));
+    let needs = if k.needs.is_empty() {
+        String::new()
+    } else {
+        format!("; it needs {}", k.needs)
+    };
+    Error::Refused(format!(
+        "knob {}: {} does not exist on this kernel{release}{needs}; drop --knob {}",
+        k.name,
+        k.file(root).display(),
+        k.name
+    ))
 }
 
 /// The effective uid, from /proc/self/status ("Uid: real effective saved fs").
@@ -215,6 +228,7 @@ mod tests {
             Error::Input(m) => m,
             other => panic!("not bad input: {other:?}"),
         };
+        assert!(e(&["thp_64K=inherit,sometimes"]).contains("always, inherit, madvise, never"));
         assert!(e(&["thp"]).contains("NAME=VALUE"));
         assert!(e(&["nosuch=1"]).contains("known knobs: thp"));
         assert!(e(&["thp=sometimes"]).contains("always, madvise, never"));
@@ -233,6 +247,33 @@ mod tests {
             ])
             .contains("combinations")
         );
+    }
+
+    /// A kernel before 6.8 (Debian 12's 6.1): THP without per-size
+    /// directories. The refusal names the kernel and the version needed.
+    #[test]
+    fn per_size_thp_on_a_kernel_without_it_is_refused_naming_the_version() {
+        let p = Plan::parse(&specs(&["thp_64K=never,always"])).unwrap();
+        let root = crate::scratch::at("linux-6.1");
+        std::fs::create_dir_all(root.join("sys/kernel/mm/transparent_hugepage")).unwrap();
+        std::fs::write(
+            root.join("sys/kernel/mm/transparent_hugepage/enabled"),
+            "always [madvise] never\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("proc/sys/kernel")).unwrap();
+        std::fs::write(root.join("proc/sys/kernel/osrelease"), "6.1.0-57-amd64\n").unwrap();
+        let j = root.join("state/j");
+        let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
+            panic!("a per-size knob on a kernel without it is not refused")
+        };
+        if effective_uid() == Some(0) {
+            assert!(e.contains("hugepages-64kB/enabled does not exist"), "{e}");
+            assert!(e.contains("Linux 6.1.0-57-amd64"), "{e}");
+            assert!(e.contains("needs Linux 6.8+"), "{e}");
+        } else {
+            assert!(e.contains("needs root"), "{e}");
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub enum Values {
     Range(i64, i64),
     /// 0, or an integer in this inclusive range (0 means "kernel default").
     ZeroOr(i64, i64),
+    /// A module's boolean parameter: Y or N (1, 0, y, n accepted), read
+    /// back as Y or N.
+    YesNo,
 }
 
 /// One settable knob.
@@ -29,6 +32,57 @@ pub struct Knob {
     pub path: &'static str,
     pub values: Values,
     pub about: &'static str,
+    /// What the kernel needs for the file to exist, for the knob list and
+    /// the refusal when it is missing ("" when any kernel has it).
+    pub needs: &'static str,
+}
+
+/// What per-size anonymous THP needs (hugepages-<N>kB/enabled).
+pub const MTHP_ANON_NEEDS: &str = "Linux 6.8+ (multi-size THP for anonymous memory)";
+/// What per-size shmem THP needs (hugepages-<N>kB/shmem_enabled).
+pub const MTHP_SHMEM_NEEDS: &str = "Linux 6.11+ (multi-size THP for shmem)";
+/// What the zswap knobs need.
+const ZSWAP_NEEDS: &str = "a kernel built with CONFIG_ZSWAP";
+
+/// One per-size THP knob: `thp_<size>` (anonymous) or `thp_shmem_<size>`
+/// at hugepages-<kb>kB/enabled or shmem_enabled.
+macro_rules! mthp {
+    (anon $size:literal $kb:literal) => {
+        Knob {
+            name: concat!("thp_", $size),
+            aliases: &[concat!(
+                "transparent_hugepage.hugepages-",
+                $kb,
+                "kB.enabled"
+            )],
+            path: concat!(
+                "sys/kernel/mm/transparent_hugepage/hugepages-",
+                $kb,
+                "kB/enabled"
+            ),
+            values: Values::Words(&["always", "inherit", "madvise", "never"]),
+            about: concat!("anonymous THP of size ", $size, " (inherit: as knob thp)"),
+            needs: MTHP_ANON_NEEDS,
+        }
+    };
+    (shmem $size:literal $kb:literal) => {
+        Knob {
+            name: concat!("thp_shmem_", $size),
+            aliases: &[concat!(
+                "transparent_hugepage.hugepages-",
+                $kb,
+                "kB.shmem_enabled"
+            )],
+            path: concat!(
+                "sys/kernel/mm/transparent_hugepage/hugepages-",
+                $kb,
+                "kB/shmem_enabled"
+            ),
+            values: Values::Words(&["always", "inherit", "within_size", "advise", "never"]),
+            about: concat!("shmem THP of size ", $size, " (inherit: as knob thp_shmem)"),
+            needs: MTHP_SHMEM_NEEDS,
+        }
+    };
 }
 
 /// Every knob vmscale knows, in the order `--knob` help lists them.
@@ -39,6 +93,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/enabled",
         values: Values::Words(&["always", "madvise", "never"]),
         about: "transparent huge pages for anonymous memory",
+        needs: "",
     },
     Knob {
         name: "thp_defrag",
@@ -46,6 +101,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/defrag",
         values: Values::Words(&["always", "defer", "defer+madvise", "madvise", "never"]),
         about: "direct compaction on THP faults",
+        needs: "",
     },
     Knob {
         name: "thp_shmem",
@@ -53,6 +109,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/shmem_enabled",
         values: Values::Words(&["always", "within_size", "advise", "never", "deny", "force"]),
         about: "transparent huge pages for shmem/tmpfs",
+        needs: "",
     },
     Knob {
         name: "khugepaged_defrag",
@@ -60,6 +117,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/khugepaged/defrag",
         values: Values::Range(0, 1),
         about: "khugepaged compacts to collapse huge pages",
+        needs: "",
     },
     Knob {
         name: "khugepaged_pages_to_scan",
@@ -67,6 +125,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/khugepaged/pages_to_scan",
         values: Values::Range(1, i32::MAX as i64),
         about: "pages khugepaged scans each time it wakes",
+        needs: "",
     },
     Knob {
         name: "khugepaged_scan_sleep",
@@ -74,6 +133,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
         values: Values::Range(0, i32::MAX as i64),
         about: "milliseconds khugepaged sleeps between scans",
+        needs: "",
     },
     Knob {
         name: "khugepaged_max_ptes_none",
@@ -81,6 +141,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none",
         values: Values::Range(0, 511),
         about: "empty pages khugepaged may fill to collapse a huge page",
+        needs: "",
     },
     Knob {
         name: "numa_balancing",
@@ -88,6 +149,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/kernel/numa_balancing",
         values: Values::Range(0, 3),
         about: "automatic NUMA balancing (1 normal, 2 memory tiering)",
+        needs: "",
     },
     Knob {
         name: "pcp_high_fraction",
@@ -95,6 +157,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/percpu_pagelist_high_fraction",
         values: Values::ZeroOr(8, i32::MAX as i64),
         about: "per-CPU page list high mark as a fraction of the zone",
+        needs: "",
     },
     Knob {
         name: "zone_reclaim",
@@ -102,6 +165,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/zone_reclaim_mode",
         values: Values::Range(0, 7),
         about: "reclaim on the local node before going off-node",
+        needs: "",
     },
     Knob {
         name: "overcommit",
@@ -109,6 +173,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/overcommit_memory",
         values: Values::Range(0, 2),
         about: "overcommit policy",
+        needs: "",
     },
     Knob {
         name: "swappiness",
@@ -116,6 +181,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/swappiness",
         values: Values::Range(0, 200),
         about: "reclaim preference for anonymous versus file pages",
+        needs: "",
     },
     Knob {
         name: "stat_interval",
@@ -123,6 +189,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/stat_interval",
         values: Values::Range(1, 3600),
         about: "seconds between per-CPU vm statistics folds",
+        needs: "",
     },
     Knob {
         name: "compaction_proactiveness",
@@ -130,6 +197,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/compaction_proactiveness",
         values: Values::Range(0, 100),
         about: "background compaction effort",
+        needs: "",
     },
     Knob {
         name: "extfrag_threshold",
@@ -137,6 +205,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/extfrag_threshold",
         values: Values::Range(0, 1000),
         about: "fragmentation index above which compaction is tried before reclaim",
+        needs: "",
     },
     Knob {
         name: "compact_unevictable",
@@ -144,6 +213,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/compact_unevictable_allowed",
         values: Values::Range(0, 1),
         about: "compaction may move mlocked pages",
+        needs: "",
     },
     Knob {
         name: "watermark_scale_factor",
@@ -151,6 +221,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/watermark_scale_factor",
         values: Values::Range(1, 3000),
         about: "kswapd watermark distance, in 1/10000 of memory",
+        needs: "",
     },
     Knob {
         name: "page_reporting_order",
@@ -158,6 +229,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/module/page_reporting/parameters/page_reporting_order",
         values: Values::Range(0, 10),
         about: "smallest free block (2^order pages) a guest reports to its host",
+        needs: "",
     },
     Knob {
         name: "randomize_va_space",
@@ -165,6 +237,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/kernel/randomize_va_space",
         values: Values::Range(0, 2),
         about: "address-space layout randomisation (0 off, 2 full)",
+        needs: "",
     },
     Knob {
         name: "no_turbo",
@@ -172,6 +245,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/devices/system/cpu/intel_pstate/no_turbo",
         values: Values::Range(0, 1),
         about: "intel_pstate: 1 keeps the CPUs out of turbo",
+        needs: "",
     },
     Knob {
         name: "cpu_boost",
@@ -179,6 +253,7 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/devices/system/cpu/cpufreq/boost",
         values: Values::Range(0, 1),
         about: "cpufreq frequency boost (0 off)",
+        needs: "",
     },
     Knob {
         name: "nr_hugepages",
@@ -186,6 +261,7 @@ pub const KNOBS: &[Knob] = &[
         path: "proc/sys/vm/nr_hugepages",
         values: Values::Range(0, 1 << 20),
         about: "hugetlb pages of the default size kept reserved",
+        needs: "",
     },
     Knob {
         name: "ksm_run",
@@ -193,7 +269,51 @@ pub const KNOBS: &[Knob] = &[
         path: "sys/kernel/mm/ksm/run",
         values: Values::Range(0, 1),
         about: "ksmd merging identical pages (1 runs it; vms' ksm case needs it)",
+        needs: "",
     },
+    Knob {
+        name: "zswap",
+        aliases: &["zswap.enabled"],
+        path: "sys/module/zswap/parameters/enabled",
+        values: Values::YesNo,
+        about: "compressed cache for swapped-out pages (Y on, N off)",
+        needs: ZSWAP_NEEDS,
+    },
+    Knob {
+        name: "zswap_compressor",
+        aliases: &["zswap.compressor"],
+        path: "sys/module/zswap/parameters/compressor",
+        values: Values::Words(&["lzo", "lzo-rle", "lz4", "lz4hc", "zstd", "deflate", "842"]),
+        about: "zswap's compression algorithm (the kernel must have it)",
+        needs: ZSWAP_NEEDS,
+    },
+    Knob {
+        name: "zswap_max_pool_percent",
+        aliases: &["zswap.max_pool_percent"],
+        path: "sys/module/zswap/parameters/max_pool_percent",
+        values: Values::Range(0, 100),
+        about: "most of memory zswap's pool may take, in percent",
+        needs: ZSWAP_NEEDS,
+    },
+    // Sizes of a kernel with 4 KiB pages: anonymous orders 2..9, shmem
+    // orders 1..9 (Documentation/admin-guide/mm/transhuge.rst).
+    mthp!(anon "16K" "16"),
+    mthp!(anon "32K" "32"),
+    mthp!(anon "64K" "64"),
+    mthp!(anon "128K" "128"),
+    mthp!(anon "256K" "256"),
+    mthp!(anon "512K" "512"),
+    mthp!(anon "1M" "1024"),
+    mthp!(anon "2M" "2048"),
+    mthp!(shmem "8K" "8"),
+    mthp!(shmem "16K" "16"),
+    mthp!(shmem "32K" "32"),
+    mthp!(shmem "64K" "64"),
+    mthp!(shmem "128K" "128"),
+    mthp!(shmem "256K" "256"),
+    mthp!(shmem "512K" "512"),
+    mthp!(shmem "1M" "1024"),
+    mthp!(shmem "2M" "2048"),
 ];
 
 /// Finds a knob by its short name or an alias.
@@ -203,9 +323,21 @@ pub fn find(name: &str) -> Option<&'static Knob> {
         .find(|k| k.name == name || k.aliases.contains(&name))
 }
 
-/// The list of names, for error messages.
+/// Whether a knob is one of the per-size THP knobs.
+pub fn per_size_thp(k: &Knob) -> bool {
+    k.path.contains("/hugepages-")
+}
+
+/// The list of names, for error messages; the per-size THP knobs as two
+/// patterns.
 pub fn names() -> String {
-    KNOBS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+    let mut n: Vec<&str> = KNOBS
+        .iter()
+        .filter(|k| !per_size_thp(k))
+        .map(|k| k.name)
+        .collect();
+    n.push("thp_<size> (16K..2M), thp_shmem_<size> (8K..2M)");
+    n.join(", ")
 }
 
 impl Knob {
@@ -219,6 +351,7 @@ impl Knob {
             Values::Words(w) => w.join(", "),
             Values::Range(a, b) => format!("an integer {a}..{b}"),
             Values::ZeroOr(a, b) => format!("0 or an integer {a}..{b}"),
+            Values::YesNo => "Y or N (1 or 0)".into(),
         }
     }
 
@@ -244,6 +377,11 @@ impl Knob {
             },
             Values::ZeroOr(a, b) => match v.parse::<i64>() {
                 Ok(n) if n == 0 || (a..=b).contains(&n) => Ok(n.to_string()),
+                _ => Err(bad()),
+            },
+            Values::YesNo => match v {
+                "Y" | "y" | "1" => Ok("Y".into()),
+                "N" | "n" | "0" => Ok("N".into()),
                 _ => Err(bad()),
             },
         }
@@ -350,6 +488,43 @@ mod tests {
         assert_eq!(pcp.validate("0").unwrap(), "0");
         assert_eq!(pcp.validate("08").unwrap(), "8");
         crate::error::assert_input(pcp.validate("4"));
+    }
+
+    #[test]
+    fn per_size_thp_and_zswap_knobs() {
+        let k = find("thp_64K").unwrap();
+        assert_eq!(
+            k.path,
+            "sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+        );
+        assert_eq!(k.validate("inherit").unwrap(), "inherit");
+        crate::error::assert_input(k.validate("within_size"));
+        assert_eq!(
+            find("transparent_hugepage.hugepages-2048kB.shmem_enabled")
+                .unwrap()
+                .name,
+            "thp_shmem_2M"
+        );
+        let shmem = find("thp_shmem_8K").unwrap();
+        assert_eq!(shmem.validate("within_size").unwrap(), "within_size");
+        assert!(shmem.needs.contains("6.11"));
+        assert!(find("thp_8K").is_none(), "no anonymous THP of order 1");
+        let z = find("zswap").unwrap();
+        assert_eq!(z.validate("1").unwrap(), "Y");
+        assert_eq!(z.validate("n").unwrap(), "N");
+        crate::error::assert_input(z.validate("yes"));
+        assert_eq!(
+            find("zswap.compressor").unwrap().validate("zstd").unwrap(),
+            "zstd"
+        );
+        crate::error::assert_input(find("zswap_max_pool_percent").unwrap().validate("101"));
+        // The list in messages names the sizes by pattern, not one by one.
+        let n = names();
+        assert!(
+            n.contains("thp_<size> (16K..2M)") && !n.contains("thp_64K"),
+            "{n}"
+        );
+        assert!(n.contains("zswap_compressor"), "{n}");
     }
 
     #[test]

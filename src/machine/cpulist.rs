@@ -49,6 +49,20 @@ pub fn parse(text: &str) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
+/// A CPU list given as an option (`--cpus 0-3,8`): parsed by [`parse`]
+/// once, where clap reads the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+impl std::str::FromStr for CpuList {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<CpuList> {
+        parse(text)
+            .map(CpuList)
+            .map_err(|e| Error::Input(format!("{e}; use a CPU list like 0-3,8")))
+    }
+}
+
 fn too_big(cpu: usize) -> Error {
     Error::Input(format!(
         "CPU {cpu} is beyond the largest CPU id vmscale takes ({MAX_CPU_ID})"
@@ -105,6 +119,16 @@ mod tests {
         assert!(e.contains("largest CPU id"), "{e}");
         crate::error::assert_input(parse("99999999999"));
         crate::error::assert_input(parse("100000-200000"));
+    }
+
+    #[test]
+    fn an_option_parses_as_the_list_or_names_the_syntax() {
+        let list: CpuList = "8,0-2".parse().unwrap();
+        assert_eq!(list, CpuList(vec![0, 1, 2, 8]));
+        let Err(Error::Input(e)) = "0-x".parse::<CpuList>() else {
+            panic!("a bad CPU list is not bad input")
+        };
+        assert!(e.contains("'0-x'") && e.contains("like 0-3,8"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,8 @@ use super::{read_num, read_trimmed, under};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const THP: &str = "/sys/kernel/mm/transparent_hugepage";
+/// Where the THP settings live, the per-size directories among them.
+pub const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 
 /// /proc/meminfo as name -> kB (empty if absent).
 pub fn read_meminfo(root: &Path) -> BTreeMap<String, u64> {
@@ -68,6 +69,47 @@ fn hugepage_dir_bytes(name: &str) -> Option<u64> {
         .ok()?;
     kib.checked_mul(1024)
 }
+
+/// The per-size THP directories' sizes ("64kB"), ascending: the N of
+/// each hugepages-<N>kB directory (Linux 6.8+; none before).
+pub fn thp_size_dirs(root: &Path) -> Vec<String> {
+    let mut kib: Vec<u64> = std::fs::read_dir(under(root, THP))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| hugepage_dir_bytes(e.file_name().to_str()?))
+                .map(|b| b / 1024)
+                .collect()
+        })
+        .unwrap_or_default();
+    kib.sort_unstable();
+    kib.into_iter().map(|k| format!("{k}kB")).collect()
+}
+
+/// The sizes ("64kB") whose hugepages-<N>kB/stats/ directory holds
+/// counters (Linux 6.10+), ascending.
+pub fn thp_stats_sizes(root: &Path) -> Vec<String> {
+    thp_size_dirs(root)
+        .into_iter()
+        .filter(|s| {
+            std::fs::read_dir(under(root, &format!("{THP}/hugepages-{s}/stats")))
+                .is_ok_and(|mut d| d.next().is_some())
+        })
+        .collect()
+}
+
+/// Whether zswap's debugfs counters can be read: `None` on a kernel
+/// without zswap, `Some(false)` where debugfs is not mounted.
+pub fn zswap_debugfs(root: &Path) -> Option<bool> {
+    if !under(root, "/sys/module/zswap/parameters").is_dir() {
+        return None;
+    }
+    Some(std::fs::read_dir(under(root, ZSWAP_DEBUGFS)).is_ok())
+}
+
+/// zswap's counters in debugfs.
+pub const ZSWAP_DEBUGFS: &str = "/sys/kernel/debug/zswap";
 
 /// The PMD-sized THP in bytes (hpage_pmd_size).
 pub fn thp_pmd_size(root: &Path) -> Option<u64> {

@@ -27,6 +27,14 @@ pub struct Snapshot {
     /// Selected THP modes ("always", "madvise", "never", ...).
     pub thp_enabled: Option<String>,
     pub thp_defrag: Option<String>,
+    /// Sizes ("64kB") with per-size THP counters (hugepages-<N>kB/stats/,
+    /// Linux 6.10+); empty on a kernel without them.
+    #[serde(default)]
+    pub thp_stats_sizes: Vec<String>,
+    /// zswap's debugfs counters readable: `None` without zswap,
+    /// `Some(false)` where debugfs is not mounted.
+    #[serde(default)]
+    pub zswap_debugfs: Option<bool>,
     pub kernel_release: Option<String>,
     pub kernel_cmdline: Option<String>,
     /// The VM sysctls that change results, by dotted name; `None` = unknown.
@@ -107,6 +115,8 @@ impl Snapshot {
             thp_pmd_size: memory::thp_pmd_size(root),
             thp_enabled: memory::thp_setting(root, "enabled"),
             thp_defrag: memory::thp_setting(root, "defrag"),
+            thp_stats_sizes: memory::thp_stats_sizes(root),
+            zswap_debugfs: memory::zswap_debugfs(root),
             kernel_release: kernel::release(root),
             kernel_cmdline,
             sysctls: kernel::sysctls(root),

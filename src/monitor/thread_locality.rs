@@ -18,6 +18,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::exec::sys::page_nodes;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -48,20 +49,17 @@ impl TidTable {
     /// Called by worker thread `g` itself.
     pub fn publish(&self, g: usize) {
         if g < self.n {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::gettid() };
+            let tid = crate::exec::sys::gettid();
             self.mem.u32_at(g * 8).store(tid as u32, Ordering::Release);
         }
     }
 
     /// Called by worker thread `g` itself at the end of its last pass.
     pub fn finish(&self, g: usize) {
-        // SAFETY: sched_getcpu has no preconditions (-1 on failure).
-        let cpu = unsafe { libc::sched_getcpu() };
-        if g < self.n && cpu >= 0 {
-            self.mem
-                .u32_at(g * 8 + 4)
-                .store(cpu as u32 + 1, Ordering::Release);
+        if let Some(cpu) = crate::exec::sys::current_cpu()
+            && g < self.n
+        {
+            self.mem.u32_at(g * 8 + 4).store(cpu + 1, Ordering::Release);
         }
     }
 
@@ -143,30 +141,6 @@ impl ProcessPlan {
             }
         }
     }
-}
-
-/// The node of each page of `addrs` in process `pid` (negative: -errno,
-/// e.g. -ENOENT for a page not present), or None if the call failed
-/// (process gone, kernel without NUMA).
-pub fn page_nodes(pid: i32, addrs: &[u64]) -> Option<Vec<i32>> {
-    let mut status = vec![i32::MIN; addrs.len()];
-    if addrs.is_empty() {
-        return Some(status);
-    }
-    let ptrs: Vec<*mut libc::c_void> = addrs.iter().map(|&a| a as *mut libc::c_void).collect();
-    // SAFETY: pages and status hold count elements; nodes NULL only queries.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_move_pages,
-            pid as libc::c_long,
-            ptrs.len() as libc::c_ulong,
-            ptrs.as_ptr(),
-            std::ptr::null::<libc::c_int>(),
-            status.as_mut_ptr(),
-            0 as libc::c_int,
-        )
-    };
-    (r == 0).then_some(status)
 }
 
 /// Fraction of the present pages (status >= 0) on `node`; None when none
@@ -427,8 +401,7 @@ mod tests {
         let t = TidTable::new(2).unwrap();
         assert_eq!((t.get(0), t.end_cpu(0)), (None, None));
         t.publish(1);
-        // SAFETY: gettid has no preconditions.
-        assert_eq!(t.get(1), Some(unsafe { libc::gettid() }));
+        assert_eq!(t.get(1), Some(crate::exec::sys::gettid()));
         t.finish(1);
         assert!(t.end_cpu(1).is_some());
         assert_eq!((t.get(2), t.end_cpu(2)), (None, None), "out of range");
@@ -464,8 +437,7 @@ mod tests {
         let buf = vec![1u8; 16 * page];
         let start = (buf.as_ptr() as u64).next_multiple_of(page as u64);
         let addrs = spread(start, 8 * page as u64, page as u64, 8);
-        // SAFETY: getpid has no preconditions.
-        let me = unsafe { libc::getpid() };
+        let me = std::process::id() as i32;
         if !Path::new("/proc/self/numa_maps").exists() {
             eprintln!("skipped: kernel without CONFIG_NUMA, no move_pages");
             return;

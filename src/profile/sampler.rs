@@ -27,13 +27,11 @@ pub trait Sink: Send + 'static {
     fn lost(&mut self, n: u64);
 }
 
-/// The online CPUs, from sysfs (CPU 0 alone if unreadable).
+/// This machine's online CPUs (the live sysfs, whatever machine root is
+/// set: the events open here); CPU 0 alone if unreadable.
 pub fn online_cpus() -> Vec<usize> {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|t| crate::machine::cpulist::parse(t.trim()).ok())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| vec![0])
+    let online = crate::machine::topology::online_cpus(std::path::Path::new("/"));
+    if online.is_empty() { vec![0] } else { online }
 }
 
 /// Opens `builder` once per online CPU on this process, inherited by the

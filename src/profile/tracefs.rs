@@ -40,46 +40,24 @@ fn read_in_thread(rel: &[String]) -> Result<(Vec<Option<String>>, bool)> {
 /// mounts tracefs there.
 fn private_mount() -> Result<()> {
     let fix = "mount it yourself: mount -t tracefs nodev /sys/kernel/tracing";
-    // SAFETY: unshare only changes this thread's namespaces; CLONE_NEWNS
-    // is allowed in a multi-threaded process and affects no other thread.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(Error::Failed(format!(
-            "tracefs is not mounted and a private mount namespace cannot be made ({}): {fix}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    let c = |s: &str| std::ffi::CString::new(s).unwrap_or_default();
-    let (root, target, fstype) = (c("/"), c(TRACEFS), c("tracefs"));
-    // SAFETY: valid NUL-terminated strings that outlive the calls; the
-    // mounts happen in the namespace unshared above.
-    let rc = unsafe {
-        let private = libc::mount(
-            std::ptr::null(),
-            root.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        );
-        if private != 0 {
-            private
-        } else {
-            libc::mount(
-                fstype.as_ptr(),
-                target.as_ptr(),
-                fstype.as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        }
-    };
-    if rc != 0 {
-        return Err(Error::Failed(format!(
-            "tracefs is not mounted and cannot be mounted at {TRACEFS} ({}): \
-             the kernel needs CONFIG_TRACING, or {fix}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(())
+    crate::exec::sys::unshare_mounts().map_err(|e| {
+        Error::Failed(format!(
+            "tracefs is not mounted and a private mount namespace cannot be made ({e}): {fix}"
+        ))
+    })?;
+    let (root, target) = (Path::new("/"), Path::new(TRACEFS));
+    let private = libc::MS_REC | libc::MS_PRIVATE;
+    crate::exec::sys::mount(None, root, None, private, None)
+        .and_then(|()| {
+            let tracefs = Some(Path::new("tracefs"));
+            crate::exec::sys::mount(tracefs, target, Some("tracefs"), 0, None)
+        })
+        .map_err(|e| {
+            Error::Failed(format!(
+                "tracefs is not mounted and cannot be mounted at {TRACEFS} ({e}): \
+                 the kernel needs CONFIG_TRACING, or {fix}"
+            ))
+        })
 }
 
 /// One field of a tracepoint's record: where it lies in the raw data.

@@ -24,6 +24,7 @@ pub mod latency;
 pub mod list;
 pub mod lockfan;
 pub mod mmap_lock;
+pub mod mthp;
 pub mod numa;
 pub mod pcp;
 pub mod pft;
@@ -65,11 +66,13 @@ pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
             for (label, sub) in &parts {
                 out.push(Block::Title(format!("[{label}]")));
                 out.extend(body(sub, colour));
+                out.extend(mthp::blocks(sub));
                 out.extend(centre::blocks(sub));
             }
         }
         None => {
             out.extend(body(run, colour));
+            out.extend(mthp::blocks(run));
             out.extend(centre::blocks(run));
         }
     }

@@ -55,7 +55,7 @@ pub fn take(
     }
     let mem0 = memory_size::read(root);
     let (_, faults0) = own_usage();
-    let before = vmstat::read_live();
+    let before = crate::monitor::counters(root);
     let cpu0 = stat::read(root);
     let (own0, _) = own_usage();
     let active = probes.as_ref().map(|p| p.start()).transpose()?;
@@ -71,7 +71,7 @@ pub fn take(
     let wall = t0.elapsed().as_secs_f64();
     let own = own_usage().0 - own0;
     let cpu1 = stat::read(root);
-    let after = vmstat::read_live();
+    let after = crate::monitor::counters(root);
     noise.insert(vmstat::OWN_FAULTS.to_string(), own_usage().1 - faults0);
     let mem1 = memory_size::read(root);
     let captured = match (probes, active) {

@@ -51,13 +51,19 @@ fn read() -> Result<u64> {
 }
 
 /// Raises nr_hugepages by `pages`, journaled first; fewer given (memory
-/// too fragmented) is a refusal after the original is written back.
+/// too fragmented) is tried once more after compaction, then a refusal
+/// after the original is written back.
 pub fn raise(j: &mut Journal, pages: u64) -> Result<()> {
     let original = read()?;
     j.push(Step::HugePages { original })?;
     let want = original + pages;
     sys::write_kernel(Path::new(NR_HUGEPAGES), &want.to_string())?;
-    let got = read()?;
+    let mut got = read()?;
+    if got < want && compact() {
+        // Free memory in pieces too small: once more after compaction.
+        sys::write_kernel(Path::new(NR_HUGEPAGES), &want.to_string())?;
+        got = read()?;
+    }
     if got < want {
         restore(original)?;
         j.pop()?;
@@ -71,6 +77,12 @@ pub fn raise(j: &mut Journal, pages: u64) -> Result<()> {
     Ok(())
 }
 
+/// Asks the kernel to compact all memory (it changes no setting);
+/// whether it could be asked.
+fn compact() -> bool {
+    sys::write_kernel(Path::new("/proc/sys/vm/compact_memory"), "1").is_ok()
+}
+
 /// Writes the original count back.
 pub fn restore(original: u64) -> Result<Option<String>> {
     let now = read()?;
@@ -79,4 +91,38 @@ pub fn restore(original: u64) -> Result<Option<String>> {
     }
     sys::write_kernel(Path::new(NR_HUGEPAGES), &original.to_string())?;
     Ok(Some(format!("nr_hugepages back to {original} (was {now})")))
+}
+
+/// What one [`cycle`] did: the pages the kernel gave of those asked, and
+/// the nanoseconds it took to grow the pool and to shrink it back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cycle {
+    pub asked: u64,
+    pub got: u64,
+    pub grow_ns: u64,
+    pub shrink_ns: u64,
+}
+
+/// case-hugetlb's work: nr_hugepages raised by `pages` and written back
+/// at once, journaled first; fewer pages given is what it measures, not
+/// a refusal. Only the two writes (and the read between) are timed.
+pub fn cycle(j: &mut Journal, pages: u64) -> Result<Cycle> {
+    use crate::exec::clock::monotonic_ns;
+    let original = read()?;
+    j.push(Step::HugePages { original })?;
+    let path = Path::new(NR_HUGEPAGES);
+    let t0 = monotonic_ns();
+    let grown = sys::write_kernel(path, &(original + pages).to_string()).and_then(|()| read());
+    let t1 = monotonic_ns();
+    let shrunk = sys::write_kernel(path, &original.to_string());
+    let t2 = monotonic_ns();
+    let got = grown?.saturating_sub(original);
+    shrunk?;
+    j.pop()?;
+    Ok(Cycle {
+        asked: pages,
+        got,
+        grow_ns: t1 - t0,
+        shrink_ns: t2 - t1,
+    })
 }

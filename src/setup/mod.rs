@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::knobs::state;
 use journal::{Journal, Step};
 
+pub use hugetlb::Cycle as HugetlbCycle;
 pub use memcg::Memcg;
 pub use swap::SwapInfo;
 pub use sys::need_program;
@@ -190,6 +191,13 @@ impl Setup {
     pub fn hugetlb_pages(&mut self, pages: u64) -> Result<()> {
         hugetlb::check(pages)?;
         hugetlb::raise(self.journal(), pages)
+    }
+
+    /// case-hugetlb: the pool grown by `pages` and shrunk back at once,
+    /// timed; what the kernel gave is measured, not refused.
+    pub fn hugetlb_cycle(&mut self, pages: u64) -> Result<HugetlbCycle> {
+        hugetlb::check(pages)?;
+        hugetlb::cycle(self.journal(), pages)
     }
 
     /// Undoes everything now, reporting the errors; on an error the

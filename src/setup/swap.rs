@@ -4,9 +4,8 @@
 //! swaps (ext2/3/4, xfs; never tmpfs). Swapped on with swapon(2), off with
 //! swapoff(2); the zram device is removed again, the file deleted.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -52,19 +51,10 @@ fn zram_kind() -> Option<Kind> {
 
 /// Why a swap file cannot be made in `dir`, if it cannot.
 fn file_refusal(dir: &Path, bytes: u64) -> Option<String> {
-    let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
-        return Some("the state directory's path holds a NUL byte".into());
+    let s = match crate::exec::sys::statfs(dir) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("cannot statfs {}: {e}", dir.display())),
     };
-    // SAFETY: statfs is plain data, for which all zeroes is a valid value.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: statfs fills the struct; `c` outlives the call.
-    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
-        return Some(format!(
-            "cannot statfs {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
     // statfs's field types vary by architecture: widened explicitly.
     #[allow(clippy::useless_conversion)]
     let (magic, avail) = (i64::from(s.f_type), u64::from(s.f_bavail));
@@ -187,15 +177,7 @@ pub fn make(j: &mut Journal, room: &Path, n: usize, bytes: u64, file: bool) -> R
     j.push(Step::SwapOn {
         device: device.clone(),
     })?;
-    let c = CString::new(device.as_os_str().as_bytes()).unwrap_or_default();
-    // SAFETY: a NUL-terminated path that outlives the call.
-    if unsafe { libc::swapon(c.as_ptr(), 0) } != 0 {
-        return Err(Error::io(
-            "cannot swap on",
-            &device,
-            std::io::Error::last_os_error(),
-        ));
-    }
+    crate::exec::sys::swapon(&device).map_err(|e| Error::io("cannot swap on", &device, e))?;
     Ok(SwapInfo {
         device,
         kind,
@@ -264,15 +246,7 @@ pub fn off(device: &Path, room: &Path) -> Result<Option<String>> {
     if !swapped_on(device) {
         return Ok(None);
     }
-    let c = CString::new(device.as_os_str().as_bytes()).unwrap_or_default();
-    // SAFETY: a NUL-terminated path that outlives the call.
-    if unsafe { libc::swapoff(c.as_ptr()) } != 0 {
-        return Err(Error::io(
-            "cannot swap off",
-            device,
-            std::io::Error::last_os_error(),
-        ));
-    }
+    crate::exec::sys::swapoff(device).map_err(|e| Error::io("cannot swap off", device, e))?;
     Ok(Some(format!("swapped off {}", device.display())))
 }
 

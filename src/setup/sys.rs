@@ -2,12 +2,11 @@
 //! from /proc/self/mountinfo, mount and unmount, util-linux and e2fsprogs
 //! found on PATH (and the sbin directories), memory figures for refusals.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::exec::sys;
 
 /// One line of /proc/self/mountinfo.
 pub struct MountInfo {
@@ -60,11 +59,6 @@ pub fn is_mounted(path: &Path) -> bool {
     mounts().iter().any(|m| m.mountpoint == path)
 }
 
-fn cstr(p: &Path) -> Result<CString> {
-    CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| Error::Failed(format!("{} holds a NUL byte", p.display())))
-}
-
 /// mount(2) of `source` (type `fstype`) at `target`, never set-uid,
 /// device files or (for the tmpfs) programs.
 pub fn mount(source: &Path, target: &Path, fstype: &str, data: &str) -> Result<()> {
@@ -72,29 +66,13 @@ pub fn mount(source: &Path, target: &Path, fstype: &str, data: &str) -> Result<(
     if fstype == "tmpfs" {
         flags |= libc::MS_NOEXEC;
     }
-    let (src, tgt) = (cstr(source)?, cstr(target)?);
-    let (ty, data) = (
-        CString::new(fstype).unwrap_or_default(),
-        CString::new(data).unwrap_or_default(),
-    );
-    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            tgt.as_ptr(),
-            ty.as_ptr(),
-            flags,
-            data.as_ptr().cast(),
-        )
-    };
-    if rc != 0 {
-        return Err(Error::io(
+    sys::mount(Some(source), target, Some(fstype), flags, Some(data)).map_err(|e| {
+        Error::io(
             format!("cannot mount {} ({fstype}) at", source.display()),
             target,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+            e,
+        )
+    })
 }
 
 /// Unmounts `target` if mounted; a busy mount (a process of a killed run
@@ -103,23 +81,14 @@ pub fn unmount(target: &Path) -> Result<Option<String>> {
     if !is_mounted(target) {
         return Ok(None);
     }
-    let t = cstr(target)?;
-    // SAFETY: a NUL-terminated path that outlives the call.
-    if unsafe { libc::umount2(t.as_ptr(), libc::UMOUNT_NOFOLLOW) } == 0 {
+    let Err(e) = sys::unmount(target, libc::UMOUNT_NOFOLLOW) else {
         return Ok(Some(format!("unmounted {}", target.display())));
-    }
-    let e = std::io::Error::last_os_error();
+    };
     if e.raw_os_error() != Some(libc::EBUSY) {
         return Err(Error::io("cannot unmount", target, e));
     }
-    // SAFETY: as above.
-    if unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH | libc::UMOUNT_NOFOLLOW) } != 0 {
-        return Err(Error::io(
-            "cannot detach",
-            target,
-            std::io::Error::last_os_error(),
-        ));
-    }
+    sys::unmount(target, libc::MNT_DETACH | libc::UMOUNT_NOFOLLOW)
+        .map_err(|e| Error::io("cannot detach", target, e))?;
     Ok(Some(format!(
         "detached {} (busy: it goes when its last file is closed)",
         target.display()
@@ -183,16 +152,9 @@ fn installed(found: Option<PathBuf>, name: &str, package: &str, for_what: &str) 
 /// tool dies with vmscale, so a killed run leaves no losetup or mkfs
 /// working behind the recovery's back.
 pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(program);
     cmd.args(args).stdin(std::process::Stdio::null());
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    crate::exec::group::dies_with_vmscale(&mut cmd);
     let out = cmd
         .output()
         .map_err(|e| Error::io("cannot run", program, e))?;

@@ -60,11 +60,11 @@ static PASSWORD: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new
 /// `main`, while the process has one thread.
 pub fn keep_password_from_children() {
     use std::os::unix::ffi::OsStrExt;
-    let env = super::sys::take_env("PGPASSWORD", None).filter(|p| !p.is_empty());
+    let env = crate::exec::sys::take_env("PGPASSWORD", None).filter(|p| !p.is_empty());
     let in_url = std::env::var("VMSCALE_DB").ok().and_then(|db| {
         let u = url(Path::new(&db))?;
         let pw = u.parse::<postgres::Config>().ok()?.get_password()?.to_vec();
-        super::sys::take_env("VMSCALE_DB", Some(std::ffi::OsStr::new(&shown(u))));
+        crate::exec::sys::take_env("VMSCALE_DB", Some(std::ffi::OsStr::new(&shown(u))));
         Some(pw)
     });
     let _ = PASSWORD.set(env.map(|p| p.as_bytes().to_vec()).or(in_url));

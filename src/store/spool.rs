@@ -16,7 +16,7 @@ use serde_json::{Map, Value as Json};
 
 use super::error::{Error, Result};
 use super::row::{Row, Value};
-use super::sys;
+use crate::exec::sys;
 
 /// One sample as stored: the columns of its row, and the profile and lock
 /// rows recorded beside it.

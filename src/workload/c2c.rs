@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use super::region::{self, Region};
 use super::{Better, Case, Figure, Measure, SampleData, Workload, cost};
 use crate::exec::{self, Mode, TaskReport, clock};
-use crate::machine::{Snapshot, cpulist};
+use crate::machine::Snapshot;
+use crate::machine::cpulist::{self, CpuList};
 
 use super::c2c_pairs::{self, Chosen, Class};
 use super::spec::{Env, Options, Spec};
@@ -241,7 +242,7 @@ pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
 pub struct Args {
     /// CPUs whose pairs are measured (default: every online CPU), e.g. 0-3,8
     #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub cpus: Option<CpuList>,
     /// Ping-pong kinds, one or a list: cas (PAUSE between retries),
     /// cas-nopause (as core-to-core-latency), storeload
     #[arg(
@@ -268,17 +269,8 @@ pub struct Args {
 impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
-        let cpus = a
-            .cpus
-            .as_deref()
-            .map(|t| {
-                cpulist::parse(t).map_err(|e| {
-                    Error::Input(format!("--cpus '{t}': {e}; use a CPU list like 0-3,8"))
-                })
-            })
-            .transpose()?;
         let cfg = plan(
-            cpus,
+            a.cpus.clone().map(|c| c.0),
             a.variant.clone(),
             a.fresh_line,
             a.rounds,

@@ -23,6 +23,7 @@ pub mod options;
 pub mod pft;
 pub mod pft_args;
 pub mod placement;
+pub mod pte;
 pub mod region;
 pub mod spec;
 pub mod stored;
@@ -117,6 +118,7 @@ pub static REGISTRY: &[&Spec] = &[
     &wis::SPEC,
     &mmap_lock::SPEC,
     &thp::SPEC,
+    &pte::SPEC,
     &vms::SPEC,
     &stressng::SPEC,
 ];

@@ -211,7 +211,13 @@ pub struct Listing {
     pub option: &'static str,
     /// The choices, one a line.
     pub lines: fn() -> Vec<String>,
+    /// Other words the option takes for a listing of its own (`--case
+    /// suite`: every script of the suite, run or refused), with its lines.
+    pub also: &'static [(&'static str, Lines)],
 }
+
+/// A listing's lines, one a choice.
+pub type Lines = fn() -> Vec<String>;
 
 /// What building a workload may read besides its own options.
 pub struct Env<'a> {

@@ -44,6 +44,7 @@ vmscale run wis --test mmap2 --mode process --dir /mnt/scratch",
     listing: Some(super::spec::Listing {
         option: "test",
         lines: listing,
+        also: &[],
     }),
     ..Spec::of::<Args>()
 };

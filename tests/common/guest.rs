@@ -47,25 +47,35 @@ pub fn go_on(test: &str, missing: Option<String>) -> bool {
 /// linux-image-cloud-amd64's, downloaded once by bench/guest-kernels.sh.
 pub fn kernels() -> &'static [PathBuf] {
     static KERNELS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    KERNELS.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/guest-kernels.sh");
-        let out = Command::new("bash")
-            .arg(script)
-            .args(["linux-image-amd64", "linux-image-cloud-amd64"])
-            .output()
-            .expect("run bench/guest-kernels.sh");
-        assert!(
-            out.status.success(),
-            "bench/guest-kernels.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let paths: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(PathBuf::from)
-            .collect();
-        assert_eq!(paths.len(), 2, "{paths:?}");
-        paths
-    })
+    KERNELS.get_or_init(|| fetch(&["linux-image-amd64", "linux-image-cloud-amd64"]))
+}
+
+/// Debian's 6.12 cloud kernel (linux-image-6.12-cloud-amd64, from
+/// bookworm-backports): per-size THP with its stats/ counters.
+pub fn kernel_6_12() -> &'static Path {
+    static KERNEL: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    &KERNEL.get_or_init(|| fetch(&["linux-image-6.12-cloud-amd64"]))[0]
+}
+
+/// The .deb of each Debian meta package, by bench/guest-kernels.sh.
+fn fetch(metas: &[&str]) -> Vec<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/guest-kernels.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .args(metas)
+        .output()
+        .expect("run bench/guest-kernels.sh");
+    assert!(
+        out.status.success(),
+        "bench/guest-kernels.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paths: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(paths.len(), metas.len(), "{paths:?}");
+    paths
 }
 
 /// `vmscale --db DB guest ARGS`, not yet started.

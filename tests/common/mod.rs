@@ -57,6 +57,17 @@ pub fn vmscale_with_db(db: &Path, args: &[&str]) -> Output {
         .expect("run vmscale")
 }
 
+/// vmscale with the store `db` and the knob state directory `state`, not
+/// yet started.
+pub fn vmscale_state(db: &Path, state: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vmscale"));
+    c.args(args)
+        .env("VMSCALE_DB", db)
+        .env("VMSCALE_STATE_DIR", state)
+        .env_remove("XDG_DATA_HOME");
+    c
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -23,6 +23,16 @@ fn machine(n: usize, thp: &str) -> Snapshot {
     }
 }
 
+/// The harness options of a `run` given none, and the suite's run options
+/// made of them.
+fn default_options() -> (Harness, RunOptions) {
+    let h = parse(&crate::workload::pft_args::SPEC, &[])
+        .unwrap()
+        .harness;
+    let o = RunOptions::with(&h, QUICK_MAX_REPS).unwrap();
+    (h, o)
+}
+
 #[test]
 fn every_entry_parses_on_small_and_larger_machines() {
     for m in [
@@ -67,10 +77,7 @@ fn the_suite_runs_every_workload_given_two_cpus() {
 fn every_report_of_a_512_cpu_run_fits_80_columns() {
     use crate::model::build::{case, run, sample};
     let m = machine(512, "madvise");
-    let h = parse(&crate::workload::pft_args::SPEC, &[])
-        .unwrap()
-        .harness;
-    let o = RunOptions::with(&h, QUICK_MAX_REPS).unwrap();
+    let (h, o) = default_options();
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
             let mut auto = args.clone();
@@ -118,10 +125,7 @@ fn a_broken_entry_is_a_failure_not_bad_input() {
 #[test]
 fn built_entries_report_the_registered_headline_first() {
     let m = crate::machine::live();
-    let h = parse(&crate::workload::pft_args::SPEC, &[])
-        .unwrap()
-        .harness;
-    let o = RunOptions::with(&h, QUICK_MAX_REPS).unwrap();
+    let (h, o) = default_options();
     for spec in REGISTRY {
         for args in (spec.quick)(&m) {
             let w = match entry(spec, &args, &h, &o, &m) {

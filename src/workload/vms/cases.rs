@@ -23,6 +23,31 @@ pub enum Family {
     SmallAllocs,
     Migrate,
     Ksm,
+    Fork,
+    Hugetlb,
+    DirectWrite,
+}
+
+impl Family {
+    /// The family's name, as the plan and `--case list` show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Anon => "anon",
+            Family::PageCache => "page-cache",
+            Family::Shm => "shm",
+            Family::Memcg => "memcg",
+            Family::Swap => "swap",
+            Family::Msync => "msync",
+            Family::Truncate => "truncate",
+            Family::Mlock => "mlock",
+            Family::SmallAllocs => "small-allocs",
+            Family::Migrate => "migrate",
+            Family::Ksm => "ksm",
+            Family::Fork => "fork",
+            Family::Hugetlb => "hugetlb",
+            Family::DirectWrite => "direct-write",
+        }
+    }
 }
 
 /// Where a case's file lives.
@@ -61,6 +86,14 @@ pub struct Use {
     pub msync: bool,
     /// `--unit`: allocate in chunks of this many pages (small-allocs).
     pub unit_pages: Option<u64>,
+    /// `-O -U`: MAP_ANONYMOUS | MAP_HUGETLB, pages from the hugetlb pool.
+    pub hugetlb: bool,
+    /// `-E`: the `--prealloc` mapping grown tenfold by mremap(2) before
+    /// the tasks start.
+    pub remap: bool,
+    /// `-L`: a SysV segment as big as a task's memory made, touched,
+    /// SHM_LOCKed, unlocked and removed before the tasks start.
+    pub shm_lock: bool,
 }
 
 /// usemem's defaults: one anonymous private mapping per task, written
@@ -76,6 +109,9 @@ pub const USE: Use = Use {
     mlock: false,
     msync: false,
     unit_pages: None,
+    hugetlb: false,
+    remap: false,
+    shm_lock: false,
 };
 
 /// How a case runs.
@@ -86,8 +122,22 @@ pub enum Engine {
     Dd {
         readers: usize,
     },
-    /// Files read into the page cache, then removed by all tasks at once.
-    Truncate,
+    /// Files read into the page cache, then removed by all tasks at once,
+    /// or by one task one after the other (`sequential`).
+    Truncate {
+        sequential: bool,
+    },
+    /// Each task's file advised WILLNEED, then DONTNEED.
+    Fadvise,
+    /// Processes forked with no memory, all at once, each sleeping this
+    /// long (at most the runtime) before it exits.
+    Fork {
+        sleep_s: u64,
+    },
+    /// The hugetlb pool grown to mem/3 and shrunk back.
+    HugetlbPool,
+    /// Each task's file written with O_DIRECT until full.
+    DirectWrite,
     /// Tasks write their memory, others push it out to swap, then the
     /// tasks read it back (usemem -W).
     Swapin,
@@ -138,7 +188,17 @@ const fn cow(threads: bool, random: bool) -> Engine {
 }
 
 const fn file(store: Store, threads: bool, per_task: bool, random: bool, prealloc: bool) -> Engine {
-    Engine::Usemem(Use {
+    Engine::Usemem(file_use(store, threads, per_task, random, prealloc))
+}
+
+const fn file_use(
+    store: Store,
+    threads: bool,
+    per_task: bool,
+    random: bool,
+    prealloc: bool,
+) -> Use {
+    Use {
         threads,
         store,
         file_per_task: per_task,
@@ -146,7 +206,7 @@ const fn file(store: Store, threads: bool, per_task: bool, random: bool, preallo
         random,
         prealloc,
         ..USE
-    })
+    }
 }
 
 const fn msync(threads: bool) -> Engine {
@@ -157,6 +217,18 @@ const fn msync(threads: bool) -> Engine {
         prealloc: true,
         prefault: true,
         msync: true,
+        ..USE
+    })
+}
+
+/// `-O -U`: hugetlb pages, written; `cow`: preallocated and prefaulted
+/// before the fork.
+const fn hugetlb(cow: bool, random: bool) -> Engine {
+    Engine::Usemem(Use {
+        random,
+        prealloc: cow,
+        prefault: cow,
+        hugetlb: true,
         ..USE
     })
 }
@@ -223,6 +295,9 @@ fn shm_half(s: &Sizes, _: u64) -> Amount {
 fn mlock_size(s: &Sizes, n: u64) -> Amount {
     amount(per(s.reclaimable, n) / 3)
 }
+fn shm_lock(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.shm_size, n) / 2)
+}
 fn small_allocs(s: &Sizes, n: u64) -> Amount {
     amount(per(s.small_allocs_total(), n))
 }
@@ -252,6 +327,9 @@ fn truncate(s: &Sizes, n: u64) -> Amount {
     let b = per(s.mem, n);
     both(b, b)
 }
+fn nothing(_: &Sizes, _: u64) -> Amount {
+    amount(0)
+}
 fn ksm(s: &Sizes, _: u64) -> Amount {
     amount(s.mem / 1000)
 }
@@ -278,8 +356,10 @@ macro_rules! row {
 #[rustfmt::skip]
 pub static CASES: &[Row] = &[
     row!("anon-cow-rand", Anon, cow(false, true), cow_procs, "mem/2/(n+1) per task"),
+    row!("anon-cow-rand-hugetlb", Anon, hugetlb(true, true), cow_procs, "mem/2/(n+1) per task, hugetlb"),
     row!("anon-cow-rand-mt", Anon, cow(true, true), quarter_mem, "mem/4 shared"),
     row!("anon-cow-seq", Anon, cow(false, false), cow_procs, "mem/2/(n+1) per task"),
+    row!("anon-cow-seq-hugetlb", Anon, hugetlb(true, false), cow_procs, "mem/2/(n+1) per task, hugetlb"),
     row!("anon-cow-seq-mt", Anon, cow(true, false), quarter_mem, "mem/4 shared"),
     row!("anon-r-rand", Anon, anon(false, true, true, false), rotate_per, "rotate/n per task"),
     row!("anon-r-rand-mt", Anon, anon(true, true, true, false), rotate_per, "rotate/n per task"),
@@ -288,11 +368,17 @@ pub static CASES: &[Row] = &[
     row!("anon-rx-rand-mt", Anon, anon(true, true, true, true), rotate_per, "rotate/n shared"),
     row!("anon-rx-seq-mt", Anon, anon(true, true, false, true), rotate_whole, "rotate shared"),
     row!("anon-w-rand", Anon, anon(false, false, true, false), half_mem, "mem/2/n per task"),
+    row!("anon-w-rand-hugetlb", Anon, hugetlb(false, true), half_mem, "mem/2/n per task, hugetlb"),
     row!("anon-w-rand-mt", Anon, anon(true, false, true, false), half_mem, "mem/2/n per task"),
     row!("anon-w-seq", Anon, anon(false, false, false, false), half_mem, "mem/2/n per task"),
+    row!("anon-w-seq-hugetlb", Anon, hugetlb(false, false), half_mem, "mem/2/n per task, hugetlb"),
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
+    row!("direct-write", DirectWrite, Engine::DirectWrite, truncate, "mem/n a file each, until full"),
+    row!("fork", Fork, Engine::Fork { sleep_s: 0 }, nothing, "20000 processes, scaled"),
+    row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
+    row!("hugetlb", Hugetlb, Engine::HugetlbPool, nothing, "mem/3 in huge pages, pool grown and shrunk"),
     row!("ksm", Ksm, Engine::Ksm, ksm, "mem/1000 per node"),
     row!("lru-file-mmap-read", PageCache, file(P, false, true, false, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-mmap-read-rand", PageCache, file(P, false, true, true, false), file_rotate_per, "rotate/n per task, a file each"),
@@ -309,8 +395,11 @@ pub static CASES: &[Row] = &[
     row!("mmap-pread-seq-mt", PageCache, file(P, true, false, false, false), file_rotate_eighth, "rotate/8 of one file"),
     row!("mmap-xread-rand-mt", PageCache, file(P, true, false, true, true), file_rotate_per, "rotate/n of one file, shared"),
     row!("mmap-xread-seq-mt", PageCache, file(P, true, false, false, true), file_rotate_eighth, "rotate/8 of one file, shared"),
+    row!("mremap-xread-rand-mt", PageCache, Engine::Usemem(Use { remap: true, ..file_use(P, true, false, true, true) }), file_rotate_shared, "rotate/n of one file, grown tenfold"),
     row!("msync", Msync, msync(false), msync_procs, "mem/n/2 per task, a file each"),
     row!("msync-mt", Msync, msync(true), msync_threads, "mem/2 of one file, shared"),
+    row!("posix-fadvise", PageCache, Engine::Fadvise, file_rotate_per, "rotate/n a file each, advised"),
+    row!("shm-lock-unlock", Mlock, Engine::Usemem(Use { shm_lock: true, random: true, ..USE }), shm_lock, "shm_size/n/2 locked, then written"),
     row!("shm-pread-rand", Shm, file(S, false, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-rand-mt", Shm, file(S, true, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-seq", Shm, file(S, false, false, false, false), shm_half, "shm_size/2 of one file"),
@@ -326,7 +415,8 @@ pub static CASES: &[Row] = &[
     row!("swap-w-seq", Swap, swap(false, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swap-w-seq-mt", Swap, swap(true, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swapin", Swap, Engine::Swapin, swapin, "avail/n per task"),
-    row!("truncate", Truncate, Engine::Truncate, truncate, "mem/n per task, a file each"),
+    row!("truncate", Truncate, Engine::Truncate { sequential: false }, truncate, "mem/n per task, a file each"),
+    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, truncate, "mem/n a file, n files, one task"),
 ];
 
 /// The case of this name.

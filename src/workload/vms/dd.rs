@@ -80,7 +80,7 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
 
 /// A new open file description of `file` (unnamed: O_TMPFILE), read
 /// only, through our own descriptor's entry in /proc/self/fd.
-fn reopen(file: &File) -> Result<File> {
+pub(super) fn reopen(file: &File) -> Result<File> {
     File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(|e| {
         Error::Failed(format!(
             "cannot open the case's file again for reading: {e}"

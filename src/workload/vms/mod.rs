@@ -7,11 +7,16 @@
 
 pub mod cases;
 mod dd;
+mod direct;
+mod fadvise;
+mod fork;
 mod ksm;
 mod migrate;
 mod plan;
+mod pool;
 mod room;
 pub mod sizes;
+pub mod suite;
 mod swapin;
 mod truncate;
 mod usemem;
@@ -147,7 +152,8 @@ pub const SPEC: Spec = Spec {
     examples: "Examples:\n  vmscale run vms --case lru-file-readtwice\n  \
 vmscale run vms --case 'anon-w-*' --tasks 1,2 --size 1/32\n  \
 vmscale run vms --case swap-w-seq --case swap-w-rand-mt --runtime 5\n  \
-vmscale run vms --case list\n\n\
+vmscale run vms --case list\n  \
+vmscale run vms --case suite    (the suite's 71 scripts: run or refused)\n\n\
 Sizes follow the suite's scripts on a machine of --size times this one's\n\
 memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     // The figures every vms run reports; `throughput` first, as the 0-day
@@ -164,6 +170,7 @@ memory; cases that need pressure run in a cgroup of that size (docs/vms.md).",
     listing: Some(super::spec::Listing {
         option: "cases",
         lines: plan::listing,
+        also: &[("suite", suite::listing)],
     }),
     ..Spec::of::<Args>()
 };
@@ -303,7 +310,7 @@ fn run_case(
                 (_, false) => 1,
             };
             let f = files(dir, count, p.amount.file.max(p.amount.per_task))?;
-            let prep = usemem::prepare(&u, p.amount, f)?;
+            let prep = usemem::prepare(&u, p.amount, s.huge_page, f)?;
             let mode = if u.threads {
                 Mode::Thread
             } else {
@@ -318,9 +325,26 @@ fn run_case(
             let cpus = vec![None; n * readers];
             exec::run_tasks(Mode::Process, &cpus, |t| dd::task(&f, readers, t, runtime))?
         }
-        Engine::Truncate => {
+        Engine::Truncate { sequential: false } => {
             let f = files(dir, n, p.amount.file)?;
             exec::run_tasks(Mode::Process, &procs, |t| truncate::task(&f, t))?
+        }
+        Engine::Truncate { sequential: true } => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &[None], |t| truncate::sequential(&f, t))?
+        }
+        Engine::Fadvise => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| fadvise::task(&f, t))?
+        }
+        Engine::DirectWrite => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| direct::task(&f, t, runtime))?
+        }
+        Engine::HugetlbPool => return pool::sample(s.mem, s.huge_page).map(data),
+        Engine::Fork { sleep_s } => {
+            let sleep = (sleep_s * 1_000_000_000).min(runtime);
+            return fork::sample(fork::count(s.scale), sleep).map(data);
         }
         Engine::Swapin => {
             let written = crate::exec::region::Region::shared(64)?;

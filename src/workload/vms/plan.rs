@@ -82,7 +82,16 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
             (need, a.per_task.saturating_mul(n))
         }
         Engine::Dd { readers } => (s.mem, a.per_task * n * readers as u64),
-        Engine::Truncate => (s.mem, s.mem),
+        Engine::Truncate { .. } => (s.mem, s.mem),
+        Engine::Fadvise => (s.mem, a.per_task * n),
+        // A child's page tables and kernel stack: some 100 KiB.
+        Engine::Fork { .. } => (super::fork::count(s.scale) * (100 << 10), 0),
+        Engine::HugetlbPool => {
+            let bytes = super::pool::pages(s.mem, s.huge_page) * s.huge_page;
+            (bytes, bytes)
+        }
+        // The file system's image fills the tmpfs it lives on.
+        Engine::DirectWrite => (s.mem.max(64 << 20), s.mem),
         Engine::Swapin => (s.mem + s.swap, a.per_task * n),
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
@@ -100,7 +109,7 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         need,
         touched,
         sizing: row.sizing,
-        room: super::room::needs(row, s),
+        room: super::room::needs(row, s, n),
     }
 }
 
@@ -173,23 +182,37 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
 /// system, in a memory cgroup or with a swap device.
 pub fn needs_room(row: &Row) -> bool {
     match row.engine {
-        Engine::Usemem(u) => u.store == Store::PageCache || row.family == Family::Swap,
-        Engine::Dd { .. } | Engine::Truncate | Engine::Swapin => true,
-        Engine::Ksm | Engine::Migrate => false,
+        Engine::Usemem(u) => u.store == Store::PageCache || u.hugetlb || row.family == Family::Swap,
+        Engine::Dd { .. }
+        | Engine::Truncate { .. }
+        | Engine::Swapin
+        | Engine::Fadvise
+        | Engine::HugetlbPool
+        | Engine::DirectWrite => true,
+        Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
     }
 }
 
-/// `--case list`: every case, its sizing in the suite's terms, and what it
-/// needs beyond an ordinary user on one NUMA node (what `check` refuses
-/// without).
+/// `--case list`: every case, its family, and what it needs beyond an
+/// ordinary user on one NUMA node (what `check` refuses without); the
+/// sizing is in the plan and docs/vms.md.
 pub fn listing() -> Vec<String> {
     let cases = super::cases::CASES;
     let name_w = cases.iter().map(|r| r.name.len()).max().unwrap_or(0);
-    let sizing_w = cases.iter().map(|r| r.sizing.len()).max().unwrap_or(0);
+    let family_w = cases
+        .iter()
+        .map(|r| r.family.name().len())
+        .max()
+        .unwrap_or(0);
     cases
         .iter()
         .map(|r| {
-            let line = format!("{:name_w$}  {:sizing_w$}  {}", r.name, r.sizing, needs(r));
+            let line = format!(
+                "{:name_w$}  {:family_w$}  {}",
+                r.name,
+                r.family.name(),
+                needs(r)
+            );
             line.trim_end().to_string()
         })
         .collect()
@@ -199,6 +222,11 @@ pub fn listing() -> Vec<String> {
 fn needs(row: &Row) -> String {
     if needs_room(row) {
         let made = [
+            (
+                matches!(row.engine, Engine::Usemem(u) if u.hugetlb)
+                    || row.engine == Engine::HugetlbPool,
+                "hugetlb pool",
+            ),
             (super::room::on_fs(row), "fs"),
             (
                 matches!(row.family, Family::PageCache | Family::Memcg | Family::Swap),

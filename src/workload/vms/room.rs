@@ -22,6 +22,8 @@ pub struct CaseNeeds {
     pub page_cache_fs: Option<u64>,
     pub memcg: Option<u64>,
     pub swap: Option<u64>,
+    /// Huge pages of the default size added to the hugetlb pool.
+    pub hugetlb_pages: Option<u64>,
 }
 
 impl CaseNeeds {
@@ -31,7 +33,7 @@ impl CaseNeeds {
             page_cache_bytes: self.page_cache_fs,
             memcg_bytes: self.memcg,
             swap_bytes: self.swap,
-            hugetlb_pages: None,
+            hugetlb_pages: self.hugetlb_pages,
         }
     }
 }
@@ -44,11 +46,14 @@ impl CaseNeeds {
 /// of `mem` would hold them whenever avail < mem/3) with a swap device
 /// of `mem`; swapin, whose tasks write mem_avail and page it out
 /// themselves, in one of `mem`, which holds the writes without reclaim.
-pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
+/// The `-hugetlb` cases at `tasks` tasks get the pool setup_hugetlb asks
+/// for (as nr_hugepages: reserved, not overcommitted).
+pub fn needs(row: &Row, s: &Sizes, tasks: u64) -> CaseNeeds {
     // The file system holds what msync writes back (mem/2); at least 64 MiB.
     let fs = Some(s.mem.max(64 << 20));
     let mut n = CaseNeeds {
         page_cache_fs: on_fs(row).then_some(fs).flatten(),
+        hugetlb_pages: hugetlb_pages(row, s, tasks),
         ..CaseNeeds::default()
     };
     match row.family {
@@ -64,11 +69,19 @@ pub fn needs(row: &Row, s: &Sizes) -> CaseNeeds {
     n
 }
 
+/// The huge pages a case's pool needs, if it maps hugetlb pages.
+pub fn hugetlb_pages(row: &Row, s: &Sizes, tasks: u64) -> Option<u64> {
+    match row.engine {
+        Engine::Usemem(u) if u.hugetlb => Some(s.hugetlb_pages(s.mem / 2, tasks)),
+        _ => None,
+    }
+}
+
 /// Whether the case's files live on the page-cache file system.
 pub fn on_fs(row: &Row) -> bool {
     match row.engine {
         Engine::Usemem(u) => u.store == Store::PageCache,
-        Engine::Dd { .. } | Engine::Truncate => true,
+        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Fadvise | Engine::DirectWrite => true,
         _ => false,
     }
 }
@@ -85,6 +98,8 @@ struct Made {
     fs: Option<PathBuf>,
     memcgs: Vec<(u64, Memcg)>,
     swap: bool,
+    /// Huge pages added to the pool so far.
+    huge: u64,
 }
 
 impl Room {
@@ -102,6 +117,7 @@ impl Room {
             fs,
             memcgs,
             swap,
+            huge,
         } = &mut *m;
         let setup = setup
             .as_mut()
@@ -116,6 +132,12 @@ impl Room {
         {
             setup.swap(bytes)?;
             *swap = true;
+        }
+        if let Some(pages) = n.hugetlb_pages
+            && pages > *huge
+        {
+            setup.hugetlb_pages(pages - *huge)?;
+            *huge = pages;
         }
         let cg = match n.memcg {
             Some(max) => match memcgs.iter().find(|(b, _)| *b == max) {

@@ -26,6 +26,9 @@ pub struct Sizes {
     /// makes for them, as big as `mem`.
     pub swap: u64,
     pub page: u64,
+    /// `$hugepagesize`: Hugepagesize of /proc/meminfo (2 MiB when the
+    /// kernel has none: the hugetlb cases are refused there).
+    pub huge_page: u64,
     pub nodes: u64,
     /// vm.max_map_count: the suite raises it to 2^30 for small-allocs;
     /// vmscale leaves it and fits the case under it instead.
@@ -58,6 +61,10 @@ impl Sizes {
             shm_size: mem,
             swap: mem,
             page,
+            huge_page: crate::machine::memory::read_meminfo(root)
+                .get("Hugepagesize")
+                .map_or(2 << 20, |k| k * 1024)
+                .max(page),
             nodes: m.nodes.len().max(1) as u64,
             max_map_count,
         }
@@ -73,6 +80,13 @@ impl Sizes {
     /// than the memory holds.
     pub fn rotate(&self) -> u64 {
         Self::ROTATE.min(self.pte_limit())
+    }
+
+    /// setup_hugetlb's pool for `tasks`: the bytes `unit` in huge pages
+    /// and one more a task and one besides (the script's margin for sizes
+    /// and offsets not on a huge page boundary).
+    pub fn hugetlb_pages(&self, unit: u64, tasks: u64) -> u64 {
+        unit / self.huge_page.max(1) + tasks + 1
     }
 
     /// small-allocs' total: `$ROTATE_BYTES` halved until its 10-page units
@@ -143,6 +157,7 @@ mod tests {
             shm_size: mem,
             swap: mem,
             page: 4096,
+            huge_page: 2 << 20,
             nodes: 1,
             max_map_count: 65530,
         }

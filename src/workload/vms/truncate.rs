@@ -2,6 +2,8 @@
 //! as the script's `cat`), then every task drops its file's pages at once
 //! (the script's parallel `rm`: here ftruncate to 0 of the unnamed file,
 //! the same truncate_inode_pages path). Bytes are the file's size.
+//! case-truncate-seq: one task reads all the files in, then truncates them
+//! one after the other (the script's `cat` loop, then one `rm` of all).
 
 use std::io::Read;
 
@@ -16,25 +18,41 @@ pub fn task(files: &[OwnedFile], t: &Task) -> TaskReport {
         r.fail("no file for this task");
         return r;
     };
-    let mut file = &f.file;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    truncated(r, std::slice::from_ref(f), t)
+}
+
+/// truncate-seq's one task: every file, in order.
+pub fn sequential(files: &[OwnedFile], t: &Task) -> TaskReport {
+    truncated(TaskReport::default(), files, t)
+}
+
+/// Reads `files` into the page cache, then (timed) truncates each.
+fn truncated(mut r: TaskReport, files: &[OwnedFile], t: &Task) -> TaskReport {
     let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                r.fail(&format!("reading the file into the page cache: {e}"));
-                t.wait_start();
-                return r;
+    for f in files {
+        let mut file = &f.file;
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    r.fail(&format!("reading the file into the page cache: {e}"));
+                    t.wait_start();
+                    return r;
+                }
             }
         }
     }
-    timed(r, t, 0, |r, _| match f.file.set_len(0) {
-        Ok(()) => size,
-        Err(e) => {
-            r.fail(&format!("truncate failed: {e}"));
-            0
+    timed(r, t, 0, |r, _| {
+        let mut bytes = 0;
+        for f in files {
+            let size = f.file.metadata().map(|m| m.len()).unwrap_or(0);
+            if let Err(e) = f.file.set_len(0) {
+                r.fail(&format!("truncate failed: {e}"));
+                return bytes;
+            }
+            bytes += size;
         }
+        bytes
     })
 }

@@ -50,14 +50,19 @@ pub fn timed(
 /// What the tasks of one sample share, made before they start.
 pub struct Prepared {
     zero: File,
+    /// The huge page size hugetlb mappings are rounded up to.
+    huge_page: u64,
     files: Vec<OwnedFile>,
     prealloc: Option<Region>,
     prealloc_ns: u64,
+    /// Bytes usemem credits each task for what was done before the tasks
+    /// (`-E`'s mremap, `-L`'s segment: an eighth of the bytes each).
+    credit: u64,
 }
 
 /// Opens `/dev/zero` and maps `--prealloc`'s region over `files` (none
 /// for anonymous memory, one, or one per task).
-pub fn prepare(u: &Use, a: Amount, files: Vec<OwnedFile>) -> Result<Prepared> {
+pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Result<Prepared> {
     let zero = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -65,19 +70,76 @@ pub fn prepare(u: &Use, a: Amount, files: Vec<OwnedFile>) -> Result<Prepared> {
         .map_err(|e| Error::io("cannot open", std::path::Path::new("/dev/zero"), e))?;
     let mut p = Prepared {
         zero,
+        huge_page,
         files,
         prealloc: None,
         prealloc_ns: 0,
+        credit: 0,
     };
     // glibc sets up nrand48's multiplier on its first call: here, before
     // any task thread can race to do it.
     Rand48::new(0).below(1);
+    let t0 = clock::monotonic_ns();
     if u.prealloc {
-        let t0 = clock::monotonic_ns();
-        p.prealloc = Some(map(u, &p, 0, a.per_task as usize)?);
-        p.prealloc_ns = clock::monotonic_ns() - t0;
+        let mut region = map(u, &p, 0, a.per_task as usize)?;
+        if u.remap {
+            let grown = region.len().saturating_mul(REMAP_SCALE);
+            region = region.grow(grown)?;
+            p.credit += a.per_task / 8;
+        }
+        p.prealloc = Some(region);
     }
+    if u.shm_lock {
+        shm_lock_unlock(a.per_task)?;
+        p.credit += a.per_task / 8;
+    }
+    p.prealloc_ns = clock::monotonic_ns() - t0;
     Ok(p)
+}
+
+/// usemem's SCALE_FACTOR: `-E` grows the mapping to this many times its size.
+const REMAP_SCALE: usize = 10;
+
+/// usemem's `-L` before its tasks: a SysV segment of `bytes` made,
+/// attached, a byte of each page written, SHM_LOCKed, unlocked and
+/// marked for removal.
+fn shm_lock_unlock(bytes: u64) -> Result<()> {
+    let failed = |what: &str| {
+        Error::Failed(format!(
+            "{what} of a SysV segment of {bytes} bytes failed: {} (kernel.shmmax, \
+             kernel.shmall, RLIMIT_MEMLOCK)",
+            crate::exec::errno_text()
+        ))
+    };
+    // SAFETY: plain system calls on a segment this function owns; the
+    // attached range is `bytes` long and written inside it only.
+    unsafe {
+        let id = libc::shmget(libc::IPC_PRIVATE, bytes as usize, libc::IPC_CREAT | 0o600);
+        if id < 0 {
+            return Err(failed("shmget"));
+        }
+        let at = libc::shmat(id, std::ptr::null(), 0);
+        if at as isize == -1 {
+            let e = failed("shmat");
+            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+            return Err(e);
+        }
+        let page = page_size();
+        for off in (0..bytes as usize).step_by(page) {
+            at.cast::<u8>().add(off + 1).write_volatile(1);
+        }
+        let locked = libc::shmctl(id, libc::SHM_LOCK, std::ptr::null_mut());
+        let e = (locked != 0).then(|| failed("SHM_LOCK"));
+        libc::shmctl(id, libc::SHM_UNLOCK, std::ptr::null_mut());
+        libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        libc::shmdt(at);
+        e.map_or(Ok(()), Err)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as usize
 }
 
 fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
@@ -87,6 +149,17 @@ fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
         libc::PROT_READ | libc::PROT_WRITE
     };
     let populate = if u.prefault { libc::MAP_POPULATE } else { 0 };
+    if u.hugetlb {
+        // A length on the huge page boundary, so that munmap takes it.
+        let len = len.next_multiple_of(p.huge_page.max(1) as usize);
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB | populate;
+        return Region::map_at(len, prot, flags, -1, 0).map_err(|e| {
+            Error::Refused(format!(
+                "mmap of {len} bytes of hugetlb pages failed: {e}: the pool has too \
+                 few free (HugePages_Free in /proc/meminfo)"
+            ))
+        });
+    }
     let (fd, shared) = match u.store {
         Store::Anon => (p.zero.as_raw_fd(), libc::MAP_PRIVATE),
         _ => {
@@ -98,8 +171,16 @@ fn map(u: &Use, p: &Prepared, task: usize, len: usize) -> Result<Region> {
         .map_err(|e| Error::Failed(format!("mmap of {len} bytes failed: {e}")))
 }
 
-/// One pass over `region` as `u` walks it.
-fn pass(region: &Region, u: &Use, access: Access, rng: &mut Rand48, deadline: u64) -> u64 {
+/// One pass over the first `len` bytes of `region` as `u` walks it.
+fn pass(
+    region: &Region,
+    len: u64,
+    u: &Use,
+    access: Access,
+    rng: &mut Rand48,
+    deadline: u64,
+) -> u64 {
+    let words = (len as usize).min(region.len()) / 8;
     let walk = Walk {
         access,
         read: u.read,
@@ -108,7 +189,7 @@ fn pass(region: &Region, u: &Use, access: Access, rng: &mut Rand48, deadline: u6
     };
     // SAFETY: the region is mapped, readable, and writable unless u.read
     // (map's protection), for as long as it lives.
-    unsafe { words::pass(region.ptr().cast(), region.len() / 8, &walk, rng, deadline) }
+    unsafe { words::pass(region.ptr().cast(), words, &walk, rng, deadline) }
 }
 
 /// How often a pass reads the clock. In order (a fault per 512 words at
@@ -162,10 +243,10 @@ pub fn task(
     let mut maps: Vec<Region> = Vec::new();
     let mut r = timed(TaskReport::default(), t, runtime_ns, |r, deadline| {
         let outcome = (|| -> Result<u64> {
-            let mut bytes = 0u64;
+            let mut bytes = if p.prealloc.is_some() { 0 } else { p.credit };
             if let Some(region) = &p.prealloc {
-                bytes += a.per_task / 8;
-                bytes += pass(region, u, access, &mut rng, deadline);
+                bytes += a.per_task / 8 + p.credit;
+                bytes += pass(region, a.per_task, u, access, &mut rng, deadline);
                 if u.msync {
                     sync(region)?;
                 }
@@ -177,7 +258,7 @@ pub fn task(
                 let size = left.min(unit);
                 let region = map(u, p, t.index, size as usize)?;
                 bytes += size / 8;
-                bytes += pass(&region, u, access, &mut rng, deadline);
+                bytes += pass(&region, size, u, access, &mut rng, deadline);
                 if u.msync {
                     sync(&region)?;
                 }

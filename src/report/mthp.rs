@@ -1,0 +1,115 @@
+//! The per-size THP counters (hugepages-<N>kB/stats/) and zswap's debugfs
+//! counters of each case's median sample, under any workload's tables,
+//! and a plain line where the kernel (or an unmounted debugfs) gave none.
+
+use super::cells::names;
+use super::export::{Align, Block, Layout, Table};
+use crate::model::{Run, Sample};
+use crate::monitor::{mthp, zswap};
+
+/// "mthp.64kB.anon_fault_alloc" -> "64kB anon_fault_alloc";
+/// "zswap.stored_pages" -> "zswap stored_pages"; others -> None.
+fn label(key: &str) -> Option<String> {
+    if let Some(rest) = key.strip_prefix(mthp::PREFIX) {
+        let (size, name) = rest.split_once('.')?;
+        return Some(format!("{size} {name}"));
+    }
+    key.strip_prefix(zswap::PREFIX)
+        .map(|name| format!("zswap {name}"))
+}
+
+/// The sample's non-zero per-size THP and zswap deltas, labelled.
+pub fn entries(s: &Sample) -> Vec<(String, i64)> {
+    s.vmstat
+        .iter()
+        .filter(|(_, v)| **v != 0)
+        .filter_map(|(k, v)| Some((label(k)?, *v)))
+        .collect()
+}
+
+/// Whether the run is about THP: it set a per-size THP knob, its
+/// workload measures THP, or it asked for THP (`--thp` other than never).
+fn about_thp(run: &Run) -> bool {
+    let per_size = run.meta.knobs["values"].as_object().is_some_and(|v| {
+        v.keys().any(|k| {
+            crate::knobs::registry::find(k).is_some_and(crate::knobs::registry::per_size_thp)
+        })
+    });
+    let asked = run.meta.config["thp"]
+        .as_str()
+        .is_some_and(|t| t != "never");
+    per_size
+        || asked
+        || crate::workload::find(&run.meta.workload)
+            .is_some_and(|s| s.measures_knobs.contains(&"thp"))
+}
+
+/// Whether any measured sample swapped out (to a device or to zswap).
+fn swapped(run: &Run) -> bool {
+    run.cases.iter().flat_map(|c| c.measured()).any(|s| {
+        ["pswpout", "zswpout"]
+            .iter()
+            .any(|k| s.vmstat.get(*k).is_some_and(|v| *v > 0))
+    })
+}
+
+/// The table (when any case has such counters) and the plain lines.
+pub fn blocks(run: &Run) -> Vec<Block> {
+    let figure = run.meta.figures.first().map(|f| f.name.as_str());
+    let mut rows = Vec::new();
+    for cs in &run.cases {
+        let Some((s, _)) = figure.and_then(|f| super::median_sample(cs, f)) else {
+            continue;
+        };
+        for (name, v) in entries(s) {
+            rows.push(vec![
+                cs.case.variant.clone(),
+                cs.case.tasks.to_string(),
+                name,
+                v.to_string(),
+            ]);
+        }
+    }
+    let mut out = Vec::new();
+    let had_rows = !rows.is_empty();
+    if had_rows {
+        use Align::{Left as L, Right as R};
+        out.push(Block::Blank);
+        out.push(Block::Table(Table {
+            title: "Per-size THP and zswap counters of each case's median sample (deltas)".into(),
+            header: vec![names(&["case", "Thr", "counter", "delta"])],
+            align: vec![L, R, L, R],
+            rows,
+            layout: Some(Layout::spaced(&[23, 3, 34, 12])),
+        }));
+    }
+    let m = &run.meta.machine;
+    let mut lines = String::new();
+    // A run stored before these fields existed says nothing of them.
+    if m.get("zswap_debugfs").is_some() {
+        let has_stats = m["thp_stats_sizes"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty());
+        if !has_stats && about_thp(run) {
+            lines.push_str(&format!(
+                "per-size THP: Linux {} has no hugepages-<N>kB/stats/ counters (they \
+                 need Linux 6.10+, per-size THP itself 6.8+), so none are shown\n",
+                m["kernel_release"].as_str().unwrap_or("?")
+            ));
+        } else if has_stats && about_thp(run) && !had_rows {
+            lines.push_str("per-size THP: every hugepages-<N>kB/stats/ counter stayed 0\n");
+        }
+        if swapped(run) {
+            let debugfs = m["zswap_debugfs"].as_bool();
+            if let Some(l) = zswap::missing_line(debugfs) {
+                lines.push_str(l);
+                lines.push('\n');
+            }
+        }
+    }
+    if !lines.is_empty() {
+        out.push(Block::Blank);
+        out.push(Block::Paragraph(crate::text::wrap(&lines, 78)));
+    }
+    out
+}
