@@ -33,6 +33,7 @@ mod machine_fake_tree;
 mod machine_live;
 mod machine_qemu_tree;
 mod micro;
+mod mthp;
 mod nested_kvm;
 mod no_secret;
 mod numa_fixtures;
