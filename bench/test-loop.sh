@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Runs one test binary (`CI=true cargo test --test NAME`) N times in a row
-# (the binary cargo built, run directly, so another cargo holding the build
-# directory's lock does not hold it up) and says for each run whether it passed, how long it took, the load
+# Runs one test file's tests (tests/NAME.rs: `CI=true cargo test --test all
+# NAME::`, or `--test NAME` for a file that is a test binary of its own in
+# Cargo.toml) N times in a row (the binary cargo built, run directly, so
+# another cargo holding the build directory's lock does not hold it up)
+# and says for each run whether it passed, how long it took, the load
 # average before and after and the commit, then how many of N passed: the
 # check that a test holds, not just that it passed once (issue 32:
 # tests/scale_vm.rs 20 of 20). Each run's output stays in OUT_DIR/run-K.log.
 #
 # usage: bench/test-loop.sh NAME [N] [OUT_DIR] [-- test binary args]
 #   defaults: 20 runs, /tmp/vmscale-test-loop-NAME
+#   a test name among the args adds to the filter NAME:: (libtest runs
+#   what any filter matches): one test alone is `-- --exact NAME::TEST`
 #   STRESS="--cpu 2"   stress-ng beside each run, at the test's niceness
 #                      (default: none)
 set -euo pipefail
@@ -23,7 +27,14 @@ mkdir -p "$out"
 . "$here/stress-lib.sh"
 trap stress_stop EXIT
 
-exe=$(nice -n 19 cargo test --no-run --test "$name" 2>&1 |
+# tests/NAME.rs is the module NAME of the binary `all` (tests/all.rs)
+# unless Cargo.toml makes it a binary of its own.
+if grep -qx "path = \"tests/$name.rs\"" Cargo.toml; then
+    target=$name filter=()
+else
+    target=all filter=("$name::")
+fi
+exe=$(nice -n 19 cargo test --no-run --test "$target" 2>&1 |
     sed -n 's/.*Executable .* (\(.*\))$/\1/p')
 [ -x "$exe" ] || { echo "no test binary for $name" >&2; exit 1; }
 commit=$(git rev-parse --short HEAD)
@@ -35,7 +46,7 @@ for k in $(seq 1 "$n"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     start=$(date +%s)
     set +e
-    CI=true nice -n 19 "$exe" "$@" > "$log" 2>&1
+    CI=true nice -n 19 "$exe" ${filter[@]+"${filter[@]}"} "$@" > "$log" 2>&1
     rc=$?
     set -e
     secs=$(($(date +%s) - start))

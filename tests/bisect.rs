@@ -6,12 +6,13 @@
 //! its key (history shows them), and run again boots nothing; `bisect
 //! judge` then reuses the stored ends and exits as `git bisect run`
 //! wants. The boots take minutes under TCG, so that test is `#[ignore]`d
-//! and run by hand (`cargo test --test bisect -- --ignored`); it is not in
-//! .ci/run, for it has not yet run to its end here (TCG's between-boot
-//! spread on a loaded host left the ends undecided, docs/bisect.md).
+//! and run by hand (`cargo test --test all -- --ignored bisect::`); it is
+//! not in .ci/run, for it has not yet run to its end here (TCG's
+//! between-boot spread on a loaded host left the ends undecided,
+//! docs/bisect.md).
 //! Under CI=true a missing component fails it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

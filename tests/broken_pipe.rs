@@ -1,9 +1,9 @@
 //! A reader that goes away (`vmscale show --csv | head -1`) ends vmscale
 //! quietly with exit 0, for every printing command.
 
-mod common;
+use crate::common;
 
-use common::Scratch;
+use crate::common::Scratch;
 use std::process::{Command, Stdio};
 
 #[test]

@@ -8,7 +8,7 @@
 //! link planted in the cache is never followed (what it points at stays
 //! whole), old temporaries go, and bad sizes and ages exit 2.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::fs::{File, FileTimes};

@@ -1,8 +1,7 @@
 //! Bad input to every subcommand: exit 2, a message naming the option and
 //! the fix, and nothing written to the store. Also where the store is.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// Runs each `(args, needle)`: exit 2, `needle` in stderr.

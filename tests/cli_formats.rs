@@ -1,8 +1,7 @@
 //! `--json`, `--markdown` and `--csv` mean the same on run, show and list:
 //! run prints what show prints, list offers all three.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn run_prints_what_show_prints_in_every_format() {

@@ -2,11 +2,11 @@
 //! touched, the refusal without CAP_SYS_ADMIN, the knob A/B rendering from
 //! a run built in the store, and the zoneinfo fixture.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{Scratch, ok, stderr, stdout};
+use crate::common::{Scratch, ok, stderr, stdout};
 use vmscale::model::{Case, Figure, Sample, SampleData, Status};
 use vmscale::store::{NewRun, Store};
 

@@ -2,9 +2,7 @@
 //! (truth known), real small pft runs in every format, sample files, and
 //! refusals with exit code 2.
 
-mod common;
-
-use common::{Scratch, json, ok, stderr, stdout};
+use crate::common::{Scratch, json, ok, stderr, stdout};
 use std::collections::BTreeMap;
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
 use vmscale::stats::rng::SplitMix64;

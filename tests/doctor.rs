@@ -2,9 +2,9 @@
 //! clean tree gives none) and on this machine; `run --tune` restores what
 //! it set, also after SIGKILL and `vmscale restore`.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -117,6 +117,7 @@ fn bad_options_are_refused() {
 fn this_machine_names_its_hypervisor_and_page_reporting() {
     // Not beside the --tune tests: taking the knob lock below repairs a
     // killed holder's knobs, which the SIGKILL test leaves for `restore`.
+    let _turn = machine_turn();
     let _one = LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("doctor-live");
     let order = "/sys/module/page_reporting/parameters/page_reporting_order";
@@ -184,6 +185,7 @@ fn command(s: &Scratch, args: &[&str]) -> Command {
 
 #[test]
 fn tune_sets_records_and_restores() {
+    let _turn = machine_turn();
     let _one = LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("tune-run");
     if !is_root() {
@@ -227,6 +229,7 @@ fn tune_sets_records_and_restores() {
 
 #[test]
 fn tune_is_restored_after_sigkill() {
+    let _turn = machine_turn();
     let _one = LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("tune-kill");
     if !is_root() {

@@ -3,8 +3,7 @@
 //! (`--perf-faults`) within 2 %, one-fault-per-page variants match the pages touched, file reads
 //! report pages per fault, and hostile paths are refused.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The measured samples of every case of a pft run.
 fn samples(run: &serde_json::Value) -> Vec<(u64, serde_json::Value)> {
@@ -158,6 +157,7 @@ fn hostile_paths_are_refused_before_anything_is_stored() {
 
 #[test]
 fn hugetlb_is_refused_with_the_numbers_or_reserved_and_restored() {
+    let _turn = machine_turn();
     let before = std::fs::read_to_string("/proc/sys/vm/nr_hugepages").unwrap();
     let s = Scratch::new("hugetlb");
     let free: u64 = std::fs::read_to_string("/proc/meminfo")

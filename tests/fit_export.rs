@@ -5,9 +5,7 @@
 //! filled from the same binary's JSON, so no optimiser-dependent number is
 //! written into the test. CSV figures are compared with the JSON ones.
 
-mod common;
-
-use common::{Scratch, json, ok, stderr};
+use crate::common::{Scratch, json, ok, stderr};
 use serde_json::Value;
 
 /// USL points (σ 0.08, κ 0.002, λ 500) with a fixed ±2 % wobble, 3 at each

@@ -2,10 +2,8 @@
 //! different hosts, and the store on a real PostgreSQL server (the one
 //! `.ci/run` starts, named by VMSCALE_TEST_PG).
 
-mod common;
-
-use common::pg::PgDb;
-use common::{Scratch, json, ok, stderr, vmscale_with_db};
+use crate::common::pg::PgDb;
+use crate::common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 use std::process::{Command, Stdio};
 

@@ -12,10 +12,10 @@
 //! plans are tiny.
 //! Under CI=true a missing QEMU fails.
 
-mod common;
+use crate::common;
 
-use common::guest::{GuestRun, available, guest, kernels, read, results, s, step_out};
-use common::{show, wait_until};
+use crate::common::guest::{GuestRun, available, guest, kernels, read, results, s, step_out};
+use crate::common::{show, wait_until};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -5,10 +5,8 @@
 //! the same store on PostgreSQL gives the same history; kernels order by
 //! version; mixed configurations and bad options are refused.
 
-mod common;
-
-use common::pg::PgDb;
-use common::{Scratch, json, ok, stderr, vmscale_with_db};
+use crate::common::pg::PgDb;
+use crate::common::{Scratch, json, ok, stderr, vmscale_with_db};
 use std::path::Path;
 
 /// Stores 12 runs of `dd bs=$(cat F) count=1` from /dev/zero, F holding

@@ -5,9 +5,9 @@
 //! installed. The colour run is skipped, with the reason printed, when the
 //! kernel refuses it (PFNs need CAP_SYS_ADMIN).
 
-mod common;
+use crate::common;
 
-use common::{Scratch, json, ok, render_in_browser, stderr};
+use crate::common::{Scratch, json, ok, render_in_browser, stderr};
 use serde_json::Value;
 
 fn count(page: &str, class: &str) -> usize {

@@ -2,9 +2,7 @@
 //! Chromium renders with its plots. Skipped (with the reason printed) when
 //! chromium is absent, except under CI, where it must run.
 
-mod common;
-
-use common::{Scratch, ok, render_in_browser};
+use crate::common::{Scratch, ok, render_in_browser};
 
 #[test]
 fn html_report_renders_with_plots() {

@@ -2,9 +2,9 @@
 //! the pft 0.12 layout without Rep, will-it-scale CSV; show, fit and report
 //! then work on the imported runs.
 
-mod common;
+use crate::common;
 
-use common::{Scratch, fig, json, ok, stdout};
+use crate::common::{Scratch, fig, json, ok, stdout};
 
 const SEED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -3,9 +3,7 @@
 //! one case per (size, threads, CLine), no column invented, precision kept,
 //! and a row that does not parse fails the import unless skipped.
 
-mod common;
-
-use common::{Scratch, json, ok, stderr};
+use crate::common::{Scratch, json, ok, stderr};
 use serde_json::Value;
 
 fn fixture(name: &str) -> String {

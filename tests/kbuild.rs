@@ -9,11 +9,11 @@
 //! last comment names the loop's commit; the broken commit exits 1 with
 //! make's error lines and stores nothing. The builds take minutes, so
 //! that test is `#[ignore]`d and .ci/run runs it after `cargo test`
-//! (`cargo test --test kbuild -- --ignored`); under CI=true a missing
-//! component fails it. Bad input is refused before anything is built, in
-//! the ordinary run.
+//! (`cargo test --test all -- --ignored kbuild::`); under CI=true a
+//! missing component fails it. Bad input is refused before anything is
+//! built, in the ordinary run.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,9 +3,7 @@
 //! leave no knob changed and no process behind, and simultaneous runs with
 //! different state directories take turns on the machine-wide knob lock.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -220,6 +218,7 @@ impl Drop for Killed {
 
 #[test]
 fn fifty_sigkills_leave_no_knob_changed_and_no_orphan() {
+    let _turn = machine_turn();
     if !root_with(ZONE_RECLAIM) {
         return;
     }
@@ -279,6 +278,7 @@ fn fifty_sigkills_leave_no_knob_changed_and_no_orphan() {
 
 #[test]
 fn sixteen_runs_with_different_state_dirs_take_turns() {
+    let _turn = machine_turn();
     if !root_with(WATERMARK) {
         return;
     }
@@ -321,6 +321,7 @@ fn sixteen_runs_with_different_state_dirs_take_turns() {
 
 #[test]
 fn no_wait_is_refused_while_another_run_holds_the_lock() {
+    let _turn = machine_turn();
     if !root_with(WATERMARK) {
         return;
     }

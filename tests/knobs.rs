@@ -2,9 +2,10 @@
 //! (SIGINT) and a killed one (SIGKILL, then `vmscale restore` or the next
 //! start) leave the knob at its original value.
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::turn::Turn;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,8 +19,9 @@ const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
 /// while that lock is free, so a neighbour's run would hide the repair.
 static LIVE_KNOBS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn live_knobs() -> std::sync::MutexGuard<'static, ()> {
-    LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner())
+fn live_knobs() -> (Turn, std::sync::MutexGuard<'static, ()>) {
+    let turn = machine_turn();
+    (turn, LIVE_KNOBS.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn knob(path: &str) -> String {
@@ -112,6 +114,7 @@ fn two_others(original: &str, choices: &[&str]) -> String {
 
 #[test]
 fn refused_knobs_change_nothing_and_store_nothing() {
+    let _turn = machine_turn();
     let s = Scratch::new("knob-refused");
     // swappiness: no other test here sets it, so a change would be ours.
     let swappiness = "/proc/sys/vm/swappiness";

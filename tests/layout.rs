@@ -420,3 +420,59 @@ fn no_string_errors_below_the_command_line() {
         "Result<_, String> outside main.rs and cli.rs: {found:#?}"
     );
 }
+
+/// The files of tests/ (names without `.rs`, all.rs left out) that are
+/// neither a module of tests/all.rs (`mod NAME;`) nor a `[[test]]` of
+/// their own in Cargo.toml, or are both: with `autotests = false` an
+/// unlisted file would never be built or run.
+fn unlisted_test_files(files: &[String], all_rs: &str, cargo_toml: &str) -> Vec<String> {
+    let modules: BTreeSet<&str> = all_rs
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let targets: BTreeSet<&str> = cargo_toml
+        .lines()
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix("path = \"tests/")?
+                .strip_suffix(".rs\"")
+        })
+        .collect();
+    files
+        .iter()
+        .filter(|f| modules.contains(f.as_str()) == targets.contains(f.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_test_file_check_finds_planted_strays() {
+    let files: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+    let all_rs = "//! x\nmod common;\nmod a;\nmod d;\n";
+    let cargo = "[[test]]\nname = \"b\"\npath = \"tests/b.rs\"\n\
+                 [[test]]\nname = \"d\"\npath = \"tests/d.rs\"\n";
+    assert_eq!(unlisted_test_files(&files, all_rs, cargo), ["c", "d"]);
+}
+
+/// Every tests/NAME.rs is built and run: a module of tests/all.rs or,
+/// where a real reason needs it, a test binary of its own (Cargo.toml).
+#[test]
+fn every_test_file_is_in_the_test_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files: Vec<String> = std::fs::read_dir(root.join("tests"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".rs")?.to_string();
+            (stem != "all").then_some(stem)
+        })
+        .collect();
+    assert!(files.len() > 10, "{files:?}");
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let strays = unlisted_test_files(&files, &read("tests/all.rs"), &read("Cargo.toml"));
+    assert!(
+        strays.is_empty(),
+        "tests/NAME.rs neither in tests/all.rs (`mod NAME;`) nor a \
+         [[test]] of Cargo.toml, or both: {strays:?}"
+    );
+}

@@ -2,7 +2,7 @@
 //! gen-fake-2s4n.sh), a 512-CPU 16-node tree made at test time, and empty
 //! and partial trees, and checks what the snapshot says.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use vmscale::machine::Snapshot;

@@ -2,7 +2,7 @@
 //! Where the running system lacks a file, the check is skipped (outside
 //! CI; under CI=true it fails).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! node 2 and asymmetric distances; `topology.given` is what QEMU was told)
 //! and checks the snapshot, sysinfo and `--pin` plans against it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use vmscale::exec::pin::{Pin, plan};

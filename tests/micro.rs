@@ -1,8 +1,8 @@
 //! End-to-end tests of the micro-benchmarks: invariants, not timings.
 
-mod common;
+use crate::common;
 
-use common::{Scratch, fig, json, ok};
+use crate::common::{Scratch, fig, json, ok};
 use serde_json::Value;
 
 fn online_cpus() -> usize {
@@ -23,7 +23,7 @@ fn measured(case: &Value) -> Vec<&Value> {
 #[test]
 fn c2c_has_every_requested_pair_with_positive_latency() {
     if online_cpus() < 2 {
-        return;
+        return common::skip("c2c needs two online CPUs");
     }
     let s = Scratch::new("c2c");
     let run = json(&s.vmscale(&[
@@ -71,7 +71,7 @@ fn c2c_has_every_requested_pair_with_positive_latency() {
 #[test]
 fn c2c_fresh_line_and_bad_cpus() {
     if online_cpus() < 2 {
-        return;
+        return common::skip("c2c needs two online CPUs");
     }
     let s = Scratch::new("c2c-bad");
     let o = s.vmscale(&["run", "c2c", "--cpus", "0,4096"]);
@@ -103,7 +103,7 @@ fn c2c_fresh_line_and_bad_cpus() {
 #[test]
 fn c2c_measures_cas_with_and_without_pause_by_default() {
     if online_cpus() < 2 {
-        return;
+        return common::skip("c2c needs two online CPUs");
     }
     let s = Scratch::new("c2c-pause");
     let run = json(&s.vmscale(&[

@@ -4,9 +4,8 @@
 //! per-size and zswap knobs for `vmscale restore`; pte-reclaim reports
 //! VmPTE around MADV_DONTNEED.
 
-mod common;
-
-use common::*;
+use crate::common;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -57,6 +56,7 @@ fn counter(sample: &Value, name: &str) -> i64 {
 
 #[test]
 fn sixty_four_k_anonymous_thp_shows_its_per_size_counters_and_is_restored() {
+    let _turn = machine_turn();
     let stat = format!("{STATS_64K}/anon_fault_alloc");
     if !root_with(&[THP_64K, THP_2M, &stat]) {
         return;
@@ -106,6 +106,7 @@ fn sixty_four_k_anonymous_thp_shows_its_per_size_counters_and_is_restored() {
 
 #[test]
 fn per_size_and_zswap_knobs_left_by_sigkill_are_put_back_by_restore() {
+    let _turn = machine_turn();
     if !root_with(&[THP_64K, ZSWAP_POOL]) {
         return;
     }

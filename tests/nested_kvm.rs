@@ -7,9 +7,9 @@
 //! levels into the host store.
 //! Under CI=true a missing QEMU or kernel fails.
 
-mod common;
+use crate::common;
 
-use common::guest::{available, guest, kernels, read, s};
+use crate::common::guest::{available, guest, kernels, read, s};
 
 #[test]
 fn kvm_runs_live_inside_an_emulated_cpu() {

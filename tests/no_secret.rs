@@ -3,10 +3,8 @@
 //! vmscale starts (here `run cmd`'s command, which prints what it got),
 //! while vmscale itself still stores the run with it.
 
-mod common;
-
-use common::pg::PgDb;
-use common::{Scratch, stderr};
+use crate::common::pg::PgDb;
+use crate::common::{Scratch, stderr};
 use std::process::Command;
 
 const SECRET: &str = "sekret-7f3a";

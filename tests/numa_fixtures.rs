@@ -2,11 +2,9 @@
 //! first-touch placement on the fake 2-socket, 4+1-node machine, and
 //! locality from a synthetic /proc/PID/numa_maps and task stat files.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::fixture;
+use crate::common::fixture;
 
 use vmscale::machine::Snapshot;
 use vmscale::monitor::{numa_maps, thread_locality};

@@ -11,9 +11,9 @@
 //! fails under CI=true and says why it skipped elsewhere. The guest runs
 //! under TCG, small sizes, a few minutes at most.
 
-mod common;
+use crate::common;
 
-use common::show;
+use crate::common::show;
 use serde_json::Value;
 
 const MEM_PER_NODE_MIB: u64 = 256;

@@ -1,8 +1,7 @@
 //! End-to-end tests of `run pft`, `show` and `list` on the real binary,
 //! with tens of MiB: measured counts, store contents, reproduction.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn figure(case: &serde_json::Value, sample: usize, name: &str) -> f64 {
     case["samples"][sample]["data"]["figures"][name]

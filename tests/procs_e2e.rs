@@ -1,8 +1,8 @@
 //! End-to-end: fork, churn, cmd and the NUMA patterns through the real
 //! binary at small sizes. Counts are asserted, never timings.
 
-mod common;
-use common::{Scratch, json, ok, stdout};
+use crate::common;
+use crate::common::{Scratch, json, ok, stdout};
 
 fn figures(v: &serde_json::Value, case: usize) -> &serde_json::Value {
     &v["cases"][case]["samples"][0]["data"]["figures"]

@@ -4,8 +4,7 @@
 //! counted, and the HTML report draws flame graphs without a script.
 //! Under CI=true a missing facility (perf events, tracepoints) fails.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Whether the facility a test needs refused the run: fails under CI,
 /// otherwise the test is skipped with the reason.

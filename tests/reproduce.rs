@@ -4,9 +4,7 @@
 //! base, head, headline and every row, and the plan scaled to the machine;
 //! nothing is stored; bad input exits 2 naming the problem.
 
-mod common;
-
-use common::{Scratch, fixture, stderr, stdout};
+use crate::common::{Scratch, fixture, stderr, stdout};
 use serde_json::Value;
 use std::process::{Command, Output};
 

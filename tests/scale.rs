@@ -4,10 +4,8 @@
 //! `--tasks auto` at the topology's boundaries), every text in 80 columns,
 //! and nothing measured on a tree that is not this machine.
 
-mod common;
-
-use common::fixtures::{self, BIG512, BIG1024, Machine, counts};
-use common::{json, ok, stderr};
+use crate::common::fixtures::{self, BIG512, BIG1024, Machine, counts};
+use crate::common::{json, ok, stderr};
 use serde_json::Value;
 
 fn big512() -> Machine {

@@ -5,10 +5,10 @@
 //! runs on its default threads. The in-guest plans are tiny: every vCPU is
 //! emulated on a host of 2 CPUs. Under CI=true a missing QEMU fails.
 
-mod common;
+use crate::common;
 
-use common::fixtures::counts;
-use common::guest::{GuestRun, available, kernels, results, step_out};
+use crate::common::fixtures::counts;
+use crate::common::guest::{GuestRun, available, kernels, results, step_out};
 use serde_json::Value;
 
 #[test]

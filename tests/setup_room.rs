@@ -8,10 +8,9 @@
 //! The holder is this test binary run again (`helper`, ignored unless
 //! asked for), so it links the library as a run does.
 
-mod common;
-
-use common::room::*;
-use common::*;
+use crate::common::room::*;
+use crate::common::turn::Turn;
+use crate::common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -22,11 +21,15 @@ use vmscale::setup::{self, Needs, Setup};
 
 const MIB: u64 = 1 << 20;
 
+/// The helper's name in the test binary (tests/all.rs), for `--exact`.
+const HELPER: &str = "setup_room::helper";
+
 /// The tests share swap, nr_hugepages and the cgroup trees: one at a time.
 static ONE: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE.lock().unwrap_or_else(|p| p.into_inner())
+fn serial() -> (Turn, std::sync::MutexGuard<'static, ()>) {
+    let turn = machine_turn();
+    (turn, ONE.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn root() -> bool {
@@ -222,7 +225,7 @@ fn without_root_the_set_up_is_refused_naming_root() {
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "helper", "--nocapture"])
+        .args(["--ignored", "--exact", HELPER, "--nocapture"])
         .env("VMSCALE_SETUP_HELPER", "new")
         .env("VMSCALE_STATE_DIR", s.dir.join("state"))
         .output()
@@ -312,7 +315,7 @@ fn helper() {
 /// lines up to "ready" and the rest of its stdout.
 fn start_helper(mode: &str, state: &Path) -> (Child, Vec<String>, BufReader<ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "helper", "--nocapture"])
+        .args(["--ignored", "--exact", HELPER, "--nocapture"])
         .env("VMSCALE_SETUP_HELPER", mode)
         .env("VMSCALE_STATE_DIR", state)
         .stdout(Stdio::piped())

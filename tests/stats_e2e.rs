@@ -5,9 +5,7 @@
 //! tested on seeded sequences in `stats::stopping` and on the note in
 //! `runner`: a real run's groups would depend on timing.)
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
 use vmscale::store::{NewRun, Store};

@@ -8,9 +8,9 @@
 //! samples are stored. The PostgreSQL faults run against a private server
 //! (bench/pg-scratch.sh) so that stopping it disturbs no other test.
 
-mod common;
+use crate::common;
 
-use common::{Scratch, is_root, json, ok, stderr};
+use crate::common::{Scratch, is_root, json, ok, stderr};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -449,6 +449,7 @@ fn sqlite_store_on_a_full_file_system_stops_cleanly() {
     ) {
         return;
     }
+    let _turn = common::machine_turn();
     let _one = KNOB.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("enospc");
     let fs = Tmpfs::mount(s.dir.join("mnt"));
@@ -601,6 +602,7 @@ fn stat_interval() -> String {
 /// breaks the file system with `fault`, and checks the ending; `error`
 /// is the text of the errno the run must name.
 fn run_through(options: &str, fault: fn(&Ext4Loop), error: &str) {
+    let _turn = common::machine_turn();
     let _one = KNOB.lock().unwrap_or_else(|e| e.into_inner());
     let s = Scratch::new("disk-fault");
     let Some(disk) = Ext4Loop::new(&s, options) else {

@@ -2,9 +2,9 @@
 //! read-only stores, foreign files, damaged rows, killed runs, and runs
 //! that fail before their first sample.
 
-mod common;
+use crate::common;
 
-use common::{Scratch, json, ok, stderr, stdout};
+use crate::common::{Scratch, json, ok, stderr, stdout};
 use std::process::{Command, Stdio};
 
 /// A small fixed run: one task, 4 MiB, 2 samples, no warm-up.

@@ -5,8 +5,7 @@
 //! and bad input (an unknown or non-VM stressor, stress-ng missing, a
 //! harness option among the stressor's) refused with exit 2, nothing stored.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Whether stress-ng is on PATH; skips (fails under CI) when it is not.
 fn have_stress_ng() -> bool {

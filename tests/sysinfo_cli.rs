@@ -1,8 +1,7 @@
 //! `vmscale sysinfo` against the sysfs/procfs files it reads, and against
 //! the fake 2-socket, 4-node tree.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(path)

@@ -4,9 +4,8 @@
 //! A/B restored, bad input refused with nothing stored; and in a guest
 //! small enough to fragment whole, fallbacks forced for real.
 
-mod common;
-use common::guest::{available, guest, kernels, s};
-use common::*;
+use crate::common::guest::{available, guest, kernels, s};
+use crate::common::*;
 
 const STEP: f64 = 2097152.0;
 
@@ -99,6 +98,7 @@ fn every_step_is_timed_classified_and_cross_checked() {
 
 #[test]
 fn a_defrag_ab_runs_both_settings_and_restores_the_knob() {
+    let _turn = machine_turn();
     if !is_root() {
         return skip("knobs need root");
     }

@@ -2,16 +2,18 @@
 //! small sizes: case selection, refusals, and per family a few cases whose
 //! kernel counters show the path was taken. Counts, never timings.
 
-mod common;
-use common::{Scratch, is_root, json, ok, stderr};
+use crate::common;
+use crate::common::turn::Turn;
+use crate::common::{Scratch, is_root, json, ok, stderr};
 use vmscale::setup::journal::{Record, Step};
 
 /// The tests that make set-up rooms (swap, cgroups, zram ids) run one
 /// at a time.
 static ROOM: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn room() -> std::sync::MutexGuard<'static, ()> {
-    ROOM.lock().unwrap_or_else(|p| p.into_inner())
+fn room() -> (Turn, std::sync::MutexGuard<'static, ()>) {
+    let turn = common::machine_turn();
+    (turn, ROOM.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// Small and short: 1/256 of the machine, half a second per sample.
@@ -316,7 +318,7 @@ fn impossible_sizes_exit_2_with_the_reason_and_store_nothing() {
 /// A run of cases that need root's set-up room, holding the room until
 /// the test is done with what the run left (its store, the mounts).
 struct RoomRun {
-    _one: std::sync::MutexGuard<'static, ()>,
+    _one: (Turn, std::sync::MutexGuard<'static, ()>),
     s: Scratch,
     v: serde_json::Value,
 }
@@ -654,7 +656,7 @@ fn kill_mid_case(
 /// in the state directory or process of the run is left.
 #[test]
 fn killed_mid_case_leaves_nothing_after_restore_or_the_next_start() {
-    use common::room::*;
+    use crate::common::room::*;
     if !is_root() {
         common::skip("needs root: the cases' set-up room");
         return;
@@ -746,7 +748,7 @@ fn guest_sample(db: &std::path::Path, label: &str) -> serde_json::Value {
 /// needs two nodes, moves pages between them. One boot for all three.
 #[test]
 fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
-    use common::guest::{available, guest, kernels, s};
+    use crate::common::guest::{available, guest, kernels, s};
     if !available("vms in a guest") {
         return;
     }

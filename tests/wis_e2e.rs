@@ -3,8 +3,7 @@
 //! per operation as each test's kernel path dictates, TLB shootdowns seen
 //! when threads share an address space, both mmap-lock rates printed.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn cases(run: &serde_json::Value) -> Vec<serde_json::Value> {
     run["cases"].as_array().unwrap().clone()

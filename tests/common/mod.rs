@@ -5,6 +5,10 @@ pub mod fixtures;
 pub mod guest;
 pub mod pg;
 pub mod room;
+pub mod turn;
+
+#[allow(unused_imports)] // tests/progress_plan.rs, a binary of its own, takes no turn
+pub use turn::machine_turn;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
