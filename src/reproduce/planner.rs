@@ -167,6 +167,7 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
             command.extend(["--tasks", &t, "--size", &size].map(String::from));
         }
     }
+    command.extend(thp_knobs(test, workload, &mut scaling)?);
     let rows = test
         .rows
         .iter()
@@ -205,6 +206,46 @@ fn wis_tests() -> Vec<String> {
         .iter()
         .filter_map(|t| t.to_possible_value().map(|p| p.get_name().to_string()))
         .collect()
+}
+
+/// lkp's THP parameters and the knob each becomes, with the values the
+/// kernel's files take.
+const THP_PARAMS: &[(&str, &str, &[&str])] = &[
+    ("thp_enabled", "thp", &["always", "madvise", "never"]),
+    (
+        "thp_defrag",
+        "thp_defrag",
+        &["always", "defer", "defer+madvise", "madvise", "never"],
+    ),
+];
+
+/// The robot's `thp_enabled:` and `thp_defrag:` as the run's knobs, set
+/// where it runs (in the guest) as the robot's machine had them; pft sets
+/// THP by its own `--thp`, so there they are named, not applied.
+fn thp_knobs(test: &Test, workload: &str, scaling: &mut Vec<Scaled>) -> Result<Vec<String>> {
+    let mut args = Vec::new();
+    for (param, knob, known) in THP_PARAMS {
+        let Some(v) = test.param(param) else { continue };
+        if !known.contains(&v) {
+            return Err(Error::Input(format!(
+                "the report's {param} '{v}' is not a value the kernel takes: {}",
+                known.join(", ")
+            )));
+        }
+        let how = if workload == pft_args::SPEC.name {
+            "not applied: pft sets THP by its own --thp".to_string()
+        } else {
+            args.extend(["--knob".to_string(), format!("{knob}={v}")]);
+            format!("--knob {knob}={v} where the test runs, as the robot's machine had it")
+        };
+        scaling.push(Scaled {
+            what: (*param).to_string(),
+            robot: v.to_string(),
+            here: v.to_string(),
+            how,
+        });
+    }
+    Ok(args)
 }
 
 /// The report's `key` parameter, which must be one of `known`.

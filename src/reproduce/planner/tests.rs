@@ -41,6 +41,37 @@ fn vm_scalability_runs_its_case_on_every_cpu_share() {
 }
 
 #[test]
+fn the_robots_thp_settings_become_the_runs_knobs() {
+    let with = VMS.replace(
+        "\ttest: anon-w-seq\n",
+        "\ttest: anon-w-seq\n\tthp_enabled: always\n\tthp_defrag: defer+madvise\n",
+    );
+    let p = plan(&read(&with).unwrap(), SMALL, Asked::default()).unwrap();
+    let knobs: Vec<&str> = p
+        .command
+        .windows(2)
+        .filter(|w| w[0] == "--knob")
+        .map(|w| w[1].as_str())
+        .collect();
+    assert_eq!(knobs, ["thp=always", "thp_defrag=defer+madvise"]);
+    assert!(
+        p.scaling
+            .iter()
+            .any(|s| s.what == "thp_enabled" && s.here == "always")
+    );
+    // Without them the run keeps the machine's own settings.
+    let plain = plan(&read(VMS).unwrap(), SMALL, Asked::default()).unwrap();
+    assert!(!plain.command.iter().any(|a| a == "--knob"));
+    // A value the kernel does not take is refused.
+    let bad = VMS.replace(
+        "\ttest: anon-w-seq\n",
+        "\ttest: anon-w-seq\n\tthp_enabled: sometimes\n",
+    );
+    let err = plan(&read(&bad).unwrap(), SMALL, Asked::default()).unwrap_err();
+    assert!(err.to_string().contains("sometimes"), "{err}");
+}
+
+#[test]
 fn nr_task_is_the_same_share_of_this_machines_cpus() {
     let wis = read(WIS_QUOTED).unwrap();
     // 16 of 144 threads on 8 CPUs: 0.89, so 1.
