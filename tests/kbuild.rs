@@ -320,19 +320,24 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
             .expect("run vmscale reproduce")
     };
 
-    // Head differs from base only in a comment: the interval holds no
-    // change and, under TCG's spread of a few percent, excludes -40% after
-    // the three rounds the rule needs (the interval at 3 rounds is about
-    // five standard deviations of a round wide on either side), so "not
-    // reproduced", exit 5, not "undecided".
+    // Head differs from base only in a comment: vmscale must not claim the
+    // robot's change. On a quiet machine TCG's spread of a few percent
+    // lets the three rounds the rule needs exclude -40% ("not reproduced",
+    // exit 5, seen); on one loaded by other builds the rounds scatter by
+    // tens of percent and 4 rounds may leave the interval reaching -40%
+    // ("undecided", exit 7, seen at load 5-12: -8.2% [-40.7%, +42.2%]).
+    // Either is honest; reproduced, smaller, larger or opposite is not.
     let report = write_report(
         "comment.eml",
         (&comment, "mm: a comment at the end of memory.c"),
     );
     let o = reproduce(&report, &["--max-rounds", "4"]);
     let (out, err) = (common::stdout(&o), common::stderr(&o));
-    assert_eq!(o.status.code(), Some(5), "{out}\n{err}");
-    assert!(out.contains("Verdict: NOT REPRODUCED"), "{out}");
+    match o.status.code() {
+        Some(5) => assert!(out.contains("Verdict: NOT REPRODUCED"), "{out}"),
+        Some(7) => assert!(out.contains("Verdict: UNDECIDED"), "{out}"),
+        other => panic!("a comment-only head gave exit {other:?}\n{out}\n{err}"),
+    }
     // The robot's side is stored beside this machine's runs.
     let robot = format!("robot-{sa}");
     // The base's latest run: reproduce's (guest runs above share its label).
