@@ -145,14 +145,29 @@ fn tree() -> PathBuf {
 
 /// `vmscale guest` with the test's cache.
 fn guest(db: &Path, cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmscale"))
-        .arg("--db")
-        .arg(db)
-        .arg("guest")
-        .args(args)
-        .env("VMSCALE_CACHE_DIR", cache)
-        .output()
-        .expect("run vmscale guest")
+    timed(
+        &format!("guest {}", args.join(" ")),
+        Command::new(env!("CARGO_BIN_EXE_vmscale"))
+            .arg("--db")
+            .arg(db)
+            .arg("guest")
+            .args(args)
+            .env("VMSCALE_CACHE_DIR", cache),
+    )
+}
+
+/// Runs a step of the test, its wall time on the test's stderr (with
+/// `--nocapture`, where the suite's time goes: docs/test-suite.md).
+fn timed(what: &str, c: &mut Command) -> Output {
+    let start = std::time::Instant::now();
+    let o = c.output().expect("run vmscale");
+    eprintln!(
+        "kbuild step {:6.1} s  {what}\n{}{}",
+        start.elapsed().as_secs_f64(),
+        common::stderr(&o),
+        common::stdout(&o)
+    );
+    o
 }
 
 fn git(tree: &Path, args: &[&str]) -> String {
@@ -212,7 +227,12 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     if !common::guest::go_on("kbuild", missing()) {
         return;
     }
+    let start = std::time::Instant::now();
     let t = tree();
+    eprintln!(
+        "kbuild step {:6.1} s  the test's git tree",
+        start.elapsed().as_secs_f64()
+    );
     let cache = keep().join("cache");
     // Images of earlier runs go, so both revisions are built now; the
     // build directory stays, as it would for a user.
@@ -309,15 +329,16 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
         path
     };
     let reproduce = |report: &Path, more: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_vmscale"))
-            .arg("--db")
-            .arg(&db)
-            .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
-            .args(["--accel", "tcg", "--mem", "512M"])
-            .args(more)
-            .env("VMSCALE_CACHE_DIR", &cache)
-            .output()
-            .expect("run vmscale reproduce")
+        timed(
+            &format!("reproduce {} {}", report.display(), more.join(" ")),
+            Command::new(env!("CARGO_BIN_EXE_vmscale"))
+                .arg("--db")
+                .arg(&db)
+                .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
+                .args(["--accel", "tcg", "--mem", "512M"])
+                .args(more)
+                .env("VMSCALE_CACHE_DIR", &cache),
+        )
     };
 
     // Head differs from base only in a comment: vmscale must not claim the
