@@ -481,6 +481,44 @@ fn hugetlb_shm_lock_and_mremap_cases() {
     assert!(fig(&v, 3, "throughput") > 0.0);
 }
 
+/// mincore asks about every page of a sparse file it never touches:
+/// none resident, next to no faults. mincore-hugepages writes a byte to
+/// each huge page of its segment, from the pool the run adds and gives
+/// back: a fault a huge page, taken from the buddy allocator.
+#[test]
+fn mincore_cases() {
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
+        "mincore,mincore-hugepages",
+        "a page-cache file system, a hugetlb pool",
+    ) else {
+        return;
+    };
+    let pages = per_task(&v, 0) / page();
+    assert!(pages > 1000.0, "{}", sample(&v, 0));
+    assert_eq!(
+        sample(&v, 0)["data"]["tasks"][0]["bytes"].as_f64(),
+        Some(per_task(&v, 0))
+    );
+    assert_eq!(fig(&v, 0, "mincore.resident"), 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "minflt") < pages / 10.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") > 0.0);
+    let huge = meminfo("Hugepagesize") as f64 * 1024.0;
+    let written = (per_task(&v, 1) / huge).floor();
+    assert!(written >= 1.0, "{}", sample(&v, 1));
+    assert_eq!(sample(&v, 1)["data"]["tasks"].as_array().unwrap().len(), 1);
+    let faults = fig(&v, 1, "minflt");
+    assert!(
+        faults <= written * 2.0 + 64.0,
+        "{faults}: {}",
+        sample(&v, 1)
+    );
+    assert!(
+        vmstat(&v, 1, "htlb_buddy_alloc_success") as f64 >= written,
+        "{}",
+        sample(&v, 1)
+    );
+}
+
 /// fork and fork-sleep fork the script's 20000 children scaled by
 /// --size, all reaped; each child faults in what it writes of its copy.
 #[test]

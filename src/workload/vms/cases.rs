@@ -26,6 +26,7 @@ pub enum Family {
     Fork,
     Hugetlb,
     DirectWrite,
+    Mincore,
 }
 
 impl Family {
@@ -46,6 +47,7 @@ impl Family {
             Family::Fork => "fork",
             Family::Hugetlb => "hugetlb",
             Family::DirectWrite => "direct-write",
+            Family::Mincore => "mincore",
         }
     }
 }
@@ -145,6 +147,23 @@ pub enum Engine {
     Ksm,
     /// Pages of a mapping moved between nodes (migratepages).
     Migrate,
+    /// Each task's sparse file mapped and asked about by mincore(2)
+    /// (usemem -N).
+    Mincore,
+    /// A SysV segment of hugetlb pages asked about by mincore(2), then
+    /// written a byte a huge page, by one task (usemem -H).
+    MincoreHuge,
+}
+
+impl Engine {
+    /// The name under which a sample carries the sum of its tasks'
+    /// `usemem::V::Count`, for the engines that count something.
+    pub fn count(self) -> Option<&'static str> {
+        match self {
+            Engine::Mincore | Engine::MincoreHuge => Some("mincore.resident"),
+            _ => None,
+        }
+    }
 }
 
 /// Bytes a case works on: per task (usemem's size argument) and the
@@ -323,9 +342,14 @@ fn swap_w(s: &Sizes, n: u64) -> Amount {
 fn swapin(s: &Sizes, n: u64) -> Amount {
     amount(per(s.mem_avail, n))
 }
-fn truncate(s: &Sizes, n: u64) -> Amount {
+fn mem_per_file(s: &Sizes, n: u64) -> Amount {
     let b = per(s.mem, n);
     both(b, b)
+}
+/// The script's pool over n, in whole huge pages (usemem's mprotect of a
+/// segment that ends inside a huge page fails).
+fn mincore_huge(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.mincore_huge_pages(), n).max(1) * s.huge_page)
 }
 fn nothing(_: &Sizes, _: u64) -> Amount {
     amount(0)
@@ -375,7 +399,7 @@ pub static CASES: &[Row] = &[
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
-    row!("direct-write", DirectWrite, Engine::DirectWrite, truncate, "mem/n a file each, until full"),
+    row!("direct-write", DirectWrite, Engine::DirectWrite, mem_per_file, "mem/n a file each, until full"),
     row!("fork", Fork, Engine::Fork { sleep_s: 0 }, nothing, "20000 processes, scaled"),
     row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
     row!("hugetlb", Hugetlb, Engine::HugetlbPool, nothing, "mem/3 in huge pages, pool grown and shrunk"),
@@ -388,6 +412,8 @@ pub static CASES: &[Row] = &[
     row!("lru-shm", Shm, file(S, false, true, false, false), shm_lru, "shm_size/n/2 per task, a file each"),
     row!("lru-shm-rand", Shm, file(S, false, true, true, false), shm_lru, "shm_size/n/2 per task, a file each"),
     row!("migrate", Migrate, Engine::Migrate, migrate, "mem/nodes/2 moved node to node"),
+    row!("mincore", Mincore, Engine::Mincore, mem_per_file, "mem/n a file each, asked about"),
+    row!("mincore-hugepages", Mincore, Engine::MincoreHuge, mincore_huge, "(mem/20 + mem/10 in huge pages)/n, one task"),
     row!("mlock", Mlock, Engine::Usemem(Use { mlock: true, ..USE }), mlock_size, "reclaimable/n/3 per task"),
     row!("mmap-pread-rand", PageCache, file(P, false, false, true, false), file_rotate_per, "rotate/n of one file"),
     row!("mmap-pread-rand-mt", PageCache, file(P, true, false, true, false), file_rotate_per, "rotate/n of one file"),
@@ -415,8 +441,8 @@ pub static CASES: &[Row] = &[
     row!("swap-w-seq", Swap, swap(false, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swap-w-seq-mt", Swap, swap(true, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swapin", Swap, Engine::Swapin, swapin, "avail/n per task"),
-    row!("truncate", Truncate, Engine::Truncate { sequential: false }, truncate, "mem/n per task, a file each"),
-    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, truncate, "mem/n a file, n files, one task"),
+    row!("truncate", Truncate, Engine::Truncate { sequential: false }, mem_per_file, "mem/n per task, a file each"),
+    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, mem_per_file, "mem/n a file, n files, one task"),
 ];
 
 /// The case of this name.

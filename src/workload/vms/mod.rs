@@ -12,9 +12,11 @@ mod fadvise;
 mod fork;
 mod ksm;
 mod migrate;
+mod mincore;
 mod plan;
 mod pool;
 mod room;
+mod segment;
 pub mod sizes;
 pub mod suite;
 mod swapin;
@@ -357,7 +359,22 @@ fn run_case(
         Engine::Migrate => {
             return migrate::sample(s.nodes, p.amount.per_task, s.page, runtime).map(data);
         }
+        Engine::Mincore => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| {
+                mincore::task(&f, p.amount.per_task, s.page, t)
+            })?
+        }
+        // usemem -H does its work before its tasks: one process.
+        Engine::MincoreHuge => exec::run_tasks(Mode::Process, &[None], |t| {
+            mincore::hugetlb(p.amount.per_task, s.huge_page, s.page, t)
+        })?,
     };
     exec::first_error(&out.reports)?;
-    Ok(figures_of(&out.reports))
+    let mut data = figures_of(&out.reports);
+    if let Some(name) = row.engine.count() {
+        let sum = out.reports.iter().map(|r| r.values[usemem::V::Count]).sum();
+        data.figures.insert(name.into(), sum);
+    }
+    Ok(data)
 }

@@ -95,6 +95,9 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         Engine::Swapin => (s.mem + s.swap, a.per_task * n),
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
+        // Nothing is touched: the file system's image.
+        Engine::Mincore => (s.mem, a.per_task * n),
+        Engine::MincoreHuge => (s.mincore_huge_pages().max(1) * s.huge_page, a.per_task),
     };
     let need = match row.family {
         Family::Swap => s.mem + s.swap,
@@ -188,7 +191,9 @@ pub fn needs_room(row: &Row) -> bool {
         | Engine::Swapin
         | Engine::Fadvise
         | Engine::HugetlbPool
-        | Engine::DirectWrite => true,
+        | Engine::DirectWrite
+        | Engine::Mincore
+        | Engine::MincoreHuge => true,
         Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
     }
 }
@@ -224,7 +229,7 @@ fn needs(row: &Row) -> String {
         let made = [
             (
                 matches!(row.engine, Engine::Usemem(u) if u.hugetlb)
-                    || row.engine == Engine::HugetlbPool,
+                    || matches!(row.engine, Engine::HugetlbPool | Engine::MincoreHuge),
                 "hugetlb pool",
             ),
             (super::room::on_fs(row), "fs"),

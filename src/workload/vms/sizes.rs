@@ -89,6 +89,14 @@ impl Sizes {
         unit / self.huge_page.max(1) + tasks + 1
     }
 
+    /// case-mincore-hugepages' pool: nr_hugepages of mem/20 and
+    /// nr_overcommit_hugepages of mem/10, in huge pages (here all of it
+    /// reserved, as the -hugetlb cases' pools).
+    pub fn mincore_huge_pages(&self) -> u64 {
+        let pages = self.mem / self.huge_page.max(1);
+        pages / 20 + pages / 10
+    }
+
     /// small-allocs' total: `$ROTATE_BYTES` halved until its 10-page units
     /// fit in a third of the memory's worth of VMAs (the script's
     /// `vma_nr_max`), and here also in vm.max_map_count less a margin.
@@ -181,6 +189,16 @@ mod tests {
         let s = sizes(1);
         assert_eq!(s.rotate(), s.mem_avail * 256);
         assert_eq!(sizes(1 << 10).rotate(), 1 << 42);
+    }
+
+    #[test]
+    fn mincore_hugepages_pool_is_the_scripts_two_counts() {
+        // 1 GiB: 512 huge pages of 2 MiB, 25 + 51.
+        assert_eq!(sizes(1).mincore_huge_pages(), 25 + 51);
+        let mut s = sizes(1);
+        s.mem = 39 << 20;
+        // 19 pages: 0 reserved, 1 overcommitted.
+        assert_eq!(s.mincore_huge_pages(), 1);
     }
 
     #[test]

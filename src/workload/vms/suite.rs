@@ -15,8 +15,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ("ksm-hugepages", "KSM, THP always; not implemented yet"),
     ("mbind", "2 NUMA nodes; not implemented yet"),
     ("migrate-across-nodes", "2 NUMA nodes; not implemented yet"),
-    ("mincore", "not implemented yet (issue 42)"),
-    ("mincore-hugepages", "not implemented yet (issue 42)"),
     ("remap", "not implemented yet (issue 42)"),
 ];
 
