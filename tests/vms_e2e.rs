@@ -519,6 +519,24 @@ fn mincore_cases() {
     );
 }
 
+/// remap reverses every page of its file with remap_file_pages(2): a
+/// call a page, each populating its page again (a fault each).
+#[test]
+fn remap_remaps_every_page_in_reverse() {
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room("remap", "a page-cache file system") else {
+        return;
+    };
+    let pages = per_task(&v, 0) / page();
+    assert!(pages > 1000.0, "{}", sample(&v, 0));
+    assert_eq!(fig(&v, 0, "remap.calls"), pages, "{}", sample(&v, 0));
+    assert_eq!(
+        sample(&v, 0)["data"]["tasks"][0]["bytes"].as_f64(),
+        Some(per_task(&v, 0))
+    );
+    assert!(fig(&v, 0, "minflt") >= pages, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") > 0.0);
+}
+
 /// fork and fork-sleep fork the script's 20000 children scaled by
 /// --size, all reaped; each child faults in what it writes of its copy.
 #[test]

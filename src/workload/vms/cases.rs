@@ -27,6 +27,7 @@ pub enum Family {
     Hugetlb,
     DirectWrite,
     Mincore,
+    Remap,
 }
 
 impl Family {
@@ -48,6 +49,7 @@ impl Family {
             Family::Hugetlb => "hugetlb",
             Family::DirectWrite => "direct-write",
             Family::Mincore => "mincore",
+            Family::Remap => "remap",
         }
     }
 }
@@ -153,6 +155,9 @@ pub enum Engine {
     /// A SysV segment of hugetlb pages asked about by mincore(2), then
     /// written a byte a huge page, by one task (usemem -H).
     MincoreHuge,
+    /// Each task's file mapped populated, its pages remapped in reverse
+    /// order by remap_file_pages(2) (usemem_remap).
+    Remap,
 }
 
 impl Engine {
@@ -161,6 +166,7 @@ impl Engine {
     pub fn count(self) -> Option<&'static str> {
         match self {
             Engine::Mincore | Engine::MincoreHuge => Some("mincore.resident"),
+            Engine::Remap => Some("remap.calls"),
             _ => None,
         }
     }
@@ -351,6 +357,10 @@ fn mem_per_file(s: &Sizes, n: u64) -> Amount {
 fn mincore_huge(s: &Sizes, n: u64) -> Amount {
     amount(per(s.mincore_huge_pages(), n).max(1) * s.huge_page)
 }
+fn remap(s: &Sizes, n: u64) -> Amount {
+    let b = s.remap_bytes(n);
+    both(b, b)
+}
 fn nothing(_: &Sizes, _: u64) -> Amount {
     amount(0)
 }
@@ -425,6 +435,7 @@ pub static CASES: &[Row] = &[
     row!("msync", Msync, msync(false), msync_procs, "mem/n/2 per task, a file each"),
     row!("msync-mt", Msync, msync(true), msync_threads, "mem/2 of one file, shared"),
     row!("posix-fadvise", PageCache, Engine::Fadvise, file_rotate_per, "rotate/n a file each, advised"),
+    row!("remap", Remap, Engine::Remap, remap, "mem/n/2 a file each, under vm.max_map_count"),
     row!("shm-lock-unlock", Mlock, Engine::Usemem(Use { shm_lock: true, random: true, ..USE }), shm_lock, "shm_size/n/2 locked, then written"),
     row!("shm-pread-rand", Shm, file(S, false, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-rand-mt", Shm, file(S, true, false, true, false), shm_half, "shm_size/2 of one file"),

@@ -33,7 +33,7 @@ fn ask(r: &mut TaskReport, at: *mut u8, len: usize, page: u64) -> Result<()> {
 }
 
 /// `work`'s bytes, or 0 with the task failed by its error.
-fn or_fail(r: &mut TaskReport, work: Result<u64>) -> u64 {
+pub fn or_fail(r: &mut TaskReport, work: Result<u64>) -> u64 {
     work.unwrap_or_else(|e| {
         r.fail(&e.to_string());
         0

@@ -15,6 +15,7 @@ mod migrate;
 mod mincore;
 mod plan;
 mod pool;
+mod remap;
 mod room;
 mod segment;
 pub mod sizes;
@@ -363,6 +364,12 @@ fn run_case(
             let f = files(dir, n, p.amount.file)?;
             exec::run_tasks(Mode::Process, &procs, |t| {
                 mincore::task(&f, p.amount.per_task, s.page, t)
+            })?
+        }
+        Engine::Remap => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| {
+                remap::task(&f, p.amount.per_task, s.page, t, runtime)
             })?
         }
         // usemem -H does its work before its tasks: one process.

@@ -96,7 +96,7 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
         // Nothing is touched: the file system's image.
-        Engine::Mincore => (s.mem, a.per_task * n),
+        Engine::Mincore | Engine::Remap => (s.mem, a.per_task * n),
         Engine::MincoreHuge => (s.mincore_huge_pages().max(1) * s.huge_page, a.per_task),
     };
     let need = match row.family {
@@ -193,7 +193,8 @@ pub fn needs_room(row: &Row) -> bool {
         | Engine::HugetlbPool
         | Engine::DirectWrite
         | Engine::Mincore
-        | Engine::MincoreHuge => true,
+        | Engine::MincoreHuge
+        | Engine::Remap => true,
         Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
     }
 }

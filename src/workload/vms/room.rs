@@ -86,7 +86,8 @@ pub fn on_fs(row: &Row) -> bool {
         | Engine::Truncate { .. }
         | Engine::Fadvise
         | Engine::DirectWrite
-        | Engine::Mincore => true,
+        | Engine::Mincore
+        | Engine::Remap => true,
         _ => false,
     }
 }

@@ -97,6 +97,16 @@ impl Sizes {
         pages / 20 + pages / 10
     }
 
+    /// case-remap's file a task: mem/n/2, at most the pages whose VMAs
+    /// (one a page remapped) fit vm.max_map_count less a margin, whole
+    /// pages.
+    pub fn remap_bytes(&self, tasks: u64) -> u64 {
+        let page = self.page.max(1);
+        let vmas = self.max_map_count.saturating_sub(4096);
+        let bytes = (self.mem / tasks.max(1) / 2).min(vmas * page);
+        bytes / page * page
+    }
+
     /// small-allocs' total: `$ROTATE_BYTES` halved until its 10-page units
     /// fit in a third of the memory's worth of VMAs (the script's
     /// `vma_nr_max`), and here also in vm.max_map_count less a margin.
@@ -199,6 +209,19 @@ mod tests {
         s.mem = 39 << 20;
         // 19 pages: 0 reserved, 1 overcommitted.
         assert_eq!(s.mincore_huge_pages(), 1);
+    }
+
+    #[test]
+    fn remap_is_half_mem_a_task_under_the_map_count() {
+        let mut s = sizes(1);
+        s.mem = 100 << 20;
+        // 25 MiB a task of 2: 6400 pages, under 65530 - 4096.
+        assert_eq!(s.remap_bytes(2), 25 << 20);
+        s.mem = 1 << 30;
+        // 512 MiB would be 131072 VMAs: capped at 61434 pages.
+        assert_eq!(s.remap_bytes(1), 61434 * 4096);
+        s.mem = (100 << 20) + 5;
+        assert_eq!(s.remap_bytes(3) % 4096, 0);
     }
 
     #[test]

@@ -15,7 +15,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ("ksm-hugepages", "KSM, THP always; not implemented yet"),
     ("mbind", "2 NUMA nodes; not implemented yet"),
     ("migrate-across-nodes", "2 NUMA nodes; not implemented yet"),
-    ("remap", "not implemented yet (issue 42)"),
 ];
 
 /// What stops `row` here, for this user on this machine, if anything.
