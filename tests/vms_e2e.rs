@@ -149,9 +149,19 @@ fn migrate_on_one_node_is_refused_with_the_reason() {
         return;
     }
     let s = Scratch::new("vms-migrate");
-    let o = s.vmscale(&["run", "vms", "--case", "migrate"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("node"), "{}", stderr(&o));
+    for case in ["migrate", "mbind", "migrate-across-nodes"] {
+        for dry in [&[][..], &["--dry-run"]] {
+            let mut args = vec!["run", "vms", "--case", case];
+            args.extend_from_slice(dry);
+            let o = s.vmscale(&args);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{case}: {e}");
+            // The numbers (the size a task, the nodes here) and the fix.
+            assert!(e.contains("has 1 node") && e.contains(" a task)"), "{e}");
+            let fix = format!("vmscale guest --nodes 2 ... -- run vms --case {case}");
+            assert!(e.contains(&fix), "{e}");
+        }
+    }
     assert!(!s.db().exists());
 }
 
@@ -246,6 +256,9 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "posix-fadvise",
         "hugetlb",
         "direct-write",
+        "mincore",
+        "mincore-hugepages",
+        "remap",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -535,6 +548,68 @@ fn remap_remaps_every_page_in_reverse() {
     );
     assert!(fig(&v, 0, "minflt") >= pages, "{}", sample(&v, 0));
     assert!(fig(&v, 0, "throughput") > 0.0);
+}
+
+/// ksm-hugepages needs the script's knobs: without them it is refused
+/// naming each `--knob`; with them its mappings are backed by huge pages
+/// when ksmd starts on them, ksmd scans, and every knob is as it was
+/// after the run.
+#[test]
+fn ksm_hugepages_sets_the_scripts_knobs_and_restores_them() {
+    const KNOBS: [(&str, &str); 5] = [
+        ("thp", "/sys/kernel/mm/transparent_hugepage/enabled"),
+        ("ksm_run", "/sys/kernel/mm/ksm/run"),
+        ("ksm_pages_to_scan", "/sys/kernel/mm/ksm/pages_to_scan"),
+        ("ksm_sleep_millisecs", "/sys/kernel/mm/ksm/sleep_millisecs"),
+        (
+            "khugepaged_scan_sleep",
+            "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
+        ),
+    ];
+    if !is_root() || !std::path::Path::new(KNOBS[1].1).exists() {
+        common::skip("needs root and KSM: the script's knobs");
+        return;
+    }
+    let _one = room();
+    let s = Scratch::new("vms-ksm-huge");
+    let read = || -> Vec<String> {
+        KNOBS
+            .iter()
+            .map(|(_, f)| std::fs::read_to_string(f).unwrap_or_default())
+            .collect()
+    };
+    let before = read();
+    let o = s.vmscale(&["run", "vms", "--case", "ksm-hugepages", "--size", "1/512"]);
+    let e = stderr(&o);
+    // Refused unless THP is always and ksmd runs already.
+    if !(before[0].contains("[always]") && before[1].trim() == "1") {
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("--knob thp=always") || e.contains("--knob ksm_run=1"),
+            "{e}"
+        );
+        assert!(!s.db().exists());
+    }
+    let knobs = [
+        "thp=always",
+        "ksm_run=1",
+        "ksm_pages_to_scan=1000",
+        "ksm_sleep_millisecs=20",
+        "khugepaged_scan_sleep=0",
+    ];
+    let mut args = vec!["--case", "ksm-hugepages", "--tasks", "2"];
+    for k in &knobs {
+        args.extend(["--knob", k]);
+    }
+    let mut all = vec!["run", "vms"];
+    all.extend(args);
+    all.extend(["--size", "1/512", "--runtime", "2", "--reps", "1"]);
+    all.extend(["--warmup", "0", "--json"]);
+    let v = json(&s.vmscale(&all));
+    assert!(fig(&v, 0, "ksm.huge_bytes") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "ksm.pages_scanned") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") >= 0.0);
+    assert_eq!(read(), before, "the knobs are as they were");
 }
 
 /// fork and fork-sleep fork the script's 20000 children scaled by
@@ -842,6 +917,8 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
         ("lru-file-readonce", "pc", "1/256", "15"),
         ("swap-w-seq", "swap", "1/128", "600"),
         ("migrate", "migrate", "1/16", "3"),
+        ("mbind", "mbind", "1/16", "3"),
+        ("migrate-across-nodes", "across", "1/16", "3"),
     ]
     .iter()
     .enumerate()
@@ -856,7 +933,7 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
     let o = guest(&sc.db(), &args);
     ok(&o);
     let results = out.join("round-1/kernel-1/results");
-    for k in 1..=3 {
+    for k in 1..=5 {
         let read = |f: &str| std::fs::read_to_string(results.join(f)).unwrap_or_default();
         let err = read(&format!("step-{k}.err"));
         assert_eq!(
@@ -889,4 +966,20 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
     let counted = mg["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) as f64;
     assert!(moved <= counted, "{moved} pages > pgmigrate_success: {mg}");
     assert!(common::fig(&mg, "throughput") > 0.0, "{mg}");
+    // mbind binds its task's pages to node 1, moving every one of them;
+    // migrate-across-nodes moves each page to node 1 and back; each page
+    // is found where it was sent, holding its byte.
+    for label in ["vm/mbind", "vm/across"] {
+        let v = json(&common::vmscale_with_db(
+            &sc.db(),
+            &["show", label, "--json"],
+        ));
+        let per_task = v["meta"]["config"]["plans"][0]["amount"]["per_task"]
+            .as_f64()
+            .unwrap();
+        let m = guest_sample(&sc.db(), label);
+        assert_eq!(common::fig(&m, "nodes.misplaced"), 0.0, "{m}");
+        let moved = m["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) as f64;
+        assert!(per_task > 0.0 && moved >= per_task / page(), "{m}");
+    }
 }

@@ -158,6 +158,15 @@ pub enum Engine {
     /// Each task's file mapped populated, its pages remapped in reverse
     /// order by remap_file_pages(2) (usemem_remap).
     Remap,
+    /// Each task's pages moved to node 0 by move_pages(2), then bound to
+    /// node 1 by mbind(2) (usemem_mbind).
+    Mbind,
+    /// A task a node: its pages moved to node 1 by move_pages(2), then
+    /// back by migrate_pages(2) (usemem_migrate).
+    MigrateAcross,
+    /// Mappings advised MADV_HUGEPAGE, collapsed by khugepaged, then
+    /// merged by ksmd (usemem_ksm_hugepages).
+    KsmHuge,
 }
 
 impl Engine {
@@ -167,6 +176,7 @@ impl Engine {
         match self {
             Engine::Mincore | Engine::MincoreHuge => Some("mincore.resident"),
             Engine::Remap => Some("remap.calls"),
+            Engine::Mbind | Engine::MigrateAcross => Some("nodes.misplaced"),
             _ => None,
         }
     }
@@ -361,6 +371,20 @@ fn remap(s: &Sizes, n: u64) -> Amount {
     let b = s.remap_bytes(n);
     both(b, b)
 }
+/// The scripts' PAGES: MemFree (in KiB, as /proc/meminfo gives it) / n /
+/// `div`, taken as a count of pages.
+fn free_over(s: &Sizes, n: u64, div: u64) -> Amount {
+    amount(s.mem_free / 1024 / n.max(1) / div * s.page)
+}
+fn mbind(s: &Sizes, n: u64) -> Amount {
+    free_over(s, n, 20)
+}
+fn migrate_across(s: &Sizes, n: u64) -> Amount {
+    free_over(s, n, 10)
+}
+fn half_mem_procs(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.mem, n) / 2)
+}
 fn nothing(_: &Sizes, _: u64) -> Amount {
     amount(0)
 }
@@ -414,6 +438,7 @@ pub static CASES: &[Row] = &[
     row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
     row!("hugetlb", Hugetlb, Engine::HugetlbPool, nothing, "mem/3 in huge pages, pool grown and shrunk"),
     row!("ksm", Ksm, Engine::Ksm, ksm, "mem/1000 per node"),
+    row!("ksm-hugepages", Ksm, Engine::KsmHuge, half_mem_procs, "mem/n/2 per task, THP"),
     row!("lru-file-mmap-read", PageCache, file(P, false, true, false, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-mmap-read-rand", PageCache, file(P, false, true, true, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-readonce", PageCache, Engine::Dd { readers: 1 }, file_rotate_per, "rotate/n per task, a file each"),
@@ -421,7 +446,9 @@ pub static CASES: &[Row] = &[
     row!("lru-memcg", Memcg, Engine::Dd { readers: 1 }, file_rotate_per, "readonce under memory.max = mem/3"),
     row!("lru-shm", Shm, file(S, false, true, false, false), shm_lru, "shm_size/n/2 per task, a file each"),
     row!("lru-shm-rand", Shm, file(S, false, true, true, false), shm_lru, "shm_size/n/2 per task, a file each"),
+    row!("mbind", Migrate, Engine::Mbind, mbind, "MemFree_kB/n/20 pages per task"),
     row!("migrate", Migrate, Engine::Migrate, migrate, "mem/nodes/2 moved node to node"),
+    row!("migrate-across-nodes", Migrate, Engine::MigrateAcross, migrate_across, "MemFree_kB/n/10 pages, a task a node"),
     row!("mincore", Mincore, Engine::Mincore, mem_per_file, "mem/n a file each, asked about"),
     row!("mincore-hugepages", Mincore, Engine::MincoreHuge, mincore_huge, "(mem/20 + mem/10 in huge pages)/n, one task"),
     row!("mlock", Mlock, Engine::Usemem(Use { mlock: true, ..USE }), mlock_size, "reclaimable/n/3 per task"),
@@ -567,6 +594,21 @@ mod tests {
             "{e}"
         );
         crate::error::assert_input(pick(&[""]));
+    }
+
+    #[test]
+    fn node_cases_take_the_scripts_pages_of_memfree() {
+        let mut s = super::super::sizes::fixture(1);
+        s.mem_free = 1 << 30;
+        s.nodes = 2;
+        let size = |name| (find(name).unwrap().size)(&s, 2).per_task;
+        // MemFree 1048576 kB / 2 tasks / 20: 26214 pages (KiB taken as
+        // pages, as the script does).
+        assert_eq!(size("mbind"), 26214 * 4096);
+        assert_eq!(size("migrate-across-nodes"), 52428 * 4096);
+        let p = super::super::plan::plan(find("migrate-across-nodes").unwrap(), &s, 2);
+        // A task a node, whatever the task count.
+        assert_eq!(p.need, 2 * 52428 * 4096);
     }
 
     #[test]

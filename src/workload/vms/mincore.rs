@@ -32,14 +32,6 @@ fn ask(r: &mut TaskReport, at: *mut u8, len: usize, page: u64) -> Result<()> {
     Ok(())
 }
 
-/// `work`'s bytes, or 0 with the task failed by its error.
-pub fn or_fail(r: &mut TaskReport, work: Result<u64>) -> u64 {
-    work.unwrap_or_else(|e| {
-        r.fail(&e.to_string());
-        0
-    })
-}
-
 /// One task of case-mincore: its file mapped, asked about, unmapped.
 pub fn task(files: &[OwnedFile], bytes: u64, page: u64, t: &Task) -> TaskReport {
     let mut r = TaskReport::default();
@@ -55,7 +47,7 @@ pub fn task(files: &[OwnedFile], bytes: u64, page: u64, t: &Task) -> TaskReport 
             Ok(bytes)
         };
         let out = work(r);
-        or_fail(r, out)
+        super::usemem::or_fail(r, out)
     })
 }
 
@@ -79,6 +71,6 @@ pub fn hugetlb(bytes: u64, huge_page: u64, page: u64, t: &Task) -> TaskReport {
             Ok(bytes)
         };
         let out = work(r);
-        or_fail(r, out)
+        super::usemem::or_fail(r, out)
     })
 }

@@ -63,6 +63,6 @@ pub fn task(files: &[OwnedFile], bytes: u64, page: u64, t: &Task, runtime_ns: u6
     };
     timed(r, t, runtime_ns, |r, deadline| {
         let out = remap(r, f, bytes, page, deadline);
-        super::mincore::or_fail(r, out)
+        super::usemem::or_fail(r, out)
     })
 }

@@ -18,6 +18,8 @@ pub struct Sizes {
     pub mem: u64,
     /// `$mem_avail`: MemAvailable.
     pub mem_avail: u64,
+    /// `$MemFree` (bytes here; the scripts use its KiB).
+    pub mem_free: u64,
     /// `$reclaimable`: (nr_free_pages + nr_file_pages) pages.
     pub reclaimable: u64,
     /// `$shm_size`: the suite's tmpfs (size=100%), so MemTotal.
@@ -48,6 +50,7 @@ impl Sizes {
         let kib = |v: Option<u64>| v.unwrap_or(0).saturating_mul(1024);
         let scaled = |b: u64| (b as f64 * scale) as u64;
         let mem = scaled(kib(m.mem_total_kib));
+        let meminfo = crate::machine::memory::read_meminfo(root);
         let max_map_count =
             std::fs::read_to_string(crate::machine::under(root, "/proc/sys/vm/max_map_count"))
                 .ok()
@@ -57,11 +60,12 @@ impl Sizes {
             scale,
             mem,
             mem_avail: scaled(kib(m.mem_available_kib)),
+            mem_free: scaled(kib(meminfo.get("MemFree").copied())),
             reclaimable: scaled((pages("nr_free_pages") + pages("nr_file_pages")) * page),
             shm_size: mem,
             swap: mem,
             page,
-            huge_page: crate::machine::memory::read_meminfo(root)
+            huge_page: meminfo
                 .get("Hugepagesize")
                 .map_or(2 << 20, |k| k * 1024)
                 .max(page),
@@ -161,25 +165,30 @@ pub fn parse_scale(text: &str, mem_total: u64) -> Result<f64> {
     Ok(scale)
 }
 
+/// A machine of `mem_gib` GiB, 9/10 of it available, 1/10 free, one
+/// node, for the tests of sizes.
+#[cfg(test)]
+pub fn fixture(mem_gib: u64) -> Sizes {
+    let mem = mem_gib << 30;
+    Sizes {
+        scale: 1.0,
+        mem,
+        mem_avail: mem / 10 * 9,
+        mem_free: mem / 10,
+        reclaimable: mem / 10 * 9,
+        shm_size: mem,
+        swap: mem,
+        page: 4096,
+        huge_page: 2 << 20,
+        nodes: 1,
+        max_map_count: 65530,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sizes(mem_gib: u64) -> Sizes {
-        let mem = mem_gib << 30;
-        Sizes {
-            scale: 1.0,
-            mem,
-            mem_avail: mem / 10 * 9,
-            reclaimable: mem / 10 * 9,
-            shm_size: mem,
-            swap: mem,
-            page: 4096,
-            huge_page: 2 << 20,
-            nodes: 1,
-            max_map_count: 65530,
-        }
-    }
+    use fixture as sizes;
 
     #[test]
     fn scales_parse_as_fractions_percentages_and_sizes() {

@@ -49,6 +49,14 @@ pub fn timed(
     r
 }
 
+/// `work`'s bytes, or 0 with the task failed by its error.
+pub fn or_fail(r: &mut TaskReport, work: Result<u64>) -> u64 {
+    work.unwrap_or_else(|e| {
+        r.fail(&e.to_string());
+        0
+    })
+}
+
 /// What the tasks of one sample share, made before they start.
 pub struct Prepared {
     zero: File,
