@@ -612,6 +612,50 @@ fn ksm_hugepages_sets_the_scripts_knobs_and_restores_them() {
     assert_eq!(read(), before, "the knobs are as they were");
 }
 
+/// lkp's -swap variants under THP always and never: one run with the
+/// knob varied, each variant swapping out in its cgroup (the case's
+/// workers forked by the set-up's child once opened /dev/zero under the
+/// number of the knob lock the child had closed, and closed it again:
+/// mmap failed with EBADF), THP as it was after.
+#[test]
+fn swap_cases_run_under_the_thp_knob() {
+    if !is_root() {
+        common::skip("needs root: the set-up room and the THP knob");
+        return;
+    }
+    let _one = room();
+    let s = Scratch::new("vms-swap-thp");
+    let thp = "/sys/kernel/mm/transparent_hugepage/enabled";
+    let before = std::fs::read_to_string(thp).unwrap();
+    let v = json(&s.vmscale(&[
+        "run",
+        "vms",
+        "--case",
+        "swap-w-rand",
+        "--knob",
+        "thp=always,never",
+        "--tasks",
+        "1",
+        "--size",
+        "1/512",
+        "--runtime",
+        "3",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    let mut seen = Vec::new();
+    for (c, case) in v["cases"].as_array().unwrap().iter().enumerate() {
+        seen.push(case["case"]["knobs"]["thp"].as_str().unwrap().to_string());
+        assert!(vmstat(&v, c, "pswpout") > 0, "{}", sample(&v, c));
+    }
+    seen.sort();
+    assert_eq!(seen, ["always", "never"]);
+    assert_eq!(std::fs::read_to_string(thp).unwrap(), before);
+}
+
 /// fork and fork-sleep fork the script's 20000 children scaled by
 /// --size, all reaped; each child faults in what it writes of its copy.
 #[test]
