@@ -343,13 +343,18 @@ struct RoomRun {
 /// the size each fit when a loaded host runs them one after the other:
 /// that was seen with no swap-out at all).
 fn run_in_room(cases: &str, needs: &str) -> Option<RoomRun> {
+    run_in_room_with(cases, needs, &[])
+}
+
+/// `run_in_room` with `extra` options.
+fn run_in_room_with(cases: &str, needs: &str, extra: &[&str]) -> Option<RoomRun> {
     if !is_root() {
         common::skip(&format!("needs root: {needs}"));
         return None;
     }
     let one = room();
     let s = Scratch::new("vms-room");
-    let v = json(&s.vmscale(&[
+    let mut args = vec![
         "run",
         "vms",
         "--case",
@@ -365,7 +370,9 @@ fn run_in_room(cases: &str, needs: &str) -> Option<RoomRun> {
         "--warmup",
         "0",
         "--json",
-    ]));
+    ];
+    args.extend_from_slice(extra);
+    let v = json(&s.vmscale(&args));
     Some(RoomRun { _one: one, s, v })
 }
 
@@ -616,36 +623,16 @@ fn ksm_hugepages_sets_the_scripts_knobs_and_restores_them() {
 /// knob varied, each variant swapping out in its cgroup (the case's
 /// workers forked by the set-up's child once opened /dev/zero under the
 /// number of the knob lock the child had closed, and closed it again:
-/// mmap failed with EBADF), THP as it was after.
+/// mmap failed with EBADF).
 #[test]
 fn swap_cases_run_under_the_thp_knob() {
-    if !is_root() {
-        common::skip("needs root: the set-up room and the THP knob");
-        return;
-    }
-    let _one = room();
-    let s = Scratch::new("vms-swap-thp");
-    let thp = "/sys/kernel/mm/transparent_hugepage/enabled";
-    let before = std::fs::read_to_string(thp).unwrap();
-    let v = json(&s.vmscale(&[
-        "run",
-        "vms",
-        "--case",
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room_with(
         "swap-w-rand",
-        "--knob",
-        "thp=always,never",
-        "--tasks",
-        "1",
-        "--size",
-        "1/512",
-        "--runtime",
-        "3",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]));
+        "the set-up room and the THP knob",
+        &["--knob", "thp=always,never"],
+    ) else {
+        return;
+    };
     let mut seen = Vec::new();
     for (c, case) in v["cases"].as_array().unwrap().iter().enumerate() {
         seen.push(case["case"]["knobs"]["thp"].as_str().unwrap().to_string());
@@ -653,7 +640,6 @@ fn swap_cases_run_under_the_thp_knob() {
     }
     seen.sort();
     assert_eq!(seen, ["always", "never"]);
-    assert_eq!(std::fs::read_to_string(thp).unwrap(), before);
 }
 
 /// fork and fork-sleep fork the script's 20000 children scaled by
