@@ -225,6 +225,7 @@ Examples:
   vmscale reproduce report.eml --tree ~/linux    build base and head, decide
   vmscale reproduce report.eml --kernel base.bzImage --kernel head.bzImage
   vmscale reproduce report.eml --tree ~/linux --bisect   and the first bad one
+  vmscale reproduce report.eml --tree ~/linux --bisect --dry-run   its steps
 
 REPORT is the robot's mail (saved from the list, one message of an mbox, or a
 reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
@@ -241,7 +242,8 @@ decision would need. The robot's figures and the runs of both kernels are stored
 labelled robot-BASE/robot-HEAD and by short commit id. --bisect, after a verdict
 that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,
 from these rounds, naming the first bad commit; refused (2) after any other
-verdict. See docs/reproduce.md.";
+verdict; --dry-run plans it: the range's commits, about log2 of them steps and
+their time. See docs/reproduce.md.";
 
 /// `vmscale reproduce`'s options.
 #[derive(Args, Debug)]

@@ -157,7 +157,7 @@ fn short(id: &str) -> String {
 }
 
 /// Refuses commits `tree` lacks before anything is built.
-fn check_commits(tree: &Path, commits: &[&Commit]) -> Result<()> {
+pub(super) fn check_commits(tree: &Path, commits: &[&Commit]) -> Result<()> {
     let t = git::Tree::open(tree)?;
     for c in commits {
         let found = t
