@@ -76,7 +76,7 @@ pub fn planned(a: &ReproduceArgs, report: &Report, run_s: f64) -> Result<Option<
     }
     let commits = match &a.tree {
         Some(tree) => {
-            super::run::check_commits(tree, &[base, head])?;
+            super::commits::check(tree, &[base, head])?;
             let range = entries::revisions(tree, &base.id, &head.id).map_err(as_bisect)?;
             Some(range.len().saturating_sub(1))
         }

@@ -13,6 +13,7 @@ use std::path::Path;
 use super::{Error, Result, output};
 
 mod bisect;
+mod commits;
 mod run;
 use crate::cli::ReproduceArgs;
 use crate::reproduce::bisection::Bisection;

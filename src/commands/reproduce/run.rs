@@ -39,7 +39,7 @@ pub fn reproduce(
     let labels = vec![short(&base.id), short(&head.id)];
     let (kernels, revs) = match (&a.tree, a.kernels.len()) {
         (Some(tree), 0) => {
-            check_commits(tree, &[base, head])?;
+            super::commits::check(tree, &[base, head])?;
             (Vec::new(), vec![base.id.clone(), head.id.clone()])
         }
         (None, 2) => (a.kernels.clone(), Vec::new()),
@@ -154,35 +154,6 @@ pub fn reproduce(
 /// The first 12 hex digits of a commit id, as the robot prints them.
 fn short(id: &str) -> String {
     git::short(id).to_string()
-}
-
-/// Refuses commits `tree` lacks before anything is built.
-pub(super) fn check_commits(tree: &Path, commits: &[&Commit]) -> Result<()> {
-    let t = git::Tree::open(tree)?;
-    for c in commits {
-        let found = t
-            .text(
-                &[
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    &format!("{}^{{commit}}", c.id),
-                ],
-                "look the report's commits up",
-            )
-            .is_ok_and(|s| !s.is_empty());
-        if !found {
-            return Err(Error::Input(format!(
-                "the report's commit {} ({}) is not in --tree {}: `git fetch` the tree the \
-                 report names (its `url:` / `branch:` lines) into it, or give --kernel BASE \
-                 --kernel HEAD",
-                c.id,
-                c.subject.as_deref().unwrap_or("no subject"),
-                tree.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The vmscale figure the robot's headline metric maps to, if one does.
