@@ -239,7 +239,8 @@ no change and holds the robot's; smaller (3) / larger (4): same direction, the
 interval wholly short of / beyond it; not reproduced (5): the interval holds no
 change and excludes the robot's; opposite (6); undecided (7), with the rounds a
 decision would need. The robot's figures and the runs of both kernels are stored,
-labelled robot-BASE/robot-HEAD and by short commit id. --bisect, after a verdict
+labelled robot-BASE/robot-HEAD (found again when the same report is reproduced;
+another report on the same commit takes robot-BASE-2...) and by short commit id. --bisect, after a verdict
 that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,
 from these rounds, naming the first bad commit; refused (2) after any other
 verdict; --dry-run plans it: the range's commits, about log2 of them steps and

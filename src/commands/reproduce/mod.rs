@@ -14,6 +14,7 @@ use super::{Error, Result, output};
 
 mod bisect;
 mod commits;
+mod robot_runs;
 mod run;
 use crate::cli::ReproduceArgs;
 use crate::reproduce::bisection::Bisection;
