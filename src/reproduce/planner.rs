@@ -48,13 +48,8 @@ pub const TESTCASES: &[(&str, &str)] = &[
 /// vmscale repeats short samples and decides by their spread.
 pub const SHORT_RUNTIME_S: f64 = 2.0;
 
-/// Measured samples of each kernel's run in a round (`--reps`): the rounds
-/// decide, by their spread, so a boot does not sample on to the harness's
-/// own precision (adaptive, up to its 40 s `--max-time` a boot under TCG).
-const REPS: &str = "3";
-
-/// Samples a run takes: `REPS` and the harness's one warm-up, what the
-/// time estimate counts per kernel and round.
+/// Samples a run takes by default (the harness's `--reps`), and one
+/// warm-up: what the time estimate counts per kernel and round.
 const SAMPLES: f64 = 4.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -173,7 +168,6 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
         }
     }
     command.extend(thp_knobs(test, workload, &mut scaling)?);
-    command.extend(["--reps".into(), REPS.into()]);
     let rows = test
         .rows
         .iter()
