@@ -1,7 +1,7 @@
 //! The ratio of two sides sampled in the same rounds. Knob variants are
 //! sampled A B A B, so sample i of A and sample i of B were taken seconds
 //! apart and share whatever the host was doing; kernels booted in turn
-//! (A B A B over rounds) share a round the same way. The log of each
+//! (A B, B A over rounds) share a round the same way. The log of each
 //! round's ratio cancels slow drifts; their mean and its t interval give
 //! the ratio (a geometric mean of the rounds' ratios) and its CI, and a
 //! paired t-test its p-value.
