@@ -26,7 +26,7 @@ pub fn restore(no_wait: bool) -> Result<()> {
     let setup = crate::setup::recover();
     let mut lines = setup.as_ref().map_or_else(|_| Vec::new(), Clone::clone);
     lines.extend(session::recover_all(Some(&mut lock), &live_root(), &path)?);
-    let setup_dir = crate::setup::journal::setup_dir(&crate::knobs::state::dir());
+    let setup_dir = crate::setup::journal::setup_dir(&crate::state_dir::dir());
     lines.extend(crate::setup::journal::live(&setup_dir));
     let mut out = String::new();
     if lines.is_empty() && setup.is_ok() {

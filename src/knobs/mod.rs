@@ -7,7 +7,6 @@ pub mod journal;
 pub mod lock;
 pub mod registry;
 pub mod session;
-pub mod state;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,7 +135,7 @@ impl Plan {
                 return Err(missing(k, root));
             }
             k.read(root).map_err(Error::refusal)?;
-            if let Some(link) = state::symlink_below(root, &f) {
+            if let Some(link) = crate::state_dir::symlink_below(root, &f) {
                 return Err(Error::Refused(format!(
                     "knob {}: {} is a symbolic link; vmscale writes knob files only",
                     k.name,

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::knobs::state;
+use crate::state_dir as state;
 
 /// One resource, recorded before it is made; undone in reverse order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

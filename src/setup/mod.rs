@@ -28,7 +28,7 @@ mod sys;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::knobs::state;
+use crate::state_dir as state;
 use journal::{Journal, Step};
 
 pub use hugetlb::Cycle as HugetlbCycle;
