@@ -3,7 +3,8 @@
 //! and so do imports between the files of each folder (no circle: a type
 //! two files share lives in the file it belongs to); nothing below the
 //! command line imports `cli` or `commands`, `stats` and `store` import
-//! no workload, and no error below the command line is a bare `String`.
+//! no workload, the rooms a run is built on import none built on them,
+//! and no error below the command line is a bare `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -347,6 +348,50 @@ fn stats_and_store_import_no_workload() {
             "{m} imports {uses:?}"
         );
     }
+}
+
+/// The rooms a run is built on import none of the rooms built on them
+/// (setup once read process start times through `store`).
+#[test]
+fn lower_rooms_import_no_higher_one() {
+    let g = source_graph();
+    let higher = [
+        "workload",
+        "runner",
+        "store",
+        "report",
+        "guest",
+        "bisect",
+        "reproduce",
+        "history",
+        "commands",
+        "cli",
+    ];
+    let lower = [
+        "error",
+        "units",
+        "parse",
+        "text",
+        "timefmt",
+        "atomic_file",
+        "state_dir",
+        "machine",
+        "exec",
+        "monitor",
+        "knobs",
+        "setup",
+    ];
+    let wrong: Vec<String> = lower
+        .iter()
+        .flat_map(|m| {
+            let uses = g.get(*m).unwrap_or_else(|| panic!("no room {m}"));
+            higher
+                .iter()
+                .filter(|h| uses.contains(**h))
+                .map(move |h| format!("{m} imports {h}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 /// The error type of each `Result<T, E>` written in `code` whose `E` is
