@@ -225,6 +225,7 @@ Examples:
   vmscale reproduce report.eml --tree ~/linux    build base and head, decide
   vmscale reproduce report.eml --kernel base.bzImage --kernel head.bzImage
   vmscale reproduce report.eml --tree ~/linux --bisect   and the first bad one
+  vmscale reproduce report.eml --tree ~/linux --bisect --dry-run   its steps
 
 REPORT is the robot's mail (saved from the list, one message of an mbox, or a
 reply quoting it) or the job.yaml its materials link to. vm-scalability runs as
@@ -238,10 +239,12 @@ no change and holds the robot's; smaller (3) / larger (4): same direction, the
 interval wholly short of / beyond it; not reproduced (5): the interval holds no
 change and excludes the robot's; opposite (6); undecided (7), with the rounds a
 decision would need. The robot's figures and the runs of both kernels are stored,
-labelled robot-BASE/robot-HEAD and by short commit id. --bisect, after a verdict
+labelled robot-BASE/robot-HEAD (found again when the same report is reproduced;
+another report on the same commit takes robot-BASE-2...) and by short commit id. --bisect, after a verdict
 that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,
 from these rounds, naming the first bad commit; refused (2) after any other
-verdict. See docs/reproduce.md.";
+verdict; --dry-run plans it: the range's commits, about log2 of them steps and
+their time. See docs/reproduce.md.";
 
 /// `vmscale reproduce`'s options.
 #[derive(Args, Debug)]

@@ -2,10 +2,12 @@
 //! (tests/fixtures/reproduce), against the fake 16-CPU, 128 GiB machine of
 //! tests/fixtures/fake-2s4n: the JSON names testcase, test, parameters,
 //! base, head, headline and every row, and the plan scaled to the machine;
-//! nothing is stored; bad input exits 2 naming the problem.
+//! nothing is stored; bad input exits 2 naming the problem. `--bisect`'s
+//! plan counts the range in a git tree made for the test.
 
-use crate::common::{Scratch, fixture, stderr, stdout};
+use crate::common::{Scratch, fixture, git, stderr, stdout};
 use serde_json::Value;
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn report(name: &str) -> String {
@@ -205,5 +207,123 @@ fn bad_reports_exit_2_naming_the_problem() {
 
     let o = reproduce(&s, &["/nonexistent/report.txt", "--dry-run"]);
     assert_eq!(o.status.code(), Some(2));
+    assert!(!s.db().exists());
+}
+
+/// A tree with a Linux tree's top (Makefile, arch/x86) and `commits`
+/// commits after its first; gives the first's and the last's ids.
+fn tree(dir: &Path, commits: usize) -> (String, String) {
+    std::fs::create_dir_all(dir.join("arch/x86")).unwrap();
+    std::fs::write(dir.join("Makefile"), "all:\n").unwrap();
+    git(dir, &["init", "-q", "."]);
+    for i in 0..=commits {
+        std::fs::write(dir.join("f"), i.to_string()).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", &format!("commit {i}")]);
+    }
+    let base = git(dir, &["rev-parse", &format!("HEAD~{commits}")]);
+    (base, git(dir, &["rev-parse", "HEAD"]))
+}
+
+/// pft.txt with its base and head commits replaced by `base` and `head`.
+fn pft_report(s: &Scratch, name: &str, (base, head): (&str, &str)) -> String {
+    let text = std::fs::read_to_string(report("pft.txt"))
+        .unwrap()
+        .replace("77aa88bb99cc00dd11ee22ff33aa44bb55cc66dd", head)
+        .replace("66ff77ee88", &base[..10])
+        .replace("77aa88bb99", &head[..10]);
+    let path = s.dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_dry_run_plans_the_bisection_over_the_trees_range() {
+    let s = Scratch::new("repro-bisect-plan");
+    let linux = s.dir.join("linux");
+    for commits in [4, 9] {
+        let _ = std::fs::remove_dir_all(&linux);
+        let ends = tree(&linux, commits);
+        let r = pft_report(&s, "range.txt", (&ends.0, &ends.1));
+        let args = [
+            &r,
+            "--dry-run",
+            "--bisect",
+            "--tree",
+            linux.to_str().unwrap(),
+        ];
+        let o = reproduce(&s, &[&args[..], &["--max-rounds", "6", "--json"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let b = &v["bisect"];
+        assert_eq!(
+            b["after"],
+            serde_json::json!(["reproduced", "smaller", "larger"])
+        );
+        assert_eq!(b["base"].as_str().unwrap(), &ends.0[..10]);
+        assert_eq!(b["head"].as_str().unwrap(), ends.1);
+        assert_eq!(b["commits"], commits);
+        // ⌈log2 commits⌉ steps, then the first bad against its parent.
+        let steps = (commits as f64).log2().ceil() as u64;
+        assert_eq!(b["steps"], steps);
+        assert_eq!(b["pairs"], steps + 1);
+        assert_eq!(b["rounds"], serde_json::json!([3, 6]));
+        // Each pair boots two kernels a round at the plan's estimate.
+        let run_s = v["plan"]["run_s"].as_f64().unwrap();
+        let per_pair = |rounds: f64| (steps + 1) as f64 * 2.0 * rounds * run_s;
+        assert_eq!(
+            b["run_s"],
+            serde_json::json!([per_pair(3.0), per_pair(6.0)])
+        );
+
+        let o = reproduce(&s, &args);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+        let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(&format!("Bisect: {}..{}", &ends.0[..10], &ends.1[..12])),
+            "{out}"
+        );
+        assert!(
+            words.contains(&format!("{commits} commits, at most {steps} steps")),
+            "{out}"
+        );
+    }
+    // Without --tree the range is named, not counted; without --bisect
+    // there is no plan of one.
+    let v = plan_json(&s, "pft.txt");
+    assert!(v["bisect"].is_null());
+    let o = reproduce(&s, &[&report("pft.txt"), "--dry-run", "--bisect", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["bisect"]["base"], "66ff77ee88");
+    assert!(v["bisect"]["commits"].is_null() && v["bisect"]["run_s"].is_null());
+    assert!(!s.db().exists());
+}
+
+#[test]
+fn a_bisection_that_cannot_run_is_refused_by_the_dry_run() {
+    let s = Scratch::new("repro-bisect-bad");
+    let linux = s.dir.join("linux");
+    let (base, head) = tree(&linux, 3);
+    let dir = linux.to_str().unwrap();
+    let swapped = pft_report(&s, "swapped.txt", (&head, &base));
+    let absent = report("pft.txt");
+    let job = report("will-it-scale.job.yaml");
+    let cases: [(&[&str], &str); 4] = [
+        (&[&swapped, "--tree", dir], "not an ancestor"),
+        (&[&absent, "--tree", dir], "is not in --tree"),
+        (
+            &[&absent, "--kernel", "/a", "--kernel", "/b"],
+            "needs --tree",
+        ),
+        (&[&job], "base and head"),
+    ];
+    for (args, says) in cases {
+        let o = reproduce(&s, &[args, &["--dry-run", "--bisect"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}");
+    }
     assert!(!s.db().exists());
 }

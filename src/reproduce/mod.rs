@@ -2,8 +2,11 @@
 //! this machine. Each step is its own piece: `mime` (quoted-printable
 //! bodies decoded), `reader` (a mail) and `job` (lkp's job.yaml) make the
 //! typed `report`; the planner turns it and this machine into the vmscale
-//! plan; the verdict and the robot-shaped table come after the runs. All pure; `commands::reproduce` does the I/O.
+//! plan; the verdict and the robot-shaped table come after the runs, and
+//! `bisection` plans what `--bisect` runs after them. All pure;
+//! `commands::reproduce` does the I/O.
 
+pub mod bisection;
 pub mod job;
 pub mod mime;
 pub mod planner;

@@ -242,3 +242,22 @@ pub fn skip(why: &str) {
     assert!(!under_ci(), "under CI=true this test must run, but: {why}");
     eprintln!("skipped: {why}");
 }
+
+/// Runs git with ARGS in `dir` under a fixed author; gives its stdout,
+/// trimmed, and fails the test when git does.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=vmscale test",
+            "-c",
+            "user.email=test@vmscale",
+        ])
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    stdout(&o).trim().to_string()
+}

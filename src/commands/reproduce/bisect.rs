@@ -3,16 +3,20 @@
 //! (`commands::bisect::Range`) goes over the range with reproduce's plan,
 //! guest shape and rule, and names the first bad commit. Reproduce's own
 //! rounds of base and head are the bisection's ends, so they are not
-//! booted again. Everything is checked before the first build.
+//! booted again. Everything is checked before the first build; `--dry-run`
+//! shows the bisection planned (`planned`).
 
 use serde_json::{Value, json};
 
 use crate::bisect::args::BisectRun;
+use crate::bisect::entries;
 use crate::cli::ReproduceArgs;
 use crate::commands::bisect::{Bisected, Range, Setup};
 use crate::error::{Error, Result};
 use crate::guest::options::BootOptions;
-use crate::reproduce::report::Commit;
+use crate::kbuild::git;
+use crate::reproduce::bisection::{self, Bisection};
+use crate::reproduce::report::{Commit, Report};
 use crate::reproduce::verdict::Verdict;
 
 /// A bisection asked for and checked, waiting for the verdict.
@@ -42,14 +46,9 @@ pub fn ask(
         return Ok(None);
     }
     let Some(tree) = &a.tree else {
-        return Err(Error::Input(
-            "--bisect needs --tree DIR: it builds the commits between the report's base \
-             and head, and --kernel gives only the two ends"
-                .into(),
-        ));
+        return Err(needs_tree());
     };
-    let range = Range::of_tree(tree, &base.id, &head.id, &a.tree_config)
-        .map_err(|e| e.context("--bisect (base as --good, head as --bad)"))?;
+    let range = Range::of_tree(tree, &base.id, &head.id, &a.tree_config).map_err(as_bisect)?;
     let run = BisectRun {
         boot: boot.clone(),
         plan: plan.to_vec(),
@@ -58,13 +57,82 @@ pub fn ask(
     Ok(Some(Asked { range, setup, run }))
 }
 
+/// The bisection `--bisect` would run, for `--dry-run`: its range
+/// counted in `--tree` (checked as the run checks it, nothing built), or
+/// uncounted without one; `run_s`: the plan's seconds a kernel and round.
+pub fn planned(a: &ReproduceArgs, report: &Report, run_s: f64) -> Result<Option<Bisection>> {
+    if !a.bisect {
+        return Ok(None);
+    }
+    let (Some(base), Some(head)) = (&report.base, &report.head) else {
+        return Err(Error::Input(
+            "--bisect needs the report's base and head commits, and this one names \
+             no pair (a job.yaml names one commit): give the robot's mail"
+                .into(),
+        ));
+    };
+    if !a.kernels.is_empty() {
+        return Err(needs_tree());
+    }
+    let commits = match &a.tree {
+        Some(tree) => {
+            super::commits::check(tree, &[base, head])?;
+            let range = entries::revisions(tree, &base.id, &head.id).map_err(as_bisect)?;
+            Some(range.len().saturating_sub(1))
+        }
+        None => None,
+    };
+    let most = a.boot.max_rounds() as usize;
+    Ok(Some(bisection::plan((base, head), commits, run_s, most)))
+}
+
+fn needs_tree() -> Error {
+    Error::Input(
+        "--bisect needs --tree DIR: it builds the commits between the report's base \
+         and head, and --kernel gives only the two ends"
+            .into(),
+    )
+}
+
+/// A range refused by `vmscale bisect`'s checks, said in reproduce's terms.
+fn as_bisect(e: Error) -> Error {
+    e.context("--bisect (base as --good, head as --bad)")
+}
+
 /// Whether a verdict calls for a bisection: this machine sees the
 /// robot's change, in its direction.
 pub fn called_for(v: Option<Verdict>) -> bool {
-    matches!(
-        v,
-        Some(Verdict::Reproduced | Verdict::Smaller | Verdict::Larger)
-    )
+    v.is_some_and(|v| bisection::AFTER.contains(&v))
+}
+
+/// The planned bisection as text, 80 columns.
+pub fn plan_text(b: &Bisection) -> String {
+    let (verdicts, last) = b.after.split_at(b.after.len().saturating_sub(1));
+    let mut line = format!(
+        "{}..{} after a verdict of {} or {}",
+        git::short(&b.base),
+        git::short(&b.head),
+        verdicts.join(", "),
+        last.join("")
+    );
+    match (b.commits, b.steps, b.pairs, b.run_s) {
+        (Some(1), ..) => line.push_str(": one commit, the head is named, nothing more booted"),
+        (Some(c), Some(steps), Some(pairs), Some([fewest, most])) => line.push_str(&format!(
+            ": {c} commits, at most {steps} steps (log2 {c}; more if a commit is \
+             skipped) and the first bad against its parent: {pairs} pairs of {}-{} \
+             rounds, about {} to {} of runs (builds and boots aside)",
+            b.rounds[0],
+            b.rounds[1],
+            crate::units::duration(fewest),
+            crate::units::duration(most)
+        )),
+        _ => line.push_str(&format!(
+            ": the commits are counted with --tree DIR (which --bisect needs); \
+             each step is a pair of {}-{} rounds",
+            b.rounds[0], b.rounds[1]
+        )),
+    }
+    crate::text::fill(&line, 80, "Bisect: ", "        ")
 }
 
 impl Asked {

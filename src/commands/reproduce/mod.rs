@@ -13,8 +13,11 @@ use std::path::Path;
 use super::{Error, Result, output};
 
 mod bisect;
+mod commits;
+mod robot_runs;
 mod run;
 use crate::cli::ReproduceArgs;
+use crate::reproduce::bisection::Bisection;
 use crate::reproduce::planner::{self, Asked, Here, Plan};
 use crate::reproduce::report::{Change, Delta, Machine, Report};
 
@@ -49,14 +52,16 @@ pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
     if !a.dry_run {
         return run::reproduce(db, a, &report, &plan, here);
     }
+    let bisection = bisect::planned(a, &report, plan.run_s)?;
     if a.json.json {
         return super::print_json(&serde_json::json!({
             "report": report,
             "here": here,
             "plan": plan,
+            "bisect": bisection,
         }));
     }
-    output::text(&plan_text(&report, here, &plan))
+    output::text(&plan_text(&report, here, &plan, bisection.as_ref()))
 }
 
 /// The report's bytes: a file, or stdin for `-`.
@@ -117,7 +122,7 @@ fn delta_text(d: Option<Delta>) -> String {
 }
 
 /// The plan as text, 80 columns.
-fn plan_text(r: &Report, here: Here, p: &Plan) -> String {
+fn plan_text(r: &Report, here: Here, p: &Plan, bisection: Option<&Bisection>) -> String {
     let mut o = String::new();
     let test = &r.tests[0];
     match &r.headline {
@@ -191,6 +196,9 @@ fn plan_text(r: &Report, here: Here, p: &Plan) -> String {
         "  about {:.0} s a kernel and round, boots and builds aside\n",
         p.run_s
     ));
+    if let Some(b) = bisection {
+        o.push_str(&bisect::plan_text(b));
+    }
     let measured = p.rows.iter().filter(|r| r.measured_by.is_some()).count();
     o.push_str(&format!(
         "\nThe robot's rows ({}; {measured} measured here):\n",

@@ -9,12 +9,14 @@ use crate::cli::{GuestArgs, ReproduceArgs, Rounds};
 use crate::commands::guest;
 use crate::error::{Error, Result};
 use crate::kbuild::git;
-use crate::model::{Case, Figure, Run, Sample, SampleData, Status};
+use crate::model::Run;
 use crate::reproduce::planner::{Here as Guest, Measured, Plan};
-use crate::reproduce::report::{Commit, Report};
+use crate::reproduce::report::Report;
 use crate::reproduce::table::{self, Here, Line};
 use crate::reproduce::verdict::{self, Judged};
-use crate::store::{NewRun, Store};
+use crate::store::Store;
+
+use super::robot_runs::{self, RobotRun};
 
 /// Boots base and head, stores both sides, prints the table and verdict;
 /// the verdict's exit code (docs/reproduce.md) comes back as
@@ -39,7 +41,7 @@ pub fn reproduce(
     let labels = vec![short(&base.id), short(&head.id)];
     let (kernels, revs) = match (&a.tree, a.kernels.len()) {
         (Some(tree), 0) => {
-            check_commits(tree, &[base, head])?;
+            super::commits::check(tree, &[base, head])?;
             (Vec::new(), vec![base.id.clone(), head.id.clone()])
         }
         (None, 2) => (a.kernels.clone(), Vec::new()),
@@ -113,9 +115,11 @@ pub fn reproduce(
         _ => None,
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
-    let robot_ids = store_robot_side(&ran.landed.store, report, plan, here_base, [base, head])?;
+    let robot = robot_runs::store(&ran.landed.store, report, plan, here_base, [base, head])?;
     if !a.json.json {
-        super::output::text(&text(report, &labels, &lines, judged.as_ref(), &figure))?;
+        let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
+        o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
+        super::output::text(&o)?;
     }
     let verdict = judged.map(|j| j.verdict);
     let (found, failed) = match asked.map(|x| x.run(db, verdict, &ran.deciding.logs(1))) {
@@ -129,7 +133,9 @@ pub fn reproduce(
             "verdict": judged,
             "rows": lines,
             "runs": {
-                "robot": robot_ids,
+                "robot": robot.iter().map(|r| r.id).collect::<Vec<_>>(),
+                "robot_labels": robot.iter().map(|r| &r.label).collect::<Vec<_>>(),
+                "robot_reused": robot.iter().any(|r| r.reused),
                 "here": [here_base.meta.id, here_head.meta.id],
             },
             "bisect": found.as_ref().map(super::bisect::json),
@@ -154,35 +160,6 @@ pub fn reproduce(
 /// The first 12 hex digits of a commit id, as the robot prints them.
 fn short(id: &str) -> String {
     git::short(id).to_string()
-}
-
-/// Refuses commits `tree` lacks before anything is built.
-fn check_commits(tree: &Path, commits: &[&Commit]) -> Result<()> {
-    let t = git::Tree::open(tree)?;
-    for c in commits {
-        let found = t
-            .text(
-                &[
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    &format!("{}^{{commit}}", c.id),
-                ],
-                "look the report's commits up",
-            )
-            .is_ok_and(|s| !s.is_empty());
-        if !found {
-            return Err(Error::Input(format!(
-                "the report's commit {} ({}) is not in --tree {}: `git fetch` the tree the \
-                 report names (its `url:` / `branch:` lines) into it, or give --kernel BASE \
-                 --kernel HEAD",
-                c.id,
-                c.subject.as_deref().unwrap_or("no subject"),
-                tree.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The vmscale figure the robot's headline metric maps to, if one does.
@@ -253,83 +230,6 @@ fn lines(
         .collect()
 }
 
-/// The robot's base and head as runs of the store at `db` (labelled
-/// robot-COMMIT, its machine the robot's test machine), each measured
-/// row's figure one sample, so compare, history and report show them
-/// beside this machine's runs. Gives their ids.
-fn store_robot_side(
-    db: &Path,
-    report: &Report,
-    plan: &Plan,
-    like: &Run,
-    commits: [&Commit; 2],
-) -> Result<Vec<i64>> {
-    let test = &report.tests[0];
-    let rows: Vec<(&str, f64, f64)> = test
-        .rows
-        .iter()
-        .zip(&plan.rows)
-        .filter_map(|(row, p)| match &p.measured_by {
-            Some(Measured::Figure(f)) => Some((f.as_str(), row.base, row.head)),
-            _ => None,
-        })
-        .collect();
-    let figures: Vec<Figure> = like
-        .meta
-        .figures
-        .iter()
-        .filter(|f| rows.iter().any(|(n, _, _)| *n == f.name))
-        .cloned()
-        .collect();
-    if figures.is_empty() {
-        return Ok(Vec::new());
-    }
-    let case = like
-        .cases
-        .first()
-        .map(|c| c.case.clone())
-        .unwrap_or_else(|| Case::new(1, &plan.testcase));
-    let machine = serde_json::json!({ "robot": test.machine, "axes": test.axes });
-    let command = format!("vmscale {}", crate::parse::shell_words(&plan.command));
-    let mut store = Store::open(db)?;
-    let mut ids = Vec::new();
-    for (side, commit) in commits.iter().enumerate() {
-        let label = format!("robot-{}", short(&commit.id));
-        let id = store.create_run(&NewRun {
-            label: Some(&label),
-            workload: &like.meta.workload,
-            command_line: &command,
-            config: &serde_json::json!({
-                "robot": { "commit": commit.id, "subject": commit.subject,
-                           "params": test.params },
-            }),
-            figures: &figures,
-            machine: &machine,
-            knobs: &serde_json::json!({}),
-            cases: std::slice::from_ref(&case),
-            origin: "imported: the kernel test robot's report (vmscale reproduce)",
-        })?;
-        let mut data = SampleData::default();
-        for (name, b, h) in &rows {
-            data.figures
-                .insert(name.to_string(), if side == 0 { *b } else { *h });
-        }
-        let sample = Sample {
-            seq: 0,
-            warmup: false,
-            taken_at: crate::timefmt::now(),
-            data,
-            vmstat: Default::default(),
-            noise: Default::default(),
-            flagged: false,
-        };
-        store.add_sample(id, &case, &sample)?;
-        store.finish_run(id, Status::Complete, Some("the robot's means, one sample"))?;
-        ids.push(id);
-    }
-    Ok(ids)
-}
-
 /// The answer as text: the robot's table with this machine's figures,
 /// then the verdict with its interval.
 fn text(
@@ -375,4 +275,29 @@ fn text(
         _ => o.push_str("Verdict: UNDECIDED: too few rounds held the figure\n"),
     }
     o
+}
+
+/// Where both sides are stored, for `compare`: the robot's pair by label
+/// (and whether this report's pair was stored before), this machine's runs
+/// by id (their labels, the short commits, name every reproduce's).
+fn stored_text(robot: &[RobotRun], [base, head]: [i64; 2]) -> String {
+    let line = match robot {
+        [b, h] => format!(
+            "Stored: the robot's runs {} and {}{}, this machine's runs {base} and \
+             {head}: vmscale compare {} {base}",
+            b.label,
+            h.label,
+            if b.reused && h.reused {
+                " (this report's, found in the store)"
+            } else {
+                ""
+            },
+            b.label,
+        ),
+        _ => format!(
+            "Stored: this machine's runs {base} and {head} (no row of the robot's maps \
+             to a figure)"
+        ),
+    };
+    format!("\n{}", crate::text::fill(&line, 80, "", "  "))
 }
