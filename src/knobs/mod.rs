@@ -122,11 +122,11 @@ impl Plan {
         if self.is_empty() {
             return Ok(());
         }
-        if effective_uid() != Some(0) {
+        let uid = crate::exec::euid();
+        if uid != 0 {
             return Err(Error::Refused(format!(
-                "--knob changes kernel settings and needs root (effective uid is {}): run vmscale \
-                 as root, e.g. with sudo, or drop --knob",
-                effective_uid().map_or("unknown".into(), |u| u.to_string())
+                "--knob changes kernel settings and needs root (effective uid is {uid}): run \
+                 vmscale as root, e.g. with sudo, or drop --knob"
             )));
         }
         for (k, _) in &self.knobs {
@@ -187,18 +187,6 @@ fn missing(k: &Knob, root: &Path) -> Error {
         k.file(root).display(),
         k.name
     ))
-}
-
-/// The effective uid, from /proc/self/status ("Uid: real effective saved fs").
-pub fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]
@@ -266,7 +254,7 @@ mod tests {
         let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
             panic!("a per-size knob on a kernel without it is not refused")
         };
-        if effective_uid() == Some(0) {
+        if crate::exec::euid() == 0 {
             assert!(e.contains("hugepages-64kB/enabled does not exist"), "{e}");
             assert!(e.contains("Linux 6.1.0-57-amd64"), "{e}");
             assert!(e.contains("needs Linux 6.8+"), "{e}");
@@ -283,7 +271,7 @@ mod tests {
         let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
             panic!("a knob file that is not there is not refused")
         };
-        if effective_uid() == Some(0) {
+        if crate::exec::euid() == 0 {
             assert!(e.contains("does not exist"), "{e}");
         } else {
             assert!(e.contains("needs root"), "{e}");
