@@ -638,7 +638,8 @@ pub struct Harness {
     /// thp_shmem, khugepaged_defrag, numa_balancing, pcp_high_fraction, zone_reclaim,
     /// overcommit, swappiness, stat_interval, compaction_proactiveness,
     /// watermark_scale_factor, nr_hugepages, page_reporting_order, randomize_va_space,
-    /// no_turbo, cpu_boost, ksm_run, zswap, zswap_compressor, zswap_max_pool_percent,
+    /// no_turbo, cpu_boost, ksm_run, ksm_pages_to_scan, ksm_sleep_millisecs, zswap,
+    /// zswap_compressor, zswap_max_pool_percent,
     /// thp_<size> (16K..2M, Linux 6.8+), thp_shmem_<size> (8K..2M, 6.11+) (see docs/knobs.md)
     #[arg(long = "knob", value_name = "NAME=V1,V2")]
     pub knob: Vec<String>,

@@ -156,9 +156,19 @@ fn migrate_on_one_node_is_refused_with_the_reason() {
         return;
     }
     let s = Scratch::new("vms-migrate");
-    let o = s.vmscale(&["run", "vms", "--case", "migrate"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("node"), "{}", stderr(&o));
+    for case in ["migrate", "mbind", "migrate-across-nodes"] {
+        for dry in [&[][..], &["--dry-run"]] {
+            let mut args = vec!["run", "vms", "--case", case];
+            args.extend_from_slice(dry);
+            let o = s.vmscale(&args);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{case}: {e}");
+            // The numbers (the size a task, the nodes here) and the fix.
+            assert!(e.contains("has 1 node") && e.contains(" a task)"), "{e}");
+            let fix = format!("vmscale guest --nodes 2 ... -- run vms --case {case}");
+            assert!(e.contains(&fix), "{e}");
+        }
+    }
     assert!(!s.db().exists());
 }
 
@@ -253,6 +263,9 @@ fn room_cases_as_a_user_exit_2_naming_root() {
         "posix-fadvise",
         "hugetlb",
         "direct-write",
+        "mincore",
+        "mincore-hugepages",
+        "remap",
     ] {
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -337,13 +350,18 @@ struct RoomRun {
 /// the size each fit when a loaded host runs them one after the other:
 /// that was seen with no swap-out at all).
 fn run_in_room(cases: &str, needs: &str) -> Option<RoomRun> {
+    run_in_room_with(cases, needs, &[])
+}
+
+/// `run_in_room` with `extra` options.
+fn run_in_room_with(cases: &str, needs: &str, extra: &[&str]) -> Option<RoomRun> {
     if !is_root() {
         common::skip(&format!("needs root: {needs}"));
         return None;
     }
     let one = room();
     let s = Scratch::new("vms-room");
-    let v = json(&s.vmscale(&[
+    let mut args = vec![
         "run",
         "vms",
         "--case",
@@ -359,7 +377,9 @@ fn run_in_room(cases: &str, needs: &str) -> Option<RoomRun> {
         "--warmup",
         "0",
         "--json",
-    ]));
+    ];
+    args.extend_from_slice(extra);
+    let v = json(&s.vmscale(&args));
     Some(RoomRun { _one: one, s, v })
 }
 
@@ -492,6 +512,147 @@ fn hugetlb_shm_lock_and_mremap_cases() {
         sample(&v, 3)
     );
     assert!(fig(&v, 3, "throughput") > 0.0);
+}
+
+/// mincore asks about every page of a sparse file it never touches:
+/// none resident, next to no faults. mincore-hugepages writes a byte to
+/// each huge page of its segment, from the pool the run adds and gives
+/// back: a fault a huge page, taken from the buddy allocator.
+#[test]
+fn mincore_cases() {
+    let Some(RoomRun { _one, s: _s, v }) = run_giving_the_pool_back(
+        "mincore,mincore-hugepages",
+        "a page-cache file system, a hugetlb pool",
+    ) else {
+        return;
+    };
+    let pages = per_task(&v, 0) / page();
+    assert!(pages > 1000.0, "{}", sample(&v, 0));
+    assert_eq!(
+        sample(&v, 0)["data"]["tasks"][0]["bytes"].as_f64(),
+        Some(per_task(&v, 0))
+    );
+    assert_eq!(fig(&v, 0, "mincore.resident"), 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "minflt") < pages / 10.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") > 0.0);
+    let huge = meminfo("Hugepagesize") as f64 * 1024.0;
+    let written = (per_task(&v, 1) / huge).floor();
+    assert!(written >= 1.0, "{}", sample(&v, 1));
+    assert_eq!(sample(&v, 1)["data"]["tasks"].as_array().unwrap().len(), 1);
+    let faults = fig(&v, 1, "minflt");
+    assert!(
+        faults <= written * 2.0 + 64.0,
+        "{faults}: {}",
+        sample(&v, 1)
+    );
+    assert!(
+        vmstat(&v, 1, "htlb_buddy_alloc_success") as f64 >= written,
+        "{}",
+        sample(&v, 1)
+    );
+}
+
+/// remap reverses every page of its file with remap_file_pages(2): a
+/// call a page, each populating its page again (a fault each).
+#[test]
+fn remap_remaps_every_page_in_reverse() {
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room("remap", "a page-cache file system") else {
+        return;
+    };
+    let pages = per_task(&v, 0) / page();
+    assert!(pages > 1000.0, "{}", sample(&v, 0));
+    assert_eq!(fig(&v, 0, "remap.calls"), pages, "{}", sample(&v, 0));
+    assert_eq!(
+        sample(&v, 0)["data"]["tasks"][0]["bytes"].as_f64(),
+        Some(per_task(&v, 0))
+    );
+    assert!(fig(&v, 0, "minflt") >= pages, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") > 0.0);
+}
+
+/// ksm-hugepages needs the script's knobs: without them it is refused
+/// naming each `--knob`; with them its mappings are backed by huge pages
+/// when ksmd starts on them, ksmd scans, and every knob is as it was
+/// after the run.
+#[test]
+fn ksm_hugepages_sets_the_scripts_knobs_and_restores_them() {
+    const KNOBS: [(&str, &str); 5] = [
+        ("thp", "/sys/kernel/mm/transparent_hugepage/enabled"),
+        ("ksm_run", "/sys/kernel/mm/ksm/run"),
+        ("ksm_pages_to_scan", "/sys/kernel/mm/ksm/pages_to_scan"),
+        ("ksm_sleep_millisecs", "/sys/kernel/mm/ksm/sleep_millisecs"),
+        (
+            "khugepaged_scan_sleep",
+            "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
+        ),
+    ];
+    if !is_root() || !std::path::Path::new(KNOBS[1].1).exists() {
+        common::skip("needs root and KSM: the script's knobs");
+        return;
+    }
+    let _one = room();
+    let s = Scratch::new("vms-ksm-huge");
+    let read = || -> Vec<String> {
+        KNOBS
+            .iter()
+            .map(|(_, f)| std::fs::read_to_string(f).unwrap_or_default())
+            .collect()
+    };
+    let before = read();
+    let o = s.vmscale(&["run", "vms", "--case", "ksm-hugepages", "--size", "1/512"]);
+    let e = stderr(&o);
+    // Refused unless THP is always and ksmd runs already.
+    if !(before[0].contains("[always]") && before[1].trim() == "1") {
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("--knob thp=always") || e.contains("--knob ksm_run=1"),
+            "{e}"
+        );
+        assert!(!s.db().exists());
+    }
+    let knobs = [
+        "thp=always",
+        "ksm_run=1",
+        "ksm_pages_to_scan=1000",
+        "ksm_sleep_millisecs=20",
+        "khugepaged_scan_sleep=0",
+    ];
+    let mut args = vec!["--case", "ksm-hugepages", "--tasks", "2"];
+    for k in &knobs {
+        args.extend(["--knob", k]);
+    }
+    let mut all = vec!["run", "vms"];
+    all.extend(args);
+    all.extend(["--size", "1/512", "--runtime", "2", "--reps", "1"]);
+    all.extend(["--warmup", "0", "--json"]);
+    let v = json(&s.vmscale(&all));
+    assert!(fig(&v, 0, "ksm.huge_bytes") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "ksm.pages_scanned") > 0.0, "{}", sample(&v, 0));
+    assert!(fig(&v, 0, "throughput") >= 0.0);
+    assert_eq!(read(), before, "the knobs are as they were");
+}
+
+/// lkp's -swap variants under THP always and never: one run with the
+/// knob varied, each variant swapping out in its cgroup (the case's
+/// workers forked by the set-up's child once opened /dev/zero under the
+/// number of the knob lock the child had closed, and closed it again:
+/// mmap failed with EBADF).
+#[test]
+fn swap_cases_run_under_the_thp_knob() {
+    let Some(RoomRun { _one, s: _s, v }) = run_in_room_with(
+        "swap-w-seq",
+        "the set-up room and the THP knob",
+        &["--knob", "thp=always,never"],
+    ) else {
+        return;
+    };
+    let mut seen = Vec::new();
+    for (c, case) in v["cases"].as_array().unwrap().iter().enumerate() {
+        seen.push(case["case"]["knobs"]["thp"].as_str().unwrap().to_string());
+        assert!(vmstat(&v, c, "pswpout") > 0, "{}", sample(&v, c));
+    }
+    seen.sort();
+    assert_eq!(seen, ["always", "never"]);
 }
 
 /// fork and fork-sleep fork the script's 20000 children scaled by
@@ -799,6 +960,8 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
         ("lru-file-readonce", "pc", "1/256", "15"),
         ("swap-w-seq", "swap", "1/128", "600"),
         ("migrate", "migrate", "1/16", "3"),
+        ("mbind", "mbind", "1/16", "3"),
+        ("migrate-across-nodes", "across", "1/16", "3"),
     ]
     .iter()
     .enumerate()
@@ -809,11 +972,18 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
         args.extend(["run", "vms", "--case", case, "--label", label]);
         args.extend(["--tasks", "1", "--size", size, "--runtime", runtime]);
         args.extend(["--reps", "1", "--warmup", "0"]);
+        // NUMA balancing moves a page back to its task's node when
+        // get_mempolicy looks it up (seen: every page of
+        // migrate-across-nodes found off its node, numa_pages_migrated
+        // as many): these two check where the pages were sent.
+        if ["mbind", "migrate-across-nodes"].contains(case) {
+            args.extend(["--knob", "numa_balancing=0"]);
+        }
     }
     let o = guest(&sc.db(), &args);
     ok(&o);
     let results = out.join("round-1/kernel-1/results");
-    for k in 1..=3 {
+    for k in 1..=5 {
         let read = |f: &str| std::fs::read_to_string(results.join(f)).unwrap_or_default();
         let err = read(&format!("step-{k}.err"));
         assert_eq!(
@@ -846,4 +1016,20 @@ fn in_a_two_node_guest_page_cache_reclaims_swap_swaps_out_and_migrate_moves() {
     let counted = mg["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) as f64;
     assert!(moved <= counted, "{moved} pages > pgmigrate_success: {mg}");
     assert!(common::fig(&mg, "throughput") > 0.0, "{mg}");
+    // mbind binds its task's pages to node 1, moving every one of them;
+    // migrate-across-nodes moves each page to node 1 and back; each page
+    // is found where it was sent, holding its byte (NUMA balancing off).
+    for label in ["vm/mbind", "vm/across"] {
+        let v = json(&common::vmscale_with_db(
+            &sc.db(),
+            &["show", label, "--json"],
+        ));
+        let per_task = v["meta"]["config"]["plans"][0]["amount"]["per_task"]
+            .as_f64()
+            .unwrap();
+        let m = guest_sample(&sc.db(), label);
+        assert_eq!(common::fig(&m, "nodes.misplaced"), 0.0, "{m}");
+        let moved = m["vmstat"]["pgmigrate_success"].as_i64().unwrap_or(0) as f64;
+        assert!(per_task > 0.0 && moved >= per_task / page(), "{m}");
+    }
 }

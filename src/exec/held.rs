@@ -62,11 +62,14 @@ impl DerefMut for Held {
 }
 
 /// In a child just forked: closes the run's held files (close(2) only,
-/// async-signal-safe). The child must never use them afterwards; the
+/// async-signal-safe) and forgets them, in the child's copy of the slots:
+/// the child may open files that reuse those numbers (a set-up's case
+/// child opens /dev/zero), and the workers it forks in turn must not
+/// close those. The child must never use the held files afterwards; the
 /// children vmscale forks leave by `_exit`, running no destructor.
 pub fn close_in_child() {
     for s in &HELD {
-        let fd: RawFd = s.load(Ordering::SeqCst);
+        let fd: RawFd = s.swap(-1, Ordering::SeqCst);
         if fd >= 0 {
             // SAFETY: closing a descriptor number is always memory-safe; in
             // the child it is the inherited copy of the parent's file.
@@ -112,5 +115,42 @@ mod tests {
         // Once dropped, the file is not closed in children any more.
         drop(held);
         assert!(HELD.iter().all(|s| s.load(Ordering::SeqCst) != fd));
+    }
+
+    #[test]
+    fn a_number_reused_in_the_child_is_not_closed_by_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = Held::new(File::create(dir.path().join("l")).unwrap());
+        let fd = held.as_raw_fd();
+        // SAFETY: the child makes only async-signal-safe calls (close,
+        // open, dup2, fcntl, _exit).
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            close_in_child();
+            // A file under the number just closed, as an open(2) in the
+            // child gets it when it is the lowest free one.
+            // SAFETY: a NUL-terminated path; dup2 onto a free number.
+            let reused =
+                unsafe { libc::dup2(libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY), fd) };
+            // What the child's own forked workers do first.
+            close_in_child();
+            // SAFETY: F_GETFD only asks about the descriptor.
+            let open = unsafe { libc::fcntl(reused, libc::F_GETFD) } != -1;
+            let code = match (reused == fd, open) {
+                (_, false) => 1,
+                (false, true) => 2,
+                (true, true) => 0,
+            };
+            // SAFETY: leave the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        assert!(pid > 0);
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let code = libc::WEXITSTATUS(status);
+        assert_ne!(code, 1, "the file the child opened was closed");
+        assert_eq!(code, 0, "the child's open did not reuse the number");
+        drop(held);
     }
 }

@@ -272,6 +272,22 @@ pub const KNOBS: &[Knob] = &[
         needs: "",
     },
     Knob {
+        name: "ksm_pages_to_scan",
+        aliases: &["ksm.pages_to_scan"],
+        path: "sys/kernel/mm/ksm/pages_to_scan",
+        values: Values::Range(0, 1 << 20),
+        about: "pages ksmd scans each time it wakes",
+        needs: "",
+    },
+    Knob {
+        name: "ksm_sleep_millisecs",
+        aliases: &["ksm.sleep_millisecs"],
+        path: "sys/kernel/mm/ksm/sleep_millisecs",
+        values: Values::Range(0, 1 << 20),
+        about: "milliseconds ksmd sleeps between scans",
+        needs: "",
+    },
+    Knob {
         name: "zswap",
         aliases: &["zswap.enabled"],
         path: "sys/module/zswap/parameters/enabled",

@@ -26,6 +26,8 @@ pub enum Family {
     Fork,
     Hugetlb,
     DirectWrite,
+    Mincore,
+    Remap,
 }
 
 impl Family {
@@ -46,6 +48,8 @@ impl Family {
             Family::Fork => "fork",
             Family::Hugetlb => "hugetlb",
             Family::DirectWrite => "direct-write",
+            Family::Mincore => "mincore",
+            Family::Remap => "remap",
         }
     }
 }
@@ -145,6 +149,37 @@ pub enum Engine {
     Ksm,
     /// Pages of a mapping moved between nodes (migratepages).
     Migrate,
+    /// Each task's sparse file mapped and asked about by mincore(2)
+    /// (usemem -N).
+    Mincore,
+    /// A SysV segment of hugetlb pages asked about by mincore(2), then
+    /// written a byte a huge page, by one task (usemem -H).
+    MincoreHuge,
+    /// Each task's file mapped populated, its pages remapped in reverse
+    /// order by remap_file_pages(2) (usemem_remap).
+    Remap,
+    /// Each task's pages moved to node 0 by move_pages(2), then bound to
+    /// node 1 by mbind(2) (usemem_mbind).
+    Mbind,
+    /// A task a node: its pages moved to node 1 by move_pages(2), then
+    /// back by migrate_pages(2) (usemem_migrate).
+    MigrateAcross,
+    /// Mappings advised MADV_HUGEPAGE, collapsed by khugepaged, then
+    /// merged by ksmd (usemem_ksm_hugepages).
+    KsmHuge,
+}
+
+impl Engine {
+    /// The name under which a sample carries the sum of its tasks'
+    /// `usemem::V::Count`, for the engines that count something.
+    pub fn count(self) -> Option<&'static str> {
+        match self {
+            Engine::Mincore | Engine::MincoreHuge => Some("mincore.resident"),
+            Engine::Remap => Some("remap.calls"),
+            Engine::Mbind | Engine::MigrateAcross => Some("nodes.misplaced"),
+            _ => None,
+        }
+    }
 }
 
 /// Bytes a case works on: per task (usemem's size argument) and the
@@ -323,9 +358,32 @@ fn swap_w(s: &Sizes, n: u64) -> Amount {
 fn swapin(s: &Sizes, n: u64) -> Amount {
     amount(per(s.mem_avail, n))
 }
-fn truncate(s: &Sizes, n: u64) -> Amount {
+fn mem_per_file(s: &Sizes, n: u64) -> Amount {
     let b = per(s.mem, n);
     both(b, b)
+}
+/// The script's pool over n, in whole huge pages (usemem's mprotect of a
+/// segment that ends inside a huge page fails).
+fn mincore_huge(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.mincore_huge_pages(), n).max(1) * s.huge_page)
+}
+fn remap(s: &Sizes, n: u64) -> Amount {
+    let b = s.remap_bytes(n);
+    both(b, b)
+}
+/// The scripts' PAGES: MemFree (in KiB, as /proc/meminfo gives it) / n /
+/// `div`, taken as a count of pages.
+fn free_over(s: &Sizes, n: u64, div: u64) -> Amount {
+    amount(s.mem_free / 1024 / n.max(1) / div * s.page)
+}
+fn mbind(s: &Sizes, n: u64) -> Amount {
+    free_over(s, n, 20)
+}
+fn migrate_across(s: &Sizes, n: u64) -> Amount {
+    free_over(s, n, 10)
+}
+fn half_mem_procs(s: &Sizes, n: u64) -> Amount {
+    amount(per(s.mem, n) / 2)
 }
 fn nothing(_: &Sizes, _: u64) -> Amount {
     amount(0)
@@ -375,11 +433,12 @@ pub static CASES: &[Row] = &[
     row!("anon-w-seq-mt", Anon, anon(true, false, false, false), half_mem, "mem/2/n per task"),
     row!("anon-wx-rand-mt", Anon, anon(true, false, true, true), half_mem, "mem/2/n shared"),
     row!("anon-wx-seq-mt", Anon, anon(true, false, false, true), half_mem_whole, "mem/2 shared"),
-    row!("direct-write", DirectWrite, Engine::DirectWrite, truncate, "mem/n a file each, until full"),
+    row!("direct-write", DirectWrite, Engine::DirectWrite, mem_per_file, "mem/n a file each, until full"),
     row!("fork", Fork, Engine::Fork { sleep_s: 0 }, nothing, "20000 processes, scaled"),
     row!("fork-sleep", Fork, Engine::Fork { sleep_s: 10 }, nothing, "20000 processes, scaled, 10 s each"),
     row!("hugetlb", Hugetlb, Engine::HugetlbPool, nothing, "mem/3 in huge pages, pool grown and shrunk"),
     row!("ksm", Ksm, Engine::Ksm, ksm, "mem/1000 per node"),
+    row!("ksm-hugepages", Ksm, Engine::KsmHuge, half_mem_procs, "mem/n/2 per task, THP"),
     row!("lru-file-mmap-read", PageCache, file(P, false, true, false, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-mmap-read-rand", PageCache, file(P, false, true, true, false), file_rotate_per, "rotate/n per task, a file each"),
     row!("lru-file-readonce", PageCache, Engine::Dd { readers: 1 }, file_rotate_per, "rotate/n per task, a file each"),
@@ -387,7 +446,11 @@ pub static CASES: &[Row] = &[
     row!("lru-memcg", Memcg, Engine::Dd { readers: 1 }, file_rotate_per, "readonce under memory.max = mem/3"),
     row!("lru-shm", Shm, file(S, false, true, false, false), shm_lru, "shm_size/n/2 per task, a file each"),
     row!("lru-shm-rand", Shm, file(S, false, true, true, false), shm_lru, "shm_size/n/2 per task, a file each"),
+    row!("mbind", Migrate, Engine::Mbind, mbind, "MemFree_kB/n/20 pages per task"),
     row!("migrate", Migrate, Engine::Migrate, migrate, "mem/nodes/2 moved node to node"),
+    row!("migrate-across-nodes", Migrate, Engine::MigrateAcross, migrate_across, "MemFree_kB/n/10 pages, a task a node"),
+    row!("mincore", Mincore, Engine::Mincore, mem_per_file, "mem/n a file each, asked about"),
+    row!("mincore-hugepages", Mincore, Engine::MincoreHuge, mincore_huge, "(mem/20 + mem/10 in huge pages)/n, one task"),
     row!("mlock", Mlock, Engine::Usemem(Use { mlock: true, ..USE }), mlock_size, "reclaimable/n/3 per task"),
     row!("mmap-pread-rand", PageCache, file(P, false, false, true, false), file_rotate_per, "rotate/n of one file"),
     row!("mmap-pread-rand-mt", PageCache, file(P, true, false, true, false), file_rotate_per, "rotate/n of one file"),
@@ -399,6 +462,7 @@ pub static CASES: &[Row] = &[
     row!("msync", Msync, msync(false), msync_procs, "mem/n/2 per task, a file each"),
     row!("msync-mt", Msync, msync(true), msync_threads, "mem/2 of one file, shared"),
     row!("posix-fadvise", PageCache, Engine::Fadvise, file_rotate_per, "rotate/n a file each, advised"),
+    row!("remap", Remap, Engine::Remap, remap, "mem/n/2 a file each, under vm.max_map_count"),
     row!("shm-lock-unlock", Mlock, Engine::Usemem(Use { shm_lock: true, random: true, ..USE }), shm_lock, "shm_size/n/2 locked, then written"),
     row!("shm-pread-rand", Shm, file(S, false, false, true, false), shm_half, "shm_size/2 of one file"),
     row!("shm-pread-rand-mt", Shm, file(S, true, false, true, false), shm_half, "shm_size/2 of one file"),
@@ -415,8 +479,8 @@ pub static CASES: &[Row] = &[
     row!("swap-w-seq", Swap, swap(false, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swap-w-seq-mt", Swap, swap(true, false), swap_w, "(avail+swap)*3/4/n per task"),
     row!("swapin", Swap, Engine::Swapin, swapin, "avail/n per task"),
-    row!("truncate", Truncate, Engine::Truncate { sequential: false }, truncate, "mem/n per task, a file each"),
-    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, truncate, "mem/n a file, n files, one task"),
+    row!("truncate", Truncate, Engine::Truncate { sequential: false }, mem_per_file, "mem/n per task, a file each"),
+    row!("truncate-seq", Truncate, Engine::Truncate { sequential: true }, mem_per_file, "mem/n a file, n files, one task"),
 ];
 
 /// The case of this name.
@@ -530,6 +594,21 @@ mod tests {
             "{e}"
         );
         crate::error::assert_input(pick(&[""]));
+    }
+
+    #[test]
+    fn node_cases_take_the_scripts_pages_of_memfree() {
+        let mut s = super::super::sizes::fixture(1);
+        s.mem_free = 1 << 30;
+        s.nodes = 2;
+        let size = |name| (find(name).unwrap().size)(&s, 2).per_task;
+        // MemFree 1048576 kB / 2 tasks / 20: 26214 pages (KiB taken as
+        // pages, as the script does).
+        assert_eq!(size("mbind"), 26214 * 4096);
+        assert_eq!(size("migrate-across-nodes"), 52428 * 4096);
+        let p = super::super::plan::plan(find("migrate-across-nodes").unwrap(), &s, 2);
+        // A task a node, whatever the task count.
+        assert_eq!(p.need, 2 * 52428 * 4096);
     }
 
     #[test]

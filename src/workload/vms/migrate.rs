@@ -12,19 +12,14 @@ use crate::exec::clock;
 use crate::exec::region::Region;
 use crate::monitor::vmstat;
 
+use super::nodes::{MAXNODE, mask};
+
 /// The kernel's count of pages migrated so far.
 fn migrated() -> u64 {
     vmstat::read_live()
         .get("pgmigrate_success")
         .copied()
         .unwrap_or(0)
-}
-
-fn mask(node: u64) -> [libc::c_ulong; 16] {
-    let mut m = [0 as libc::c_ulong; 16];
-    let bits = libc::c_ulong::BITS as u64;
-    m[(node / bits) as usize % 16] = 1 << (node % bits);
-    m
 }
 
 pub fn sample(nodes: u64, bytes: u64, page: u64, runtime_ns: u64) -> Result<BTreeMap<String, f64>> {
@@ -39,7 +34,7 @@ pub fn sample(nodes: u64, bytes: u64, page: u64, runtime_ns: u64) -> Result<BTre
         libc::MAP_PRIVATE,
         None,
     )?;
-    let maxnode = (16 * libc::c_ulong::BITS) as libc::c_ulong;
+    let maxnode = MAXNODE;
     // Interleaved over every node, as the script's numactl --interleave=all.
     let mut all = [0 as libc::c_ulong; 16];
     for n in 0..nodes {

@@ -12,9 +12,13 @@ mod fadvise;
 mod fork;
 mod ksm;
 mod migrate;
+mod mincore;
+mod nodes;
 mod plan;
 mod pool;
+mod remap;
 mod room;
+mod segment;
 pub mod sizes;
 pub mod suite;
 mod swapin;
@@ -119,10 +123,8 @@ impl Options for Args {
                 plans.push(plan::plan(row, &sizes, n));
             }
         }
-        // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
-        let ksm_set = knobs.values("ksm_run").is_some_and(|v| v == ["1"]);
         for p in &plans {
-            plan::check(p, m, ksm_set)?;
+            plan::check(p, m, knobs)?;
         }
         let cfg = Config {
             cases: rows.iter().map(|r| r.name.to_string()).collect(),
@@ -354,10 +356,44 @@ fn run_case(
             })?
         }
         Engine::Ksm => return ksm::sample(s.nodes, p.amount.per_task, runtime).map(data),
+        Engine::KsmHuge => {
+            return ksm::sample_huge(n as u64, p.amount.per_task, runtime).map(data);
+        }
         Engine::Migrate => {
             return migrate::sample(s.nodes, p.amount.per_task, s.page, runtime).map(data);
         }
+        Engine::Mincore => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| {
+                mincore::task(&f, p.amount.per_task, s.page, t)
+            })?
+        }
+        Engine::Remap => {
+            let f = files(dir, n, p.amount.file)?;
+            exec::run_tasks(Mode::Process, &procs, |t| {
+                remap::task(&f, p.amount.per_task, s.page, t, runtime)
+            })?
+        }
+        Engine::Mbind => exec::run_tasks(Mode::Process, &procs, |t| {
+            nodes::task(true, p.amount.per_task, s.page, t)
+        })?,
+        // The script starts a usemem_migrate a node.
+        Engine::MigrateAcross => {
+            let each = vec![None; s.nodes as usize];
+            exec::run_tasks(Mode::Process, &each, |t| {
+                nodes::task(false, p.amount.per_task, s.page, t)
+            })?
+        }
+        // usemem -H does its work before its tasks: one process.
+        Engine::MincoreHuge => exec::run_tasks(Mode::Process, &[None], |t| {
+            mincore::hugetlb(p.amount.per_task, s.huge_page, s.page, t)
+        })?,
     };
     exec::first_error(&out.reports)?;
-    Ok(figures_of(&out.reports))
+    let mut data = figures_of(&out.reports);
+    if let Some(name) = row.engine.count() {
+        let sum = out.reports.iter().map(|r| r.values[usemem::V::Count]).sum();
+        data.figures.insert(name.into(), sum);
+    }
+    Ok(data)
 }

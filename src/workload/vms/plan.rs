@@ -95,6 +95,11 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
         Engine::Swapin => (s.mem + s.swap, a.per_task * n),
         Engine::Ksm => (a.per_task * s.nodes, a.per_task * s.nodes),
         Engine::Migrate => (s.mem, a.per_task),
+        // Nothing is touched: the file system's image.
+        Engine::Mincore | Engine::Remap => (s.mem, a.per_task * n),
+        Engine::Mbind | Engine::KsmHuge => (a.per_task * n, a.per_task * n),
+        Engine::MigrateAcross => (a.per_task * s.nodes, a.per_task * s.nodes),
+        Engine::MincoreHuge => (s.mincore_huge_pages().max(1) * s.huge_page, a.per_task),
     };
     let need = match row.family {
         Family::Swap => s.mem + s.swap,
@@ -127,15 +132,25 @@ fn is_root() -> bool {
 
 /// Refuses, before anything starts, a case this machine or user cannot
 /// run, with the reason and the fix.
-pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
+pub fn check(p: &CasePlan, m: &Snapshot, knobs: &crate::knobs::Plan) -> Result<()> {
     let row = super::cases::find(&p.case)
         .ok_or_else(|| Error::Input(format!("unknown case {}", p.case)))?;
     if row.family == Family::Migrate && m.nodes.len() < 2 {
         return Err(Error::Refused(format!(
-            "{}: migrate moves pages between NUMA nodes and this machine has {} node: run \
-             it in a guest with two (vmscale guest --nodes 2 ... -- run vms --case migrate)",
+            "{}: moves pages between NUMA nodes ({} a task) and this machine has {} \
+             node: run it in a guest with two (vmscale guest --nodes 2 ... -- run vms \
+             --case {}; docs/numa.md)",
             p.case,
-            m.nodes.len().max(1)
+            units::size(p.amount.per_task),
+            m.nodes.len().max(1),
+            p.case
+        )));
+    }
+    if row.engine == Engine::MigrateAcross && !is_root() {
+        return Err(Error::Refused(format!(
+            "{}: moves its pages with MPOL_MF_MOVE_ALL, which needs CAP_SYS_NICE: run it \
+             as root",
+            p.case
         )));
     }
     if needs_room(row) {
@@ -148,8 +163,12 @@ pub fn check(p: &CasePlan, m: &Snapshot, ksm_set: bool) -> Result<()> {
         }
         crate::setup::check(&p.room.as_setup()).map_err(|e| e.context(&p.case))?;
     }
-    if row.engine == Engine::Ksm && !ksm_set {
+    // `--knob ksm_run=1` starts ksmd for the run: ksm need not run now.
+    if row.engine == Engine::Ksm && knobs.values("ksm_run").is_none_or(|v| v != ["1"]) {
         super::ksm::check()?;
+    }
+    if row.engine == Engine::KsmHuge {
+        super::ksm::check_huge(knobs)?;
     }
     if row.family == Family::Mlock && !is_root() {
         let limit = memlock_limit();
@@ -188,8 +207,16 @@ pub fn needs_room(row: &Row) -> bool {
         | Engine::Swapin
         | Engine::Fadvise
         | Engine::HugetlbPool
-        | Engine::DirectWrite => true,
-        Engine::Ksm | Engine::Migrate | Engine::Fork { .. } => false,
+        | Engine::DirectWrite
+        | Engine::Mincore
+        | Engine::MincoreHuge
+        | Engine::Remap => true,
+        Engine::Ksm
+        | Engine::KsmHuge
+        | Engine::Migrate
+        | Engine::Mbind
+        | Engine::MigrateAcross
+        | Engine::Fork { .. } => false,
     }
 }
 
@@ -224,7 +251,7 @@ fn needs(row: &Row) -> String {
         let made = [
             (
                 matches!(row.engine, Engine::Usemem(u) if u.hugetlb)
-                    || row.engine == Engine::HugetlbPool,
+                    || matches!(row.engine, Engine::HugetlbPool | Engine::MincoreHuge),
                 "hugetlb pool",
             ),
             (super::room::on_fs(row), "fs"),
@@ -238,8 +265,10 @@ fn needs(row: &Row) -> String {
         return format!("root: {}", made.join(", "));
     }
     match (row.family, row.engine) {
+        (Family::Migrate, Engine::MigrateAcross) => "root, 2 NUMA nodes".into(),
         (Family::Migrate, _) => "2 NUMA nodes".into(),
         (_, Engine::Ksm) => "ksmd running".into(),
+        (_, Engine::KsmHuge) => "root: knobs thp, ksm_*, khugepaged".into(),
         (Family::Mlock, _) => "root, or ulimit -l".into(),
         (Family::Shm, _) => format!("room on {SHM_DIR}"),
         _ => String::new(),

@@ -73,6 +73,7 @@ pub fn needs(row: &Row, s: &Sizes, tasks: u64) -> CaseNeeds {
 pub fn hugetlb_pages(row: &Row, s: &Sizes, tasks: u64) -> Option<u64> {
     match row.engine {
         Engine::Usemem(u) if u.hugetlb => Some(s.hugetlb_pages(s.mem / 2, tasks)),
+        Engine::MincoreHuge => Some(s.mincore_huge_pages().max(1)),
         _ => None,
     }
 }
@@ -81,7 +82,12 @@ pub fn hugetlb_pages(row: &Row, s: &Sizes, tasks: u64) -> Option<u64> {
 pub fn on_fs(row: &Row) -> bool {
     match row.engine {
         Engine::Usemem(u) => u.store == Store::PageCache,
-        Engine::Dd { .. } | Engine::Truncate { .. } | Engine::Fadvise | Engine::DirectWrite => true,
+        Engine::Dd { .. }
+        | Engine::Truncate { .. }
+        | Engine::Fadvise
+        | Engine::DirectWrite
+        | Engine::Mincore
+        | Engine::Remap => true,
         _ => false,
     }
 }

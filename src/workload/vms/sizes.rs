@@ -18,6 +18,8 @@ pub struct Sizes {
     pub mem: u64,
     /// `$mem_avail`: MemAvailable.
     pub mem_avail: u64,
+    /// `$MemFree` (bytes here; the scripts use its KiB).
+    pub mem_free: u64,
     /// `$reclaimable`: (nr_free_pages + nr_file_pages) pages.
     pub reclaimable: u64,
     /// `$shm_size`: the suite's tmpfs (size=100%), so MemTotal.
@@ -48,6 +50,7 @@ impl Sizes {
         let kib = |v: Option<u64>| v.unwrap_or(0).saturating_mul(1024);
         let scaled = |b: u64| (b as f64 * scale) as u64;
         let mem = scaled(kib(m.mem_total_kib));
+        let meminfo = crate::machine::memory::read_meminfo(root);
         let max_map_count =
             std::fs::read_to_string(crate::machine::under(root, "/proc/sys/vm/max_map_count"))
                 .ok()
@@ -57,11 +60,12 @@ impl Sizes {
             scale,
             mem,
             mem_avail: scaled(kib(m.mem_available_kib)),
+            mem_free: scaled(kib(meminfo.get("MemFree").copied())),
             reclaimable: scaled((pages("nr_free_pages") + pages("nr_file_pages")) * page),
             shm_size: mem,
             swap: mem,
             page,
-            huge_page: crate::machine::memory::read_meminfo(root)
+            huge_page: meminfo
                 .get("Hugepagesize")
                 .map_or(2 << 20, |k| k * 1024)
                 .max(page),
@@ -87,6 +91,24 @@ impl Sizes {
     /// and offsets not on a huge page boundary).
     pub fn hugetlb_pages(&self, unit: u64, tasks: u64) -> u64 {
         unit / self.huge_page.max(1) + tasks + 1
+    }
+
+    /// case-mincore-hugepages' pool: nr_hugepages of mem/20 and
+    /// nr_overcommit_hugepages of mem/10, in huge pages (here all of it
+    /// reserved, as the -hugetlb cases' pools).
+    pub fn mincore_huge_pages(&self) -> u64 {
+        let pages = self.mem / self.huge_page.max(1);
+        pages / 20 + pages / 10
+    }
+
+    /// case-remap's file a task: mem/n/2, at most the pages whose VMAs
+    /// (one a page remapped) fit vm.max_map_count less a margin, whole
+    /// pages.
+    pub fn remap_bytes(&self, tasks: u64) -> u64 {
+        let page = self.page.max(1);
+        let vmas = self.max_map_count.saturating_sub(4096);
+        let bytes = (self.mem / tasks.max(1) / 2).min(vmas * page);
+        bytes / page * page
     }
 
     /// small-allocs' total: `$ROTATE_BYTES` halved until its 10-page units
@@ -143,25 +165,30 @@ pub fn parse_scale(text: &str, mem_total: u64) -> Result<f64> {
     Ok(scale)
 }
 
+/// A machine of `mem_gib` GiB, 9/10 of it available, 1/10 free, one
+/// node, for the tests of sizes.
+#[cfg(test)]
+pub fn fixture(mem_gib: u64) -> Sizes {
+    let mem = mem_gib << 30;
+    Sizes {
+        scale: 1.0,
+        mem,
+        mem_avail: mem / 10 * 9,
+        mem_free: mem / 10,
+        reclaimable: mem / 10 * 9,
+        shm_size: mem,
+        swap: mem,
+        page: 4096,
+        huge_page: 2 << 20,
+        nodes: 1,
+        max_map_count: 65530,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sizes(mem_gib: u64) -> Sizes {
-        let mem = mem_gib << 30;
-        Sizes {
-            scale: 1.0,
-            mem,
-            mem_avail: mem / 10 * 9,
-            reclaimable: mem / 10 * 9,
-            shm_size: mem,
-            swap: mem,
-            page: 4096,
-            huge_page: 2 << 20,
-            nodes: 1,
-            max_map_count: 65530,
-        }
-    }
+    use fixture as sizes;
 
     #[test]
     fn scales_parse_as_fractions_percentages_and_sizes() {
@@ -181,6 +208,29 @@ mod tests {
         let s = sizes(1);
         assert_eq!(s.rotate(), s.mem_avail * 256);
         assert_eq!(sizes(1 << 10).rotate(), 1 << 42);
+    }
+
+    #[test]
+    fn mincore_hugepages_pool_is_the_scripts_two_counts() {
+        // 1 GiB: 512 huge pages of 2 MiB, 25 + 51.
+        assert_eq!(sizes(1).mincore_huge_pages(), 25 + 51);
+        let mut s = sizes(1);
+        s.mem = 39 << 20;
+        // 19 pages: 0 reserved, 1 overcommitted.
+        assert_eq!(s.mincore_huge_pages(), 1);
+    }
+
+    #[test]
+    fn remap_is_half_mem_a_task_under_the_map_count() {
+        let mut s = sizes(1);
+        s.mem = 100 << 20;
+        // 25 MiB a task of 2: 6400 pages, under 65530 - 4096.
+        assert_eq!(s.remap_bytes(2), 25 << 20);
+        s.mem = 1 << 30;
+        // 512 MiB would be 131072 VMAs: capped at 61434 pages.
+        assert_eq!(s.remap_bytes(1), 61434 * 4096);
+        s.mem = (100 << 20) + 5;
+        assert_eq!(s.remap_bytes(3) % 4096, 0);
     }
 
     #[test]

@@ -12,12 +12,6 @@ pub const NOT_RUN: &[(&str, &str)] = &[
     ("000-anon", "set-up (anon fill): --size models it"),
     ("000-shm", "set-up (tmpfs fill): --size models it"),
     ("000-shm-clean", "set-up (tmpfs fill): --size models it"),
-    ("ksm-hugepages", "KSM, THP always; not implemented yet"),
-    ("mbind", "2 NUMA nodes; not implemented yet"),
-    ("migrate-across-nodes", "2 NUMA nodes; not implemented yet"),
-    ("mincore", "not implemented yet (issue 42)"),
-    ("mincore-hugepages", "not implemented yet (issue 42)"),
-    ("remap", "not implemented yet (issue 42)"),
 ];
 
 /// What stops `row` here, for this user on this machine, if anything.
@@ -25,7 +19,7 @@ fn refused_here(row: &Row, root: bool, nodes: usize, ksm: bool) -> Option<String
     if row.family == Family::Migrate && nodes < 2 {
         return Some(format!("needs 2 NUMA nodes, {nodes} here"));
     }
-    if row.engine == Engine::Ksm && !ksm {
+    if matches!(row.engine, Engine::Ksm | Engine::KsmHuge) && !ksm {
         return Some("needs KSM (/sys/kernel/mm/ksm)".into());
     }
     (super::plan::needs_room(row) && !root).then(|| "needs root (a set-up)".into())

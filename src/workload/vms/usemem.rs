@@ -19,10 +19,12 @@ use crate::workload::values::task_values;
 
 task_values! {
     /// TaskReport values: bytes counted, nanoseconds the task's time began
-    /// before its start (the shared mapping's making, which usemem counts).
+    /// before its start (the shared mapping's making, which usemem counts),
+    /// and an engine's own count (`cases::Engine::count`).
     pub enum V {
         Bytes,
         BeforeNs,
+        Count,
     }
 }
 
@@ -45,6 +47,14 @@ pub fn timed(
     r.set_usage(&t.usage().since(&before));
     r.values[V::Bytes] = bytes as f64;
     r
+}
+
+/// `work`'s bytes, or 0 with the task failed by its error.
+pub fn or_fail(r: &mut TaskReport, work: Result<u64>) -> u64 {
+    work.unwrap_or_else(|e| {
+        r.fail(&e.to_string());
+        0
+    })
 }
 
 /// What the tasks of one sample share, made before they start.
@@ -102,39 +112,13 @@ const REMAP_SCALE: usize = 10;
 
 /// usemem's `-L` before its tasks: a SysV segment of `bytes` made,
 /// attached, a byte of each page written, SHM_LOCKed, unlocked and
-/// marked for removal.
+/// removed.
 fn shm_lock_unlock(bytes: u64) -> Result<()> {
-    let failed = |what: &str| {
-        Error::Failed(format!(
-            "{what} of a SysV segment of {bytes} bytes failed: {} (kernel.shmmax, \
-             kernel.shmall, RLIMIT_MEMLOCK)",
-            crate::exec::errno_text()
-        ))
-    };
-    // SAFETY: plain system calls on a segment this function owns; the
-    // attached range is `bytes` long and written inside it only.
-    unsafe {
-        let id = libc::shmget(libc::IPC_PRIVATE, bytes as usize, libc::IPC_CREAT | 0o600);
-        if id < 0 {
-            return Err(failed("shmget"));
-        }
-        let at = libc::shmat(id, std::ptr::null(), 0);
-        if at as isize == -1 {
-            let e = failed("shmat");
-            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
-            return Err(e);
-        }
-        let page = page_size();
-        for off in (0..bytes as usize).step_by(page) {
-            at.cast::<u8>().add(off + 1).write_volatile(1);
-        }
-        let locked = libc::shmctl(id, libc::SHM_LOCK, std::ptr::null_mut());
-        let e = (locked != 0).then(|| failed("SHM_LOCK"));
-        libc::shmctl(id, libc::SHM_UNLOCK, std::ptr::null_mut());
-        libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
-        libc::shmdt(at);
-        e.map_or(Ok(()), Err)
-    }
+    let seg = super::segment::Segment::attach(bytes, false)?;
+    seg.touch(1, page_size(), usize::MAX, 1);
+    let locked = seg.control(libc::SHM_LOCK, "SHM_LOCK");
+    seg.control(libc::SHM_UNLOCK, "SHM_UNLOCK")?;
+    locked
 }
 
 fn page_size() -> usize {
