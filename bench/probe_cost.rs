@@ -13,9 +13,13 @@
 //!   tasks' timed sections: /proc/vmstat, /proc/stat (the noise sampler),
 //!   the nodes' memory size (the lazy-memory monitor), its own and its
 //!   children's rusage (own faults and CPU time), each twice;
+//! - `counters`: what `monitor::counters` reads around every sample beside
+//!   /proc/vmstat: the per-size THP counters (every file of every
+//!   hugepages-<N>kB/stats/) and zswap's debugfs counters, each twice;
 //! - `profile`: `--profile` (its sampling rings on every CPU; opt-in).
 //!
-//! It also times the reads a task makes at the edges of its timed loop
+//! It also times one read of the per-size THP and of the zswap counters
+//! (median of 200 rounds of 10 reads), and the reads a task makes at the edges of its timed loop
 //! (CLOCK_MONOTONIC, getrusage(RUSAGE_THREAD)) a million times each, and
 //! prints them as a share of the median sample's wall time. The progress
 //! bar is drawn between samples by the runner's thread and never ticks
@@ -31,7 +35,7 @@ use std::time::Instant;
 
 use vmscale::exec::clock;
 use vmscale::model::Case;
-use vmscale::monitor::{memory_size, stat, vmstat};
+use vmscale::monitor::{memory_size, mthp, stat, vmstat, zswap};
 use vmscale::probes::{Probes, Request, preflight};
 use vmscale::stats::paired;
 use vmscale::stats::summary::median;
@@ -60,6 +64,27 @@ fn around() {
         clock::usage(clock::Who::Process),
         clock::usage(clock::Who::Children),
     ));
+}
+
+/// The per-size THP and zswap counters, as the runner reads them beside
+/// /proc/vmstat before and after every sample.
+fn counters() {
+    let root = Path::new("/");
+    std::hint::black_box((mthp::read(root), zswap::read(root)));
+}
+
+/// Microseconds per call of `f`: the median of 200 rounds of 10 calls.
+fn median_us(f: impl Fn()) -> f64 {
+    let rounds: Vec<f64> = (0..200)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..10 {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e5
+        })
+        .collect();
+    median(&rounds)
 }
 
 /// Nanoseconds per call of `f`, over a million calls.
@@ -120,6 +145,9 @@ fn main() {
                 if on && probe == "around" {
                     around();
                 }
+                if on && probe == "counters" {
+                    counters();
+                }
                 let active = match (&mut profile, on && probe == "profile") {
                     (Some(p), true) => Some(p.start().expect("start the profile")),
                     _ => None,
@@ -127,6 +155,9 @@ fn main() {
                 let d = w.sample(&case).expect("a pft sample");
                 if on && probe == "around" {
                     around();
+                }
+                if on && probe == "counters" {
+                    counters();
                 }
                 if let (Some(p), Some(a)) = (&mut profile, active) {
                     p.finish(a).expect("finish the profile");
@@ -171,6 +202,20 @@ fn main() {
          (read outside the wall)",
         clock_ns / (wall * 1e9) * 100.0,
         wall
+    );
+    let root = Path::new("/");
+    let mthp_us = median_us(|| {
+        std::hint::black_box(mthp::read(root));
+    });
+    let zswap_us = median_us(|| {
+        std::hint::black_box(zswap::read(root));
+    });
+    println!(
+        "  one read: per-size THP counters {mthp_us:.1} us ({} values), zswap {zswap_us:.1} us \
+         ({} values); both, twice a sample: {:.4} % of the median wall",
+        mthp::read(root).len(),
+        zswap::read(root).len(),
+        2.0 * (mthp_us + zswap_us) / (wall * 1e6) * 100.0,
     );
     println!("  load after {}", load());
 }

@@ -48,6 +48,7 @@ pub mod runner;
 #[cfg(test)]
 pub mod scratch;
 pub mod setup;
+pub mod state_dir;
 pub mod stats;
 pub mod store;
 pub mod text;

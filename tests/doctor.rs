@@ -27,10 +27,6 @@ fn checks(v: &serde_json::Value) -> Vec<String> {
 /// would read the other's tuned values as originals.
 static LIVE_KNOBS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn is_root() -> bool {
-    vmscale::knobs::effective_uid() == Some(0)
-}
-
 #[test]
 fn noisy_tree_shows_every_finding_with_its_evidence() {
     let s = Scratch::new("doctor-noisy");

@@ -3,7 +3,8 @@
 //! and so do imports between the files of each folder (no circle: a type
 //! two files share lives in the file it belongs to); nothing below the
 //! command line imports `cli` or `commands`, `stats` and `store` import
-//! no workload, and no error below the command line is a bare `String`.
+//! no workload, the rooms a run is built on import none built on them,
+//! and no error below the command line is a bare `String`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -349,6 +350,50 @@ fn stats_and_store_import_no_workload() {
     }
 }
 
+/// The rooms a run is built on import none of the rooms built on them
+/// (setup once read process start times through `store`).
+#[test]
+fn lower_rooms_import_no_higher_one() {
+    let g = source_graph();
+    let higher = [
+        "workload",
+        "runner",
+        "store",
+        "report",
+        "guest",
+        "bisect",
+        "reproduce",
+        "history",
+        "commands",
+        "cli",
+    ];
+    let lower = [
+        "error",
+        "units",
+        "parse",
+        "text",
+        "timefmt",
+        "atomic_file",
+        "state_dir",
+        "machine",
+        "exec",
+        "monitor",
+        "knobs",
+        "setup",
+    ];
+    let wrong: Vec<String> = lower
+        .iter()
+        .flat_map(|m| {
+            let uses = g.get(*m).unwrap_or_else(|| panic!("no room {m}"));
+            higher
+                .iter()
+                .filter(|h| uses.contains(**h))
+                .map(move |h| format!("{m} imports {h}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// The error type of each `Result<T, E>` written in `code` whose `E` is
 /// `String` (a message with no kind, so no exit code by meaning).
 fn string_errors(code: &str) -> Vec<String> {
@@ -392,33 +437,128 @@ fn string_errors_are_seen_in_any_spelling() {
 /// `String` as an error.
 #[test]
 fn no_string_errors_below_the_command_line() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(&src).unwrap();
-            if path.extension().is_none_or(|e| e != "rs")
-                || rel == Path::new("main.rs")
-                || rel == Path::new("cli.rs")
-            {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            for e in string_errors(&text) {
-                found.push(format!("{}: {e}", rel.display()));
-            }
+    for (rel, text) in source_files() {
+        if rel == Path::new("main.rs") || rel == Path::new("cli.rs") {
+            continue;
+        }
+        for e in string_errors(&text) {
+            found.push(format!("{}: {e}", rel.display()));
         }
     }
     assert!(
         found.is_empty(),
         "Result<_, String> outside main.rs and cli.rs: {found:#?}"
     );
+}
+
+/// Every .rs file below src/: its path there and its text.
+fn source_files() -> Vec<(std::path::PathBuf, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path.strip_prefix(&src).unwrap().to_path_buf(), text));
+            }
+        }
+    }
+    out
+}
+
+/// The command-line options declared in `code` (clap `#[arg(long ...)]`
+/// fields): each one's long name and help text (its doc comment).
+fn option_declarations(code: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let (mut doc, mut attrs, mut open) = (Vec::new(), String::new(), 0i32);
+    for line in code.lines().map(str::trim) {
+        if open > 0 || line.starts_with("#[") {
+            open += line.matches('[').count() as i32 - line.matches(']').count() as i32;
+            attrs.push_str(line);
+            attrs.push(' ');
+            continue;
+        }
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim());
+            continue;
+        }
+        let field = line.strip_prefix("pub ").unwrap_or(line);
+        let name: String = field
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let is_field = !name.is_empty() && field[name.len()..].starts_with(':');
+        if is_field && attrs.contains("#[arg(") {
+            let long = match attrs.split_once("long = \"") {
+                Some((_, rest)) => rest.split('"').next().map(str::to_string),
+                None => attrs
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "long")
+                    .then(|| name.replace('_', "-")),
+            };
+            if let Some(long) = long {
+                out.push((long, doc.join(" ")));
+            }
+        }
+        (doc, attrs) = (Vec::new(), String::new());
+    }
+    out
+}
+
+#[test]
+fn option_declarations_are_read_with_their_help() {
+    let code = "pub struct A {\n    /// JSON instead of text\n    #[arg(long = \"json\")]\n    \
+                pub json: bool,\n    /// The most rounds\n    #[arg(long, value_name = \"N\",\n          \
+                value_parser = clap::value_parser!(u32).range(2..=100))]\n    \
+                pub max_rounds: Option<u32>,\n    /// Not an option\n    pub plain: u8,\n    \
+                #[command(flatten)]\n    pub boot: Boot,\n}";
+    assert_eq!(
+        option_declarations(code),
+        [
+            ("json".to_string(), "JSON instead of text".to_string()),
+            ("max-rounds".to_string(), "The most rounds".to_string())
+        ]
+    );
+}
+
+/// An option several commands share is declared once (a struct they
+/// flatten: `options::Json`, `guest::options::BootOptions`), never copied:
+/// no two declarations in src/ give one long name the same help, and
+/// `--json` is declared once only (a command words its help by `mut_arg`).
+#[test]
+fn shared_options_are_declared_once() {
+    let mut seen: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (rel, text) in source_files() {
+        for decl in option_declarations(non_test(&text)) {
+            seen.entry(decl)
+                .or_default()
+                .push(rel.display().to_string());
+        }
+    }
+    let json: Vec<_> = seen
+        .iter()
+        .filter(|((long, _), _)| long == "json")
+        .collect();
+    assert_eq!(json.len(), 1, "--json declared more than once: {json:#?}");
+    assert_eq!(
+        json[0].1.len(),
+        1,
+        "--json declared more than once: {json:#?}"
+    );
+    for boot in ["cpus", "mem", "accel", "cpu", "append", "setup", "decide"] {
+        assert!(
+            seen.iter()
+                .any(|((long, _), files)| long == boot && files == &["guest/options.rs"]),
+            "--{boot} is not declared in guest/options.rs alone: {seen:#?}"
+        );
+    }
+    let copied: Vec<_> = seen.iter().filter(|(_, files)| files.len() > 1).collect();
+    assert!(copied.is_empty(), "options declared twice: {copied:#?}");
 }
 
 /// The files of tests/ (names without `.rs`, all.rs left out) that are

@@ -86,7 +86,7 @@ fn files(s: &Scratch) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn a_read_only_store_is_readable_by_every_reading_command() {
-    if !nix_root() {
+    if !common::is_root() {
         common::skip("needs root to run a command as another user");
         return;
     }
@@ -132,13 +132,6 @@ fn a_read_only_store_is_readable_by_every_reading_command() {
     let listed = stdout(&as_nobody(&s, &["list"]));
     assert!(listed.contains("incomplete"), "{listed}");
     assert_eq!(files(&s), before, "a reading command changed the store");
-}
-
-fn nix_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
 #[test]

@@ -46,6 +46,13 @@ fn fig(v: &serde_json::Value, case: usize, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no figure {name}: {v}"))
 }
 
+/// Bytes the case's first task reports it touched.
+fn task_bytes(v: &serde_json::Value, case: usize) -> f64 {
+    sample(v, case)["data"]["tasks"][0]["bytes"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no task bytes: {}", sample(v, case)))
+}
+
 fn vmstat(v: &serde_json::Value, case: usize, name: &str) -> i64 {
     sample(v, case)["vmstat"][name].as_i64().unwrap_or(0)
 }
@@ -465,7 +472,7 @@ fn hugetlb_shm_lock_and_mremap_cases() {
     };
     let huge = meminfo("Hugepagesize") * 1024;
     for c in 0..2 {
-        let bytes: f64 = sample(&v, c)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+        let bytes = task_bytes(&v, c);
         let written = bytes - per_task(&v, c) / 8.0;
         assert!(written > 0.0, "{}", sample(&v, c));
         // One fault a huge page written (and a few of the task's own);
@@ -488,16 +495,22 @@ fn hugetlb_shm_lock_and_mremap_cases() {
     // shm-lock-unlock: the segment (per_task) touched a page at a time
     // before the tasks, so more faults than the task's own writes.
     let seg_pages = per_task(&v, 2) / page();
-    let task_bytes = sample(&v, 2)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
-    assert!(task_bytes >= per_task(&v, 2) / 4.0, "{}", sample(&v, 2));
+    assert!(
+        task_bytes(&v, 2) >= per_task(&v, 2) / 4.0,
+        "{}",
+        sample(&v, 2)
+    );
     assert!(
         vmstat(&v, 2, "pgfault") as f64 >= seg_pages,
         "{}",
         sample(&v, 2)
     );
     // mremap-xread-rand-mt: usemem credits the mapping and its growth.
-    let bytes = sample(&v, 3)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
-    assert!(bytes >= per_task(&v, 3) / 4.0, "{}", sample(&v, 3));
+    assert!(
+        task_bytes(&v, 3) >= per_task(&v, 3) / 4.0,
+        "{}",
+        sample(&v, 3)
+    );
     assert!(fig(&v, 3, "throughput") > 0.0);
 }
 
@@ -712,7 +725,7 @@ fn hugetlb_pool_and_direct_write() {
         "{}",
         sample(&v, 0)
     );
-    let written = sample(&v, 1)["data"]["tasks"][0]["bytes"].as_f64().unwrap();
+    let written = task_bytes(&v, 1);
     assert!(written > 0.0, "{}", sample(&v, 1));
     let out = vmstat(&v, 1, "pgpgout") as f64 * 1024.0;
     assert!(

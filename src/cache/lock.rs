@@ -3,7 +3,9 @@
 //! exits, and marks it used (its modification time); a prune takes the entry's
 //! lock exclusively without waiting and skips an entry it cannot lock.
 //! Locks of one process's different opens conflict too, so a run's own
-//! prune skips what the run holds.
+//! prune skips what the run holds. The entries are the run's own
+//! (`exec::held`): a forked worker closes them, so a dying worker never
+//! keeps an entry locked after its run ended.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -11,9 +13,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
+use crate::exec::held::Held;
 
 /// The entries this process holds, kept open (and so locked) until exit.
-static HELD: Mutex<Vec<File>> = Mutex::new(Vec::new());
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
 /// Opens an entry itself, never through a link; without waiting for a
 /// writer should a FIFO be planted there.
@@ -46,7 +49,7 @@ pub fn hold_as_is(path: &Path) -> Result<bool> {
 
 fn hold_marking(path: &Path, mark: bool) -> Result<bool> {
     let file = match open_entry(path) {
-        Ok(f) => f,
+        Ok(f) => Held::new(f),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(Error::io("cannot open the cache entry", path, e)),
     };
@@ -94,9 +97,67 @@ pub fn try_exclusive(path: &Path) -> std::io::Result<Option<File>> {
     }
 }
 
+/// Lets go of this process's holds on the entry at `path` (a test's
+/// run ending while its worker lives on).
+#[cfg(test)]
+fn release(path: &Path) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|f| {
+        f.metadata()
+            .map_or(true, |m| (m.dev(), m.ino()) != (meta.dev(), meta.ino()))
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_forked_while_an_entry_is_held_does_not_keep_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = dir.path().join("entry");
+        std::fs::create_dir(&entry).unwrap();
+        assert!(hold(&entry).unwrap());
+        let mut ready = [0; 2];
+        // SAFETY: `ready` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(ready.as_mut_ptr()) }, 0);
+        // A worker as exec::children forks it, alive until killed.
+        // SAFETY: the child makes only async-signal-safe calls (close,
+        // write, pause, _exit).
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            crate::exec::held::close_in_child();
+            // SAFETY: says it is past the closing, then waits for the
+            // parent's SIGKILL.
+            unsafe {
+                libc::write(ready[1], b"r".as_ptr().cast(), 1);
+                libc::pause();
+                libc::_exit(0)
+            };
+        }
+        assert!(pid > 0);
+        let mut byte = 0u8;
+        // SAFETY: reads one byte into `byte`, then closes our own pipe.
+        unsafe {
+            libc::read(ready[0], (&raw mut byte).cast(), 1);
+            libc::close(ready[0]);
+            libc::close(ready[1]);
+        }
+        // The run ends; its worker lives on.
+        release(&entry);
+        let free = try_exclusive(&entry).unwrap().is_some();
+        // SAFETY: kills and reaps our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        assert!(
+            free,
+            "the worker kept the entry locked after the run let go"
+        );
+    }
 
     #[test]
     fn a_held_entry_cannot_be_locked_for_removal_and_a_free_one_can() {

@@ -22,7 +22,7 @@ pub fn doctor(a: &DoctorArgs) -> Result<()> {
     let ctx = Context {
         cpus,
         window: a.window,
-        euid: crate::knobs::effective_uid(),
+        euid: Some(crate::exec::euid()),
     };
     let report = doctor::examine(&a.machine.root, &ctx);
     if a.json.json {
@@ -43,7 +43,7 @@ pub(crate) fn tuned_plan(
     if !tune {
         return Ok((user.clone(), BTreeMap::new()));
     }
-    if crate::knobs::effective_uid() != Some(0) {
+    if crate::exec::euid() != 0 {
         return Err(Error::Input(
             "--tune changes kernel settings and needs root: run vmscale as root, or drop \
              --tune (`vmscale doctor` lists the fixes)"

@@ -4,18 +4,19 @@
 //! same at every start.
 
 use super::{Error, Result};
+use crate::exec::euid;
 use crate::knobs::lock::{KnobLock, Wait};
-use crate::knobs::{effective_uid, journal, live_root, session};
+use crate::knobs::{journal, live_root, session};
 
 /// Restores from the journals (the last lock holder's and the state
 /// directory's), saying what was done. Needs root; waits for a running
 /// knob run unless `no_wait`.
 pub fn restore(no_wait: bool) -> Result<()> {
-    if effective_uid() != Some(0) {
+    let uid = euid();
+    if uid != 0 {
         return Err(Error::Refused(format!(
-            "restore writes kernel knobs and needs root (effective uid is {}): run `sudo \
-             vmscale restore`",
-            effective_uid().map_or("unknown".into(), |u| u.to_string())
+            "restore writes kernel knobs and needs root (effective uid is {uid}): run `sudo \
+             vmscale restore`"
         )));
     }
     let path = journal::default_path();
@@ -26,7 +27,7 @@ pub fn restore(no_wait: bool) -> Result<()> {
     let setup = crate::setup::recover();
     let mut lines = setup.as_ref().map_or_else(|_| Vec::new(), Clone::clone);
     lines.extend(session::recover_all(Some(&mut lock), &live_root(), &path)?);
-    let setup_dir = crate::setup::journal::setup_dir(&crate::knobs::state::dir());
+    let setup_dir = crate::setup::journal::setup_dir(&crate::state_dir::dir());
     lines.extend(crate::setup::journal::live(&setup_dir));
     let mut out = String::new();
     if lines.is_empty() && setup.is_ok() {
@@ -51,7 +52,7 @@ pub fn restore(no_wait: bool) -> Result<()> {
 /// the knob lock is free (a live run holds it and restores its own knobs);
 /// prints what it did, or why it could not, on stderr and carries on.
 pub fn at_start() {
-    if effective_uid() != Some(0) {
+    if euid() != 0 {
         return;
     }
     match crate::setup::recover() {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{Evidence, Finding, Outcome, ev, fine};
-use crate::machine::{read_trimmed, under};
+use crate::machine::{proc_stat, read_trimmed, under};
 
 /// Kernel threads that scan memory, by name prefix, and what their work
 /// does to a run's faults.
@@ -49,11 +49,11 @@ pub fn threads(root: &Path) -> Vec<Thread> {
             let pid: u32 = e.file_name().to_str()?.parse().ok()?;
             let stat = read_trimmed(root, &format!("/proc/{pid}/stat"))?;
             // "pid (comm) state ppid ...": the name may hold spaces.
-            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
-            let comm = stat[open + 1..close].to_string();
-            let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            let ppid: u32 = rest.get(1)?.parse().ok()?;
-            let ticks = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
+            let comm = stat[stat.find('(')? + 1..stat.rfind(')')?].to_string();
+            let num = |n| proc_stat::field(&stat, n)?.parse::<u64>().ok();
+            let ppid = num(4)?;
+            // utime + stime
+            let ticks = num(14)? + num(15)?;
             let named =
                 comm.starts_with("kdamond") || SCANNERS.iter().any(|(p, _)| comm.starts_with(p));
             (ppid == 2 && named).then_some(Thread { pid, comm, ticks })

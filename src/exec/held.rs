@@ -1,8 +1,9 @@
-//! Files whose lock belongs to the run itself (the knob lock): an flock
-//! lives as long as any process holds the file open, and forked workers
-//! inherit it, so a killed run's dying workers (freeing swapped memory
-//! can take them half a minute) would keep its lock, and the next start
-//! would leave the knobs the run changed as they were. Each forked child
+//! Files whose lock belongs to the run itself (the knob lock, the cache
+//! entries it uses): an flock lives as long as any process holds the file
+//! open, and forked workers inherit it, so a killed run's dying workers
+//! (freeing swapped memory can take them half a minute) would keep its
+//! lock, and the next start would leave the knobs the run changed as they
+//! were, or a prune the entries it used. Each forked child
 //! closes these files first thing; the lock then ends with the run. (A
 //! set-up's lock stays with the workers on purpose: its swap device and
 //! cgroup cannot be undone while they live, setup::journal waits.)
@@ -12,8 +13,9 @@ use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// More than a run holds at once (one knob lock, a set-up or two).
-const SLOTS: usize = 16;
+/// More than a run holds at once: one knob lock, a set-up or two, and the
+/// cache entries it uses (a few per kernel a bisect boots).
+const SLOTS: usize = 64;
 
 /// The descriptors held, -1 for a free slot. Atomics, not a mutex: a
 /// forked child reads them where only async-signal-safe calls may run.

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::knobs::state;
 use crate::machine::guest::GuestRevision;
+use crate::state_dir as state;
 
 /// The hex SHA-256 of its parts, each closed by a NUL byte.
 pub fn hash(parts: &[&str]) -> String {

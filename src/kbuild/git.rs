@@ -236,8 +236,8 @@ impl Tree {
         let index = scratch.join("worktree-index");
         let _ = std::fs::remove_file(&index);
         // The copy keeps the index's file stamps, so only changed files are read.
-        if let Ok(Some(mut from)) = crate::knobs::state::open_read(&self.git_dir.join("index")) {
-            let mut to = crate::knobs::state::create_new(&index)?;
+        if let Ok(Some(mut from)) = crate::state_dir::open_read(&self.git_dir.join("index")) {
+            let mut to = crate::state_dir::create_new(&index)?;
             std::io::copy(&mut from, &mut to).map_err(|e| Error::io("cannot copy", &index, e))?;
         }
         let mut add = git(&self.dir);

@@ -75,7 +75,7 @@ pub fn build(req: &Request, on: &mut dyn FnMut(Note)) -> Result<Vec<Built>> {
         .map_err(|e| Error::io("cannot resolve", &tree.dir, e))?;
     let cache = Cache::open(&req.cache)?;
     let tdir = cache.tree_dir(&canonical);
-    crate::knobs::state::ensure_dir(&tdir)?;
+    crate::state_dir::ensure_dir(&tdir)?;
     let revs = req
         .revs
         .iter()

@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::state;
 use crate::error::{Error, Result};
+use crate::state_dir as state;
 use std::path::{Path, PathBuf};
 
 /// One knob's original value and where it lives.
@@ -27,7 +27,7 @@ pub struct Journal {
 /// Where the journal lives: knobs.journal in the state directory
 /// (`$VMSCALE_STATE_DIR`, else /var/lib/vmscale).
 pub fn default_path() -> PathBuf {
-    super::state::dir().join("knobs.journal")
+    crate::state_dir::dir().join("knobs.journal")
 }
 
 /// Writes the journal durably: a temporary file, fsync, rename, fsync of the

@@ -9,9 +9,9 @@ use std::fs::TryLockError;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use super::state;
 use crate::error::{Error, Result};
 use crate::exec::held::Held;
+use crate::state_dir as state;
 
 /// Where the lock lives: fixed, so every vmscale on the machine finds it.
 pub const LOCK_DIR: &str = "/run/vmscale";

@@ -7,7 +7,6 @@ pub mod journal;
 pub mod lock;
 pub mod registry;
 pub mod session;
-pub mod state;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,11 +122,11 @@ impl Plan {
         if self.is_empty() {
             return Ok(());
         }
-        if effective_uid() != Some(0) {
+        let uid = crate::exec::euid();
+        if uid != 0 {
             return Err(Error::Refused(format!(
-                "--knob changes kernel settings and needs root (effective uid is {}): run vmscale \
-                 as root, e.g. with sudo, or drop --knob",
-                effective_uid().map_or("unknown".into(), |u| u.to_string())
+                "--knob changes kernel settings and needs root (effective uid is {uid}): run \
+                 vmscale as root, e.g. with sudo, or drop --knob"
             )));
         }
         for (k, _) in &self.knobs {
@@ -136,7 +135,7 @@ impl Plan {
                 return Err(missing(k, root));
             }
             k.read(root).map_err(Error::refusal)?;
-            if let Some(link) = state::symlink_below(root, &f) {
+            if let Some(link) = crate::state_dir::symlink_below(root, &f) {
                 return Err(Error::Refused(format!(
                     "knob {}: {} is a symbolic link; vmscale writes knob files only",
                     k.name,
@@ -188,18 +187,6 @@ fn missing(k: &Knob, root: &Path) -> Error {
         k.file(root).display(),
         k.name
     ))
-}
-
-/// The effective uid, from /proc/self/status ("Uid: real effective saved fs").
-pub fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]
@@ -267,7 +254,7 @@ mod tests {
         let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
             panic!("a per-size knob on a kernel without it is not refused")
         };
-        if effective_uid() == Some(0) {
+        if crate::exec::euid() == 0 {
             assert!(e.contains("hugepages-64kB/enabled does not exist"), "{e}");
             assert!(e.contains("Linux 6.1.0-57-amd64"), "{e}");
             assert!(e.contains("needs Linux 6.8+"), "{e}");
@@ -284,7 +271,7 @@ mod tests {
         let Err(Error::Refused(e)) = p.preflight(&root, &j) else {
             panic!("a knob file that is not there is not refused")
         };
-        if effective_uid() == Some(0) {
+        if crate::exec::euid() == 0 {
             assert!(e.contains("does not exist"), "{e}");
         } else {
             assert!(e.contains("needs root"), "{e}");

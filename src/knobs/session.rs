@@ -227,7 +227,7 @@ fn checked_entry(e: &Entry, root: &Path) -> Result<&'static registry::Knob> {
             file.display()
         )));
     }
-    if let Some(link) = super::state::symlink_below(root, &file) {
+    if let Some(link) = crate::state_dir::symlink_below(root, &file) {
         return Err(refused(format!("{} is a symbolic link", link.display())));
     }
     Ok(k)

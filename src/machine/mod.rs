@@ -11,6 +11,7 @@ pub mod cpulist;
 pub mod guest;
 pub mod kernel;
 pub mod memory;
+pub mod proc_stat;
 pub mod release;
 pub mod snapshot;
 pub mod topology;

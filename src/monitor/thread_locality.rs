@@ -156,11 +156,7 @@ pub fn fraction_on(status: &[i32], node: usize) -> Option<f64> {
 
 /// The CPU a task last ran on: field 39 of /proc/PID/task/TID/stat.
 pub fn stat_cpu(stat: &str) -> Option<usize> {
-    // comm (field 2) may hold spaces and parentheses; fields resume after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace()
-        .nth(39 - 3)
-        .and_then(|s| s.parse().ok())
+    crate::machine::proc_stat::field(stat, 39)?.parse().ok()
 }
 
 /// The node of the CPU thread `tid` of `pid` last ran on.

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::knobs::state;
+use crate::state_dir as state;
 
 /// One resource, recorded before it is made; undone in reverse order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ impl Journal {
         let j = Journal {
             record: Record {
                 pid: std::process::id(),
-                pid_start: crate::store::liveness::start_time(i64::from(std::process::id())),
+                pid_start: crate::machine::proc_stat::start_time(i64::from(std::process::id())),
                 started_at: crate::timefmt::now(),
                 room: dir.join(&id),
                 steps: Vec::new(),
@@ -203,7 +203,7 @@ pub fn dead(dir: &Path) -> Result<Vec<Journal>> {
 /// while its lock is held.
 fn run_gone(r: &Record) -> bool {
     r.pid_start
-        .is_some_and(|s| crate::store::liveness::start_time(i64::from(r.pid)) != Some(s))
+        .is_some_and(|s| crate::machine::proc_stat::start_time(i64::from(r.pid)) != Some(s))
 }
 
 /// How long a start or `vmscale restore` waits for the exiting workers of

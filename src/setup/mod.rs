@@ -28,7 +28,7 @@ mod sys;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::knobs::state;
+use crate::state_dir as state;
 use journal::{Journal, Step};
 
 pub use hugetlb::Cycle as HugetlbCycle;
@@ -54,12 +54,11 @@ pub struct Needs {
 }
 
 fn need_root() -> Result<()> {
-    match crate::knobs::effective_uid() {
-        Some(0) => Ok(()),
+    match crate::exec::euid() {
+        0 => Ok(()),
         uid => Err(Error::Refused(format!(
             "the set-up (mounts, loop devices, cgroups, swap, huge pages) needs root \
-             (effective uid is {}): run vmscale as root, e.g. with sudo",
-            uid.map_or("unknown".into(), |u| u.to_string())
+             (effective uid is {uid}): run vmscale as root, e.g. with sudo"
         ))),
     }
 }

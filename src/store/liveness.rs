@@ -4,6 +4,8 @@
 
 use std::sync::OnceLock;
 
+use crate::machine::proc_stat::start_time;
+
 /// The process that writes a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Owner {
@@ -18,15 +20,6 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-/// The start time of a process, from /proc/PID/stat (None if it is gone).
-pub fn start_time(pid: i64) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: the
-    // fields after it start at the last ')'. starttime is field 22.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// This machine's host name.

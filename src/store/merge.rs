@@ -257,7 +257,7 @@ impl Store {
             super::Place::Sqlite(_) => return Vec::new(),
         };
         let dir = spool::dir();
-        let Ok(entries) = crate::knobs::state::check_dir(&dir).map(|()| std::fs::read_dir(&dir))
+        let Ok(entries) = crate::state_dir::check_dir(&dir).map(|()| std::fs::read_dir(&dir))
         else {
             return Vec::new();
         };

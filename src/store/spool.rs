@@ -138,7 +138,7 @@ pub fn json_row(m: &Map<String, Json>) -> Result<Row> {
 /// The directory spools live in: `spool/` in the state directory
 /// (VMSCALE_STATE_DIR, /var/lib/vmscale), beside the knob journal.
 pub fn dir() -> PathBuf {
-    crate::knobs::state::dir().join("spool")
+    crate::state_dir::dir().join("spool")
 }
 
 /// A spool being written, locked by this process.
@@ -176,9 +176,9 @@ impl Spool {
             return Err(Error::corrupt(format!("run uuid {uuid:?}")));
         }
         let d = dir();
-        crate::knobs::state::ensure_dir(&d).map_err(from_crate)?;
+        crate::state_dir::ensure_dir(&d).map_err(from_crate)?;
         let path = d.join(format!("{uuid}.spool"));
-        let file = crate::knobs::state::create_new(&path).map_err(from_crate)?;
+        let file = crate::state_dir::create_new(&path).map_err(from_crate)?;
         // The new name itself must survive a crash.
         File::open(&d)
             .and_then(|dir| dir.sync_all())

@@ -29,9 +29,8 @@ pub struct Args {
     /// Colours to analyse instead of the LLC's size / (ways x page size)
     #[arg(long, value_name = "N")]
     pub colours: Option<u64>,
-    /// Transparent huge pages for the mapping (madvise)
-    #[arg(long, value_enum, default_value = "never")]
-    pub thp: crate::workload::pft::Thp,
+    #[command(flatten)]
+    pub thp: super::pft_args::MappingThp,
 }
 
 /// `vmscale run colour --help`'s examples.
@@ -98,7 +97,7 @@ impl Options for Args {
             colours,
             colours_from,
             l2_colours: m.l2_colours().filter(|&c| c >= 2),
-            thp: a.thp,
+            thp: a.thp.thp,
             page_size: page_size(m),
         };
         env.made(cfg, |cfg| Colour::new(cfg, m.clone()))

@@ -16,6 +16,14 @@ use crate::exec::Mode;
 use crate::machine::Snapshot;
 use crate::parse;
 
+/// `--thp`: pft's and colour's, one mapping madvised or not.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct MappingThp {
+    /// Transparent huge pages for the mapping (madvise)
+    #[arg(long, value_enum, default_value = "never")]
+    pub thp: pft::Thp,
+}
+
 // `vmscale run pft`'s options; the harness options are added beside them.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -30,9 +38,8 @@ pub struct Args {
     /// Cache lines written per page, 1 .. page size / line size
     #[arg(long, default_value_t = 1)]
     pub cline: u64,
-    /// Transparent huge pages for the mapping (madvise)
-    #[arg(long, value_enum, default_value = "never")]
-    pub thp: pft::Thp,
+    #[command(flatten)]
+    pub thp: MappingThp,
     /// Also measure the kernel-only limit: MADV_POPULATE_WRITE on the same sizes
     #[arg(long)]
     pub populate: bool,
@@ -96,7 +103,7 @@ impl Options for Args {
             size_total: size("--size", &a.size)?,
             size_per_task: size("--size-per-task", &a.size_per_task)?,
             cline: a.cline,
-            thp: a.thp,
+            thp: a.thp.thp,
             populate: a.populate,
             page_size: page_size(m),
             line_size: line_size(m),

@@ -17,6 +17,14 @@ pub struct Placement {
     /// Tasks as threads of one process or as processes
     #[arg(long, value_enum, required = false)]
     pub mode: Mode,
+    #[command(flatten)]
+    pub pinning: Pinning,
+}
+
+/// `--pin` alone, for a workload that places its tasks but runs them one
+/// way only (thp).
+#[derive(clap::Args, Debug, Clone)]
+pub struct Pinning {
     /// Placement: compact, spread, none, or a CPU list like 0-3,8
     #[arg(long, default_value = "compact")]
     pub pin: Pin,
@@ -33,7 +41,7 @@ impl Placement {
         Ok(Placed {
             tasks: self.tasks(m)?,
             mode: self.mode,
-            pin: self.pin.clone(),
+            pin: self.pinning.pin.clone(),
         })
     }
 }

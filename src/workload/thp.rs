@@ -75,9 +75,8 @@ pub struct Args {
     /// Size of each small file of --fragment files
     #[arg(long, default_value = "16K")]
     pub file_size: String,
-    /// Placement: compact, spread, none, or a CPU list like 0-3,8
-    #[arg(long, default_value = "compact")]
-    pub pin: Pin,
+    #[command(flatten)]
+    pub pinning: super::placement::Pinning,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +194,7 @@ impl Options for Args {
             })?,
             page_size: page_size(m),
             files,
-            pin: a.pin.clone(),
+            pin: a.pinning.pin.clone(),
             thp_enabled: m.thp_enabled.clone().unwrap_or_else(|| "unknown".into()),
             thp_defrag: m.thp_defrag.clone().unwrap_or_else(|| "unknown".into()),
         };

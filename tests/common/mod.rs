@@ -219,14 +219,7 @@ pub fn render_in_browser(dir: &Path, html: &Path) -> Option<Rendered> {
 
 /// Whether the tests run as root (effective uid 0).
 pub fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|u| u.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
+    vmscale::exec::euid() == 0
 }
 
 /// Whether the tests run under CI: `CI=true`, as .ci/run sets it. There

@@ -1,4 +1,5 @@
-//! The directories knob state lives in and how their files are opened.
+//! The directories vmscale's state lives in (knob and set-up journals and
+//! locks, the store's spool, kbuild's cache) and how their files are opened.
 //! vmscale runs as root, so every such directory must belong to the user
 //! running vmscale, be writable by nobody else, and sit below directories
 //! only root (or that user) can change; files are opened without following
@@ -23,7 +24,7 @@ pub fn dir() -> PathBuf {
 
 /// The user whose files are trusted: the effective uid.
 fn me() -> u32 {
-    super::effective_uid().unwrap_or(u32::MAX)
+    crate::exec::euid()
 }
 
 /// Creates `dir` (mode 0700, missing parents 0755) if absent, then checks it.
