@@ -87,7 +87,9 @@ fn a_vm_scalability_report_plans_its_case_on_every_cpu() {
             "--tasks",
             "16",
             "--runtime",
-            "2"
+            "2",
+            "--max-time",
+            "40s"
         ]
     );
     assert_eq!(rows(&v), rows_in_text("vms-anon-w-seq.txt"));
@@ -116,7 +118,9 @@ fn will_it_scale_reports_keep_mode_and_scale_nr_task() {
             "--tasks",
             "16",
             "--time",
-            "2"
+            "2",
+            "--max-time",
+            "40s"
         ]
     );
     assert_eq!(v["report"]["headline"]["percent"], 11.7);
@@ -134,7 +138,18 @@ fn will_it_scale_reports_keep_mode_and_scale_nr_task() {
     assert_eq!(
         command(&v),
         [
-            "run", "wis", "--test", "mmap1", "--mode", "thread", "--tasks", "2", "--time", "2"
+            "run",
+            "wis",
+            "--test",
+            "mmap1",
+            "--mode",
+            "thread",
+            "--tasks",
+            "2",
+            "--time",
+            "2",
+            "--max-time",
+            "40s"
         ]
     );
     assert_eq!(v["report"]["base"]["subject"], "mm: split the vma walk");
@@ -148,7 +163,19 @@ fn a_pft_report_plans_run_pft_at_the_same_share() {
     // 50% of 96 threads: 8 of 16; sized a sixteenth of the memory here.
     let mem = v["here"]["memory"].as_u64().unwrap();
     let size = format!("{}M", (mem / 16) >> 20);
-    assert_eq!(command(&v), ["run", "pft", "--tasks", "8", "--size", &size]);
+    assert_eq!(
+        command(&v),
+        [
+            "run",
+            "pft",
+            "--tasks",
+            "8",
+            "--size",
+            &size,
+            "--max-time",
+            "40s"
+        ]
+    );
     assert_eq!(
         v["report"]["headline"]["metric"],
         "pft.faults_per_sec_per_cpu"

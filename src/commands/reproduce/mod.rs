@@ -193,8 +193,10 @@ fn plan_text(r: &Report, here: Here, p: &Plan, bisection: Option<&Bisection>) ->
         }
     ));
     o.push_str(&format!(
-        "  about {:.0} s a kernel and round, boots and builds aside\n",
-        p.run_s
+        "  at most about {:.0} s a kernel and round (a warm-up, then samples \
+         until precise or --max-time {}s), boots and builds aside\n",
+        p.run_s,
+        crate::reproduce::planner::SAMPLE_BUDGET_S
     ));
     if let Some(b) = bisection {
         o.push_str(&bisect::plan_text(b));
