@@ -14,6 +14,9 @@
 #   what any filter matches): one test alone is `-- --exact NAME::TEST`
 #   STRESS="--cpu 2"   stress-ng beside each run, at the test's niceness
 #                      (default: none)
+#   NICE=0             the test's niceness (default 19)
+# The tests run with --nocapture, so a pass that needed a second boot
+# (tests/nested_kvm.rs says so) is listed under its run's line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=${1:?usage: bench/test-loop.sh NAME [N] [OUT_DIR] [-- test args]}
@@ -46,7 +49,8 @@ for k in $(seq 1 "$n"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     start=$(date +%s)
     set +e
-    CI=true nice -n 19 "$exe" ${filter[@]+"${filter[@]}"} "$@" > "$log" 2>&1
+    CI=true nice -n "${NICE:-19}" "$exe" --nocapture ${filter[@]+"${filter[@]}"} "$@" \
+        > "$log" 2>&1
     rc=$?
     set -e
     secs=$(($(date +%s) - start))
@@ -56,5 +60,7 @@ for k in $(seq 1 "$n"); do
     printf 'run %2d: exit %d, %4d s, load %s -> %s, %s, %s\n' "$k" "$rc" "$secs" \
         "$load" "$end_load" "$commit" "$(date -u +%H:%M)"
     grep -E '^test .* FAILED$' "$log" || true
+    # A pass that needed a second boot (the tests say so with --nocapture).
+    grep -E 'second boot: .*true|booting it once more' "$log" || true
 done
 echo "$ok of $n passed"
