@@ -100,12 +100,26 @@ pub fn thp_stats_sizes(root: &Path) -> Vec<String> {
 }
 
 /// Whether zswap's debugfs counters can be read: `None` on a kernel
-/// without zswap, `Some(false)` where debugfs is not mounted.
+/// without zswap, `Some(false)` where debugfs is not mounted. Linux 6.12
+/// makes /sys/kernel/debug/zswap only when zswap is first enabled (a
+/// run's `zswap` knob may do so after this is read), so a mounted debugfs
+/// counts as readable too.
 pub fn zswap_debugfs(root: &Path) -> Option<bool> {
     if !under(root, "/sys/module/zswap/parameters").is_dir() {
         return None;
     }
-    Some(std::fs::read_dir(under(root, ZSWAP_DEBUGFS)).is_ok())
+    Some(std::fs::read_dir(under(root, ZSWAP_DEBUGFS)).is_ok() || debugfs_mounted(root))
+}
+
+/// statfs(2)'s f_type of debugfs (DEBUGFS_MAGIC).
+const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+
+/// Whether /sys/kernel/debug is a debugfs mount.
+// statfs's field types vary by architecture: widened explicitly.
+#[allow(clippy::useless_conversion)]
+fn debugfs_mounted(root: &Path) -> bool {
+    crate::exec::sys::statfs(&under(root, "/sys/kernel/debug"))
+        .is_ok_and(|s| i64::from(s.f_type) == DEBUGFS_MAGIC)
 }
 
 /// zswap's counters in debugfs.

@@ -43,6 +43,13 @@ pub fn missing_line(debugfs: Option<bool>) -> Option<&'static str> {
     }
 }
 
+/// The line a report prints where zswap stored pages (vmstat's zswpout)
+/// yet no debugfs counter moved between a sample's two reads.
+pub const LEVELS_LINE: &str = "zswap: no /sys/kernel/debug/zswap counter moved \
+     between the samples' reads though zswap stored pages (vmstat's \
+     zswpout): stored_pages and pool_total_size are levels, and pages freed \
+     before a sample's last read (its tasks' exit) leave them where they were";
+
 #[cfg(test)]
 mod tests {
     use super::*;

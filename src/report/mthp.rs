@@ -44,10 +44,10 @@ fn about_thp(run: &Run) -> bool {
             .is_some_and(|s| s.measures_knobs.contains(&"thp"))
 }
 
-/// Whether any measured sample swapped out (to a device or to zswap).
-fn swapped(run: &Run) -> bool {
+/// Whether any measured sample counted one of `counters` (vmstat) > 0.
+fn counted(run: &Run, counters: &[&str]) -> bool {
     run.cases.iter().flat_map(|c| c.measured()).any(|s| {
-        ["pswpout", "zswpout"]
+        counters
             .iter()
             .any(|k| s.vmstat.get(*k).is_some_and(|v| *v > 0))
     })
@@ -99,9 +99,19 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         } else if has_stats && about_thp(run) && !had_rows {
             lines.push_str("per-size THP: every hugepages-<N>kB/stats/ counter stayed 0\n");
         }
-        if swapped(run) {
+        if counted(run, &["pswpout", "zswpout"]) {
             let debugfs = m["zswap_debugfs"].as_bool();
-            if let Some(l) = zswap::missing_line(debugfs) {
+            let zswap_rows = run
+                .cases
+                .iter()
+                .flat_map(|c| c.measured())
+                .any(|s| s.vmstat.keys().any(|k| k.starts_with(zswap::PREFIX)));
+            let stored = counted(run, &["zswpout"]);
+            let line = match zswap::missing_line(debugfs) {
+                None if stored && !zswap_rows => Some(zswap::LEVELS_LINE),
+                l => l,
+            };
+            if let Some(l) = line {
                 lines.push_str(l);
                 lines.push('\n');
             }
