@@ -10,7 +10,8 @@
 #
 # The tests use linux-image-amd64 and linux-image-cloud-amd64 (Debian 12:
 # 6.1) and linux-image-6.12-cloud-amd64 (bookworm-backports: 6.12, with
-# per-size THP and its stats/ counters; tests/mthp.rs).
+# per-size THP and its stats/ counters; tests/mthp.rs), and
+# linux-image-6.12-amd64 (the same with zswap, which the cloud one lacks).
 #
 # Needs apt-get (Debian or a derivative); root is not needed to download.
 set -euo pipefail

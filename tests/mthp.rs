@@ -2,7 +2,8 @@
 //! with 64K anonymous THP on shows the per-size counters in its record and
 //! report and puts the knobs back; a run killed with SIGKILL leaves its
 //! per-size and zswap knobs for `vmscale restore`; pte-reclaim reports
-//! VmPTE around MADV_DONTNEED.
+//! VmPTE around MADV_DONTNEED; TCG guests of Debian 6.1 and 6.12 kernels
+//! show or refuse per-size THP and show zswap's counters.
 
 use crate::common;
 use crate::common::*;
@@ -185,37 +186,49 @@ fn pte_reclaim_reports_vmpte_around_madv_dontneed() {
 }
 
 /// In a TCG guest of Debian's 6.12 kernel a run with 64K anonymous THP on
-/// shows the per-size counters above 0; in one of Debian 12's 6.1, which
-/// has no per-size THP, the same run without the knob says plainly that
-/// there are none, and with it is refused naming the version needed.
+/// (pft, and vm-scalability's anon-w-seq) shows the per-size counters
+/// above 0; in one of Debian 12's 6.1, which has no per-size THP, the
+/// same run without the knob says plainly that there are none, and with
+/// it is refused (exit 2 in the guest) naming the version needed.
 #[test]
 fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
-    use common::guest::{GuestRun, kernel_6_12, kernels};
+    use common::guest::{GuestRun, kernel_6_12, kernels, read, results};
     if !common::guest::available("mTHP in guests") {
         return;
     }
     let s = Scratch::new("mthp-guest");
     let pft = "run pft --tasks 1 --size 8M --thp always --warmup 0 --reps 1";
     let pft: Vec<&str> = pft.split(' ').collect();
+    let vms = "run vms --case anon-w-seq --size 1/8 --runtime 1 --warmup 0 --reps 1";
+    let vms: Vec<&str> = vms.split(' ').collect();
     // Debian's guests boot with THP never, which pft --thp always refuses.
     let boot = |k: &Path| {
         let madvise = "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled";
         GuestRun::tcg(k, "512M").opt("--setup", madvise)
     };
     let knobs = ["--knob", "thp_2M=never", "--knob", "thp_64K=always"];
-    let step: Vec<&str> = pft.iter().chain(&knobs).copied().collect();
-    ok(&boot(kernel_6_12()).step(&step).run(&s.db()));
-    let run = show(&s.db(), "last");
-    let release = run["meta"]["machine"]["kernel_release"].as_str().unwrap();
-    assert!(release.starts_with("6.12."), "{release}");
-    let sample = &measured(&run["cases"][0])[0];
-    assert!(
-        counter(sample, "mthp.64kB.anon_fault_alloc") > 0,
-        "{}",
-        sample["vmstat"]
-    );
-    let text = ok(&vmscale_with_db(&s.db(), &["show", "last"]));
-    assert!(text.contains("64kB anon_fault_alloc"), "{text}");
+    fn with<'a>(step: &[&'a str], knobs: &[&'a str]) -> Vec<&'a str> {
+        step.iter().chain(knobs).copied().collect()
+    }
+    let (pft_64k, vms_64k) = (with(&pft, &knobs), with(&vms, &knobs));
+    let guest = boot(kernel_6_12()).step(&pft_64k).step(&vms_64k);
+    ok(&guest.run(&s.db()));
+    for (run, workload) in [("last~1", "pft"), ("last", "vms")] {
+        let run = show(&s.db(), run);
+        assert_eq!(run["meta"]["workload"], workload);
+        let release = run["meta"]["machine"]["kernel_release"].as_str().unwrap();
+        assert!(release.starts_with("6.12."), "{release}");
+        let sample = &measured(&run["cases"][0])[0];
+        assert!(
+            counter(sample, "mthp.64kB.anon_fault_alloc") > 0,
+            "{workload}: {}",
+            sample["vmstat"]
+        );
+    }
+    for run in ["last~1", "last"] {
+        let text = ok(&vmscale_with_db(&s.db(), &["show", run]));
+        assert!(text.contains("64kB anon_fault_alloc"), "{text}");
+    }
 
     ok(&boot(&kernels()[1]).step(&pft).run(&s.db()));
     // Lines are folded at 78 columns: compare the words.
@@ -228,14 +241,73 @@ fn a_6_12_guest_shows_per_size_counters_and_a_6_1_guest_says_it_has_none() {
         text.contains("has no hugepages-<N>kB/stats/ counters"),
         "{text}"
     );
-    // There the per-size knob is refused before anything changes.
-    let only_64k: Vec<&str> = pft.iter().chain(&knobs[2..]).copied().collect();
-    let o = boot(&kernels()[1]).step(&only_64k).run(&s.db());
+    // There the per-size knob is refused before anything changes: the
+    // vms run of the 6.12 guest, exit 2 in the guest.
+    let only_64k = with(&vms, &knobs[2..]);
+    let out = s.dir.join("out-6.1");
+    let o = boot(&kernels()[1]).out(&out).step(&only_64k).run(&s.db());
     let said = stderr(&o);
     assert!(!o.status.success(), "{said}");
+    let status = read(&results(&out, 1, 1).join(vmscale::guest::files::step_status(1)));
+    assert_eq!(status.trim(), "2", "{said}");
     assert!(
         said.contains("hugepages-64kB/enabled does not exist on this kernel (Linux 6.1."),
         "{said}"
     );
     assert!(said.contains("needs Linux 6.8+"), "{said}");
+}
+
+/// In a TCG guest of Debian's generic 6.12 kernel (the cloud one has no
+/// zswap) a swap case with zswap on stores base pages in zswap (vmstat's
+/// zswpout) while its 64 KiB folios go to the swap device (6.12's zswap
+/// takes no large folios: the 64kB swpout counter), and the report shows
+/// zswap's debugfs counters or says why none moved, never that debugfs
+/// is not mounted (6.12 makes zswap's directory only once zswap is on).
+#[test]
+fn a_6_12_guest_with_zswap_on_shows_zswap_and_64k_swap_out_counters() {
+    use common::guest::{GuestRun, kernel_6_12_generic};
+    if !common::guest::available("zswap in guests") {
+        return;
+    }
+    let s = Scratch::new("zswap-guest");
+    let step = "run vms --case swap-w-seq --size 1/64 --runtime 4 --warmup 0 --reps 1 \
+                --knob zswap=Y --knob thp_64K=never,always";
+    let step: Vec<&str> = step.split_whitespace().collect();
+    ok(&GuestRun::tcg(kernel_6_12_generic(), "512M")
+        .step(&step)
+        .run(&s.db()));
+    let run = show(&s.db(), "last");
+    let machine = &run["meta"]["machine"];
+    let release = machine["kernel_release"].as_str().unwrap();
+    assert!(release.starts_with("6.12."), "{release}");
+    assert_eq!(machine["zswap_debugfs"], true, "{machine}");
+    let base = &measured(case_with(&run, "thp_64K", "never"))[0];
+    assert!(counter(base, "zswpout") > 0, "{}", base["vmstat"]);
+    let large = &measured(case_with(&run, "thp_64K", "always"))[0];
+    assert!(
+        counter(large, "mthp.64kB.swpout") > 0,
+        "{}",
+        large["vmstat"]
+    );
+    let text = ok(&vmscale_with_db(&s.db(), &["show", "last"]))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!text.contains("debugfs is not mounted"), "{text}");
+    assert!(text.contains("64kB swpout"), "{text}");
+    let zswap_keys: Vec<String> = [base, large]
+        .iter()
+        .flat_map(|v| v["vmstat"].as_object().unwrap().keys())
+        .filter_map(|k| k.strip_prefix("zswap."))
+        .map(|k| format!("zswap {k}"))
+        .collect();
+    for label in &zswap_keys {
+        assert!(text.contains(label.as_str()), "{label}: {text}");
+    }
+    if zswap_keys.is_empty() {
+        assert!(
+            text.contains("no /sys/kernel/debug/zswap counter moved"),
+            "{text}"
+        );
+    }
 }

@@ -57,6 +57,13 @@ pub fn kernel_6_12() -> &'static Path {
     &KERNEL.get_or_init(|| fetch(&["linux-image-6.12-cloud-amd64"]))[0]
 }
 
+/// Debian's generic 6.12 kernel (linux-image-6.12-amd64, from
+/// bookworm-backports): the cloud one has no zswap, this one has.
+pub fn kernel_6_12_generic() -> &'static Path {
+    static KERNEL: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    &KERNEL.get_or_init(|| fetch(&["linux-image-6.12-amd64"]))[0]
+}
+
 /// The .deb of each Debian meta package, by bench/guest-kernels.sh.
 fn fetch(metas: &[&str]) -> Vec<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/guest-kernels.sh");
