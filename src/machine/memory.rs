@@ -111,15 +111,14 @@ pub fn zswap_debugfs(root: &Path) -> Option<bool> {
     Some(std::fs::read_dir(under(root, ZSWAP_DEBUGFS)).is_ok() || debugfs_mounted(root))
 }
 
-/// statfs(2)'s f_type of debugfs (DEBUGFS_MAGIC).
-const DEBUGFS_MAGIC: i64 = 0x6462_6720;
-
-/// Whether /sys/kernel/debug is a debugfs mount.
-// statfs's field types vary by architecture: widened explicitly.
-#[allow(clippy::useless_conversion)]
+/// Whether debugfs is mounted at /sys/kernel/debug (/proc/self/mounts).
 fn debugfs_mounted(root: &Path) -> bool {
-    crate::exec::sys::statfs(&under(root, "/sys/kernel/debug"))
-        .is_ok_and(|s| i64::from(s.f_type) == DEBUGFS_MAGIC)
+    read_trimmed(root, "/proc/self/mounts").is_some_and(|mounts| {
+        mounts.lines().any(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            f.get(1) == Some(&"/sys/kernel/debug") && f.get(2) == Some(&"debugfs")
+        })
+    })
 }
 
 /// zswap's counters in debugfs.

@@ -62,6 +62,17 @@ mod tests {
         std::fs::create_dir_all(t.path().join("sys/module/zswap/parameters")).unwrap();
         assert_eq!(zswap_debugfs(t.path()), Some(false));
         assert!(read(t.path()).is_empty());
+        // Linux 6.12 makes zswap's directory only once zswap is on: a
+        // mounted debugfs is enough.
+        let proc = t.path().join("proc/self");
+        std::fs::create_dir_all(&proc).unwrap();
+        let tracefs = "tracefs /sys/kernel/debug/tracing tracefs rw 0 0\n";
+        std::fs::write(proc.join("mounts"), tracefs).unwrap();
+        assert_eq!(zswap_debugfs(t.path()), Some(false));
+        let debugfs = format!("{tracefs}debugfs /sys/kernel/debug debugfs rw 0 0\n");
+        std::fs::write(proc.join("mounts"), debugfs).unwrap();
+        assert_eq!(zswap_debugfs(t.path()), Some(true));
+        std::fs::remove_file(proc.join("mounts")).unwrap();
         let d = t.path().join("sys/kernel/debug/zswap");
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("stored_pages"), "40\n").unwrap();
