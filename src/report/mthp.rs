@@ -123,3 +123,56 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Better;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+
+    /// The report of a swap run with `vmstat` in its one sample, on a
+    /// machine whose zswap debugfs was `debugfs` at the run's start.
+    fn report(debugfs: bool, vmstat: &[(&str, i64)]) -> String {
+        let s = vmstat
+            .iter()
+            .fold(sample().figure("throughput", 1.0), |s, (k, v)| {
+                s.vmstat(k, *v)
+            });
+        let machine = serde_json::json!({
+            "zswap_debugfs": debugfs,
+            "thp_stats_sizes": ["64kB"],
+            "kernel_release": "6.12.118",
+        });
+        let r = run("vms")
+            .figure("throughput", "KB/s", Better::Higher, true)
+            .machine(machine)
+            .case(case(2, "swap-w-seq").sample(s))
+            .build();
+        text::blocks(&blocks(&r))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn zswap_counters_shown_or_why_none_moved() {
+        let moved = report(true, &[("zswpout", 40), ("zswap.stored_pages", 7)]);
+        assert!(moved.contains("zswap stored_pages 7"), "{moved}");
+        assert!(
+            !moved.contains("no /sys/kernel/debug/zswap counter"),
+            "{moved}"
+        );
+        let still = report(true, &[("zswpout", 40)]);
+        assert!(
+            still.contains("no /sys/kernel/debug/zswap counter moved"),
+            "{still}"
+        );
+        assert!(still.contains("are levels"), "{still}");
+        // Swapped to the device only: zswap stored nothing, nothing to say.
+        let device = report(true, &[("pswpout", 16)]);
+        assert!(!device.contains("zswap"), "{device}");
+        let unmounted = report(false, &[("zswpout", 40)]);
+        assert!(unmounted.contains("debugfs is not mounted"), "{unmounted}");
+    }
+}
