@@ -271,7 +271,7 @@ fn a_6_12_guest_with_zswap_on_shows_zswap_and_64k_swap_out_counters() {
         return;
     }
     let s = Scratch::new("zswap-guest");
-    let step = "run vms --case swap-w-seq --size 1/64 --runtime 4 --warmup 0 --reps 1 \
+    let step = "run vms --case swap-w-seq --size 1/32 --runtime 4 --warmup 0 --reps 1 \
                 --knob zswap=Y --knob thp_64K=never,always";
     let step: Vec<&str> = step.split_whitespace().collect();
     ok(&GuestRun::tcg(kernel_6_12_generic(), "512M")
