@@ -46,15 +46,18 @@ fn names(prefix: &OsString) -> tempfile::Builder<'_, 'static> {
     b
 }
 
-/// Creates `path`, which must not exist: a file or symbolic link already
-/// there fails with `AlreadyExists` (tempfile then draws another name).
-fn open_exclusive(path: &Path, mode: u32) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
+/// Options that create a file anew, for writing, with permission bits
+/// `mode` (the umask applies): a file or symbolic link already at the path
+/// fails with `AlreadyExists` (a temporary then draws another name) and is
+/// never written through; not inherited by programs vmscale starts. Every
+/// file vmscale makes for itself is created so.
+pub fn create_new(mode: u32) -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.write(true)
         .create_new(true)
         .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    o
 }
 
 /// A new content for `target`, written through [`Write`] (streaming
@@ -72,7 +75,7 @@ impl AtomicFile {
         let dir = parent_of(target);
         let prefix = prefix_of(target);
         let tmp = names(&prefix)
-            .make_in(dir, |path| open_exclusive(path, mode))
+            .make_in(dir, |path| create_new(mode).open(path))
             .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
         Ok(AtomicFile {
             tmp,
@@ -307,7 +310,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &link).unwrap();
         std::fs::write(&file, b"planted").unwrap();
         for planted in [&link, &file] {
-            let refused = open_exclusive(planted, 0o600).unwrap_err();
+            let refused = create_new(0o600).open(planted).unwrap_err();
             assert_eq!(refused.kind(), std::io::ErrorKind::AlreadyExists);
         }
         for _ in 0..50 {
@@ -327,7 +330,7 @@ mod tests {
         let link = dir.path().join(".state.planted.tmp");
         let elsewhere = dir.path().join("created-through-the-link");
         std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
-        assert!(open_exclusive(&link, 0o600).is_err());
+        assert!(create_new(0o600).open(&link).is_err());
         assert!(!elsewhere.exists());
     }
 
