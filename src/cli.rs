@@ -237,8 +237,9 @@ Verdicts on the headline, from the paired interval of head / base against the
 robot's change (exit code): reproduced (0): same direction, the interval excludes
 no change and holds the robot's; smaller (3) / larger (4): same direction, the
 interval wholly short of / beyond it; not reproduced (5): the interval holds no
-change and excludes the robot's; opposite (6); undecided (7), with the rounds a
-decision would need. The robot's figures and the runs of both kernels are stored,
+change and excludes the robot's (or lies on the other side inside the --decide
+band); opposite (6): the other side, beyond the band; undecided (7), with the
+rounds a decision would need. The robot's figures and the runs of both kernels are stored,
 labelled robot-BASE/robot-HEAD (found again when the same report is reproduced;
 another report on the same commit takes robot-BASE-2...) and by short commit id. --bisect, after a verdict
 that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,
@@ -258,8 +259,12 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// How long each sample runs (e.g. 5s) [default: 2s, the robot's runtime shortened]
-    #[arg(long, value_name = "DURATION")]
-    pub runtime: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration)]
+    pub runtime: Option<std::time::Duration>,
+    /// Each kernel's run samples until its interval is precise or this is spent
+    /// (the run's --max-time) [default: 40s]
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration)]
+    pub sample_budget: Option<std::time::Duration>,
     /// The base kernel, then the head kernel (bzImage, vmlinuz or .deb)
     #[arg(
         long = "kernel",
@@ -625,7 +630,8 @@ pub struct Harness {
     pub max_reps: Option<usize>,
     /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;
     /// the default keeps a default run within a minute
-    #[arg(long, default_value = "40s", value_name = "TIME", value_parser = crate::parse::duration)]
+    #[arg(long, default_value = crate::runner::DEFAULT_MAX_TIME, value_name = "TIME",
+          value_parser = crate::parse::duration)]
     pub max_time: std::time::Duration,
     /// Flag a sample when other processes and steal used more than P % of the CPUs meanwhile
     #[arg(long, default_value = "5%", value_name = "P%", value_parser = crate::parse::percent)]

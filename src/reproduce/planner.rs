@@ -35,6 +35,9 @@ impl Here {
 pub struct Asked {
     /// Seconds a sample runs (`--runtime`) instead of the shortened default.
     pub runtime_s: Option<f64>,
+    /// Seconds of a run's samples (`--sample-budget`) instead of the
+    /// harness's default budget.
+    pub budget_s: Option<f64>,
 }
 
 /// The robot's testcases vmscale runs, and the workload of each.
@@ -48,11 +51,14 @@ pub const TESTCASES: &[(&str, &str)] = &[
 /// vmscale repeats short samples and decides by their spread.
 pub const SHORT_RUNTIME_S: f64 = 2.0;
 
-/// The harness's budget for a run's measured samples, given to it
-/// (`--max-time`) so that the estimate and the run agree: with no `--reps`
-/// it samples until the headline's interval is within `--precision` or
-/// this is spent (a TCG boot of pft here: 86-149 samples, 35-53 s).
-pub const SAMPLE_BUDGET_S: u64 = 40;
+/// The harness's budget for a run's measured samples when
+/// `--sample-budget` is not given: its own default (`--max-time`). With
+/// no `--reps` it samples until the headline's interval is within
+/// `--precision` or this is spent (a TCG boot of pft here: 86-149
+/// samples, 35-53 s).
+pub fn default_budget_s() -> f64 {
+    crate::parse::duration(crate::runner::DEFAULT_MAX_TIME).map_or(40.0, |d| d.as_secs_f64())
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
@@ -65,6 +71,8 @@ pub struct Plan {
     /// The robot's runtime and the one here.
     pub runtime: Runtime,
     pub rows: Vec<RowPlan>,
+    /// Seconds of the run's samples (its `--max-time`).
+    pub budget_s: f64,
     /// Seconds one kernel's run of the command takes at most.
     pub run_s: f64,
 }
@@ -170,7 +178,9 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
         }
     }
     command.extend(thp_knobs(test, workload, &mut scaling)?);
-    command.extend(["--max-time".into(), format!("{SAMPLE_BUDGET_S}s")]);
+    // Given to the run so that the estimate and the run agree.
+    let budget_s = asked.budget_s.unwrap_or_else(default_budget_s);
+    command.extend(["--max-time".into(), format!("{budget_s}s")]);
     let rows = test
         .rows
         .iter()
@@ -184,7 +194,7 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
     } else {
         runtime.sample_s
     };
-    let run_s = SAMPLE_BUDGET_S as f64 + 2.0 * sample_s;
+    let run_s = budget_s + 2.0 * sample_s;
     Ok(Plan {
         testcase,
         workload,
@@ -192,6 +202,7 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
         scaling,
         runtime,
         rows,
+        budget_s,
         run_s,
     })
 }

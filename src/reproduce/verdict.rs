@@ -21,9 +21,13 @@ pub enum Verdict {
     Smaller,
     /// Same direction, the interval lies wholly beyond the robot's figure.
     Larger,
-    /// The interval holds no change and excludes the robot's.
+    /// The interval excludes the robot's change and shows none of its
+    /// direction: it holds no change, or lies on the other side but not
+    /// wholly beyond the deciding band (a few percent from two builds of
+    /// one source is not the opposite of a robot's -40 %).
     NotReproduced,
-    /// The interval excludes no change, on the other side.
+    /// The interval lies on the other side, wholly beyond the deciding
+    /// band (the rule's "different").
     Opposite,
     /// The interval holds both no change and the robot's.
     Undecided,
@@ -88,7 +92,8 @@ pub fn robot_change(c: &Change, higher_is_better: Option<bool>) -> f64 {
 }
 
 /// Judges the paired interval `d` of head / base against the robot's
-/// change `robot` (a fraction, head / base − 1).
+/// change `robot` (a fraction, head / base − 1); `d.verdict` is the
+/// deciding rule's reading of the interval against its band.
 pub fn judge(d: &Decision, robot: f64) -> Judged {
     let (lo, hi) = (d.ci.0 - 1.0, d.ci.1 - 1.0);
     let holds = |x: f64| lo <= x && x <= hi;
@@ -101,7 +106,10 @@ pub fn judge(d: &Decision, robot: f64) -> Judged {
             Verdict::NotReproduced
         }
     } else if (lo > 0.0) != (robot > 0.0) {
-        Verdict::Opposite
+        match d.verdict {
+            crate::stats::decide::Verdict::Different => Verdict::Opposite,
+            _ => Verdict::NotReproduced,
+        }
     } else if holds(robot) {
         Verdict::Reproduced
     } else if hi.abs().max(lo.abs()) < robot.abs() {

@@ -29,12 +29,6 @@ pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
     let bytes = read_report(&a.report)?;
     let report = crate::reproduce::read_bytes(&bytes)
         .map_err(|e| Error::from(e).context(a.report.display()))?;
-    let runtime_s = a
-        .runtime
-        .as_deref()
-        .map(|r| crate::parse::duration(r).map(|d| d.as_secs_f64()))
-        .transpose()
-        .map_err(|e| e.context("--runtime"))?;
     let host = Here::of(&crate::machine::live());
     // Booting kernels, the plan is for the guest: this machine's CPUs
     // unless --cpus, --mem's memory.
@@ -48,7 +42,11 @@ pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
     } else {
         host
     };
-    let plan = planner::plan(&report, here, Asked { runtime_s })?;
+    let asked = Asked {
+        runtime_s: a.runtime.map(|d| d.as_secs_f64()),
+        budget_s: a.sample_budget.map(|d| d.as_secs_f64()),
+    };
+    let plan = planner::plan(&report, here, asked)?;
     if !a.dry_run {
         return run::reproduce(db, a, &report, &plan, here);
     }
@@ -195,8 +193,7 @@ fn plan_text(r: &Report, here: Here, p: &Plan, bisection: Option<&Bisection>) ->
     o.push_str(&format!(
         "  at most about {:.0} s a kernel and round (a warm-up, then samples \
          until precise or --max-time {}s), boots and builds aside\n",
-        p.run_s,
-        crate::reproduce::planner::SAMPLE_BUDGET_S
+        p.run_s, p.budget_s
     ));
     if let Some(b) = bisection {
         o.push_str(&bisect::plan_text(b));

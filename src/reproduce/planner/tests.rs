@@ -118,6 +118,7 @@ fn will_it_scale_keeps_the_robots_mode_and_test() {
         SMALL,
         Asked {
             runtime_s: Some(5.0),
+            budget_s: Some(12.0),
         },
     )
     .unwrap();
@@ -133,6 +134,14 @@ fn will_it_scale_keeps_the_robots_mode_and_test() {
         p.command
     );
     assert!(!p.runtime.shortened);
+    // The budget asked is the run's --max-time and bounds the estimate:
+    // the budget, a warm-up and the sample under way at its end.
+    assert!(
+        p.command.windows(2).any(|w| w == ["--max-time", "12s"]),
+        "{:?}",
+        p.command
+    );
+    assert_eq!(p.run_s, 12.0 + 2.0 * 5.0);
     let p = plan(&read(WIS_PROCESS).unwrap(), SMALL, Asked::default()).unwrap();
     assert_eq!(
         &p.command[2..6],

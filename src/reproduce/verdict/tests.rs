@@ -2,10 +2,19 @@ use super::*;
 use crate::stats::decide::Rule;
 use crate::stats::rng::SplitMix64;
 
-/// A decision whose interval of head / base is `lo..hi` after `rounds`.
+/// A decision whose interval of head / base is `lo..hi` after `rounds`,
+/// read against a 10 % band as the deciding rule reads it.
 fn d(lo: f64, hi: f64, rounds: usize) -> Decision {
+    use crate::stats::decide::Verdict as Rule;
+    let verdict = if hi < 0.9 || lo > 1.1 {
+        Rule::Different
+    } else if lo >= 0.9 && hi <= 1.1 {
+        Rule::Same
+    } else {
+        Rule::Undecided
+    };
     Decision {
-        verdict: crate::stats::decide::Verdict::Undecided,
+        verdict,
         ratio: (lo * hi).sqrt(),
         ci: (lo, hi),
         rounds,
@@ -21,11 +30,20 @@ fn each_verdict_follows_the_interval_and_the_robots_change() {
     assert_eq!(v(0.80, 0.90), Verdict::Smaller);
     assert_eq!(v(0.30, 0.50), Verdict::Larger);
     assert_eq!(v(0.95, 1.03), Verdict::NotReproduced);
-    assert_eq!(v(1.05, 1.20), Verdict::Opposite);
+    assert_eq!(v(1.12, 1.20), Verdict::Opposite);
+    // The other side within the band, or reaching into it: two builds of
+    // one source may differ by a few percent; that is not the robot's
+    // change turned round.
+    assert_eq!(v(1.01, 1.09), Verdict::NotReproduced);
+    assert_eq!(v(1.05, 1.20), Verdict::NotReproduced);
     assert_eq!(v(0.50, 1.10), Verdict::Undecided);
     // An improvement reproduced: the interval above 1 holding +12 %.
     assert_eq!(judge(&d(1.08, 1.15, 6), 0.12).verdict, Verdict::Reproduced);
-    assert_eq!(judge(&d(0.90, 0.95, 6), 0.12).verdict, Verdict::Opposite);
+    assert_eq!(judge(&d(0.80, 0.88, 6), 0.12).verdict, Verdict::Opposite);
+    assert_eq!(
+        judge(&d(0.90, 0.95, 6), 0.12).verdict,
+        Verdict::NotReproduced
+    );
     // Too few rounds decide nothing.
     assert_eq!(judge(&d(0.55, 0.65, 2), robot).verdict, Verdict::Undecided);
 }
