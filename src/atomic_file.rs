@@ -39,11 +39,23 @@ fn prefix_of(target: &Path) -> OsString {
     prefix
 }
 
-/// Temporaries named ".NAME.<random>.tmp".
-fn names(prefix: &OsString) -> tempfile::Builder<'_, 'static> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(prefix).suffix(".tmp").rand_bytes(RANDOM_CHARS);
-    b
+/// A temporary for `target`, made by `make` in the target's directory
+/// with names ".NAME.<random>.tmp"; `what` ("file", "directory") names
+/// it in the error.
+fn temporary<T>(
+    target: &Path,
+    what: &str,
+    make: impl FnOnce(&mut tempfile::Builder, &Path) -> std::io::Result<T>,
+) -> Result<T> {
+    let dir = parent_of(target);
+    let prefix = prefix_of(target);
+    let mut names = tempfile::Builder::new();
+    names
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(RANDOM_CHARS);
+    make(&mut names, dir)
+        .map_err(|e| Error::io(format!("cannot create a temporary {what} in"), dir, e))
 }
 
 /// Options that create a file anew, for writing, with permission bits
@@ -72,11 +84,9 @@ impl AtomicFile {
     /// A temporary for `target` in its directory (which must exist), with
     /// permission bits `mode` (the umask applies).
     pub fn create(target: &Path, mode: u32) -> Result<AtomicFile> {
-        let dir = parent_of(target);
-        let prefix = prefix_of(target);
-        let tmp = names(&prefix)
-            .make_in(dir, |path| create_new(mode).open(path))
-            .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
+        let tmp = temporary(target, "file", |names, dir| {
+            names.make_in(dir, |path| create_new(mode).open(path))
+        })?;
         Ok(AtomicFile {
             tmp,
             target: target.to_path_buf(),
@@ -158,12 +168,11 @@ impl AtomicDir {
     /// A temporary directory for `target` beside it (the parent must
     /// exist); `mode` is the directory's once committed.
     pub fn create(target: &Path, mode: u32) -> Result<AtomicDir> {
-        let dir = parent_of(target);
-        let prefix = prefix_of(target);
-        let tmp = names(&prefix)
-            .permissions(Permissions::from_mode(0o700))
-            .tempdir_in(dir)
-            .map_err(|e| Error::io("cannot create a temporary directory in", dir, e))?;
+        let tmp = temporary(target, "directory", |names, dir| {
+            names
+                .permissions(Permissions::from_mode(0o700))
+                .tempdir_in(dir)
+        })?;
         Ok(AtomicDir {
             tmp,
             target: target.to_path_buf(),
