@@ -39,22 +39,37 @@ fn prefix_of(target: &Path) -> OsString {
     prefix
 }
 
-/// Temporaries named ".NAME.<random>.tmp".
-fn names(prefix: &OsString) -> tempfile::Builder<'_, 'static> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(prefix).suffix(".tmp").rand_bytes(RANDOM_CHARS);
-    b
+/// A temporary for `target`, made by `make` in the target's directory
+/// with names ".NAME.<random>.tmp"; `what` ("file", "directory") names
+/// it in the error.
+fn temporary<T>(
+    target: &Path,
+    what: &str,
+    make: impl FnOnce(&mut tempfile::Builder, &Path) -> std::io::Result<T>,
+) -> Result<T> {
+    let dir = parent_of(target);
+    let prefix = prefix_of(target);
+    let mut names = tempfile::Builder::new();
+    names
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(RANDOM_CHARS);
+    make(&mut names, dir)
+        .map_err(|e| Error::io(format!("cannot create a temporary {what} in"), dir, e))
 }
 
-/// Creates `path`, which must not exist: a file or symbolic link already
-/// there fails with `AlreadyExists` (tempfile then draws another name).
-fn open_exclusive(path: &Path, mode: u32) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
+/// Options that create a file anew, for writing, with permission bits
+/// `mode` (the umask applies): a file or symbolic link already at the path
+/// fails with `AlreadyExists` (a temporary then draws another name) and is
+/// never written through; not inherited by programs vmscale starts. Every
+/// file vmscale makes for itself is created so.
+pub fn create_new(mode: u32) -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.write(true)
         .create_new(true)
         .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    o
 }
 
 /// A new content for `target`, written through [`Write`] (streaming
@@ -69,11 +84,9 @@ impl AtomicFile {
     /// A temporary for `target` in its directory (which must exist), with
     /// permission bits `mode` (the umask applies).
     pub fn create(target: &Path, mode: u32) -> Result<AtomicFile> {
-        let dir = parent_of(target);
-        let prefix = prefix_of(target);
-        let tmp = names(&prefix)
-            .make_in(dir, |path| open_exclusive(path, mode))
-            .map_err(|e| Error::io("cannot create a temporary file in", dir, e))?;
+        let tmp = temporary(target, "file", |names, dir| {
+            names.make_in(dir, |path| create_new(mode).open(path))
+        })?;
         Ok(AtomicFile {
             tmp,
             target: target.to_path_buf(),
@@ -155,12 +168,11 @@ impl AtomicDir {
     /// A temporary directory for `target` beside it (the parent must
     /// exist); `mode` is the directory's once committed.
     pub fn create(target: &Path, mode: u32) -> Result<AtomicDir> {
-        let dir = parent_of(target);
-        let prefix = prefix_of(target);
-        let tmp = names(&prefix)
-            .permissions(Permissions::from_mode(0o700))
-            .tempdir_in(dir)
-            .map_err(|e| Error::io("cannot create a temporary directory in", dir, e))?;
+        let tmp = temporary(target, "directory", |names, dir| {
+            names
+                .permissions(Permissions::from_mode(0o700))
+                .tempdir_in(dir)
+        })?;
         Ok(AtomicDir {
             tmp,
             target: target.to_path_buf(),
@@ -307,7 +319,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &link).unwrap();
         std::fs::write(&file, b"planted").unwrap();
         for planted in [&link, &file] {
-            let refused = open_exclusive(planted, 0o600).unwrap_err();
+            let refused = create_new(0o600).open(planted).unwrap_err();
             assert_eq!(refused.kind(), std::io::ErrorKind::AlreadyExists);
         }
         for _ in 0..50 {
@@ -327,7 +339,7 @@ mod tests {
         let link = dir.path().join(".state.planted.tmp");
         let elsewhere = dir.path().join("created-through-the-link");
         std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
-        assert!(open_exclusive(&link, 0o600).is_err());
+        assert!(create_new(0o600).open(&link).is_err());
         assert!(!elsewhere.exists());
     }
 

@@ -169,9 +169,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
 
 /// Creates a new state file (it must not exist yet), mode 0600.
 pub fn create_new(path: &Path) -> Result<File> {
-    options()
-        .write(true)
-        .create_new(true)
+    crate::atomic_file::create_new(0o600)
         .open(path)
         .map_err(|e| Error::io("cannot create", path, e))
 }

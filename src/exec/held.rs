@@ -83,6 +83,24 @@ mod tests {
     use super::*;
     use std::fs::TryLockError;
 
+    /// Runs `child` in a forked child, which leaves with its result as
+    /// exit status; that status. `child` may make only async-signal-safe
+    /// calls (close, open, dup2, fcntl).
+    fn in_child(child: impl FnOnce() -> i32) -> i32 {
+        // SAFETY: the child runs `child`, async-signal-safe by contract.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let code = child();
+            // SAFETY: leave the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        assert!(pid > 0);
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        libc::WEXITSTATUS(status)
+    }
+
     #[test]
     fn a_forked_child_does_not_keep_the_runs_lock() {
         let dir = tempfile::tempdir().unwrap();
@@ -90,25 +108,13 @@ mod tests {
         let held = Held::new(File::create(&path).unwrap());
         held.try_lock().unwrap();
         let fd = held.as_raw_fd();
-        // SAFETY: the child makes only async-signal-safe calls (close,
-        // fcntl, _exit).
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        let code = in_child(|| {
             close_in_child();
             // SAFETY: F_GETFD only asks about the descriptor.
             let open = unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
-            // SAFETY: leave the child at once.
-            unsafe { libc::_exit(if open { 1 } else { 0 }) };
-        }
-        assert!(pid > 0);
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
-            "the child still had the lock's file"
-        );
+            if open { 1 } else { 0 }
+        });
+        assert_eq!(code, 0, "the child still had the lock's file");
         // The parent's lock is untouched: another open file cannot take it.
         let other = File::open(&path).unwrap();
         assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
@@ -122,10 +128,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = Held::new(File::create(dir.path().join("l")).unwrap());
         let fd = held.as_raw_fd();
-        // SAFETY: the child makes only async-signal-safe calls (close,
-        // open, dup2, fcntl, _exit).
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
+        let code = in_child(|| {
             close_in_child();
             // A file under the number just closed, as an open(2) in the
             // child gets it when it is the lowest free one.
@@ -136,19 +139,12 @@ mod tests {
             close_in_child();
             // SAFETY: F_GETFD only asks about the descriptor.
             let open = unsafe { libc::fcntl(reused, libc::F_GETFD) } != -1;
-            let code = match (reused == fd, open) {
+            match (reused == fd, open) {
                 (_, false) => 1,
                 (false, true) => 2,
                 (true, true) => 0,
-            };
-            // SAFETY: leave the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        assert!(pid > 0);
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        let code = libc::WEXITSTATUS(status);
+            }
+        });
         assert_ne!(code, 1, "the file the child opened was closed");
         assert_eq!(code, 0, "the child's open did not reuse the number");
         drop(held);

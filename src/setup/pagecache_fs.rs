@@ -8,7 +8,6 @@
 //! (mkfs.xfs wants 300 MiB).
 
 use std::ffi::OsStr;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::journal::{Journal, Step};
@@ -68,11 +67,7 @@ pub fn make(j: &mut Journal, room: &Path, n: usize, bytes: u64) -> Result<PathBu
         "tmpfs",
         &format!("size={bytes},mode=0700"),
     )?;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+    let f = crate::atomic_file::create_new(0o600)
         .open(&image)
         .map_err(|e| Error::io("cannot create", &image, e))?;
     f.set_len(bytes)

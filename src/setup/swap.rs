@@ -6,7 +6,6 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::journal::{Journal, Step};
@@ -188,11 +187,7 @@ pub fn make(j: &mut Journal, room: &Path, n: usize, bytes: u64, file: bool) -> R
 /// A swap file must have every block allocated: written, not sparse.
 fn write_zeros(path: &Path, bytes: u64) -> Result<()> {
     let fail = |e: std::io::Error| Error::io("cannot write the swap file", path, e);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+    let mut f = crate::atomic_file::create_new(0o600)
         .open(path)
         .map_err(fail)?;
     let chunk = vec![0u8; 1 << 20];

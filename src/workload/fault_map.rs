@@ -186,12 +186,8 @@ impl OwnedFile {
     /// Creates `path` (refusing anything that already exists, symlinks
     /// included) and sizes it to `len` bytes.
     pub fn create(path: &Path, len: u64) -> Result<OwnedFile> {
-        let file = std::fs::OpenOptions::new()
+        let file = crate::atomic_file::create_new(0o600)
             .read(true)
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .mode(0o600)
             .open(path)
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {

@@ -243,10 +243,8 @@ impl Fork {
                     std::process::id(),
                     clock::monotonic_ns()
                 ));
-                let f = std::fs::OpenOptions::new()
+                let f = crate::atomic_file::create_new(0o600)
                     .read(true)
-                    .write(true)
-                    .create_new(true)
                     .open(&path)
                     .map_err(|e| Error::Failed(format!("creating {}: {e}", path.display())))?;
                 let _ = std::fs::remove_file(&path);

@@ -226,9 +226,7 @@ impl StressNg {
     fn run_once(&self, instances: usize) -> Result<(Metrics, clock::Usage, f64)> {
         let dir = WorkDir::new("vmscale-stress-ng")?;
         let log_path = dir.path().join("log");
-        let log = std::fs::File::options()
-            .write(true)
-            .create_new(true)
+        let log = crate::atomic_file::create_new(0o600)
             .open(&log_path)
             .map_err(|e| Error::io("cannot create", &log_path, e))?;
         let err = log
