@@ -80,7 +80,7 @@ fn keep() -> PathBuf {
 fn tree() -> PathBuf {
     let t = keep().join("linux");
     // The layout's version: a tree of an older layout is made anew.
-    let ready = t.join(".vmscale-test-ready-2");
+    let ready = t.join(".vmscale-test-ready-3");
     if ready.is_file() {
         return t;
     }
@@ -117,7 +117,7 @@ fn tree() -> PathBuf {
     let at = text.find(head).expect("do_anonymous_page in mm/memory.c") + head.len();
     let body = at + text[at..].find("\n\n").expect("its declarations end") + 2;
     let planted = format!(
-        "{}\t{{ volatile unsigned long vmscale_spin; for (vmscale_spin = 0; vmscale_spin < 2000; \
+        "{}\t{{ volatile unsigned long vmscale_spin; for (vmscale_spin = 0; vmscale_spin < 5000; \
          vmscale_spin++) ; }}\n{}",
         &text[..body],
         &text[body..]
@@ -204,19 +204,22 @@ fn compiled(log: &str) -> Vec<String> {
         .collect()
 }
 
-/// A robot report of a -40% regression of pft's faults per CPU second
-/// from `base` to `head` (each a full commit id and its subject).
+/// A robot report of a -40% regression of will-it-scale's page_fault1
+/// (anonymous write faults, process mode) from `base` to `head` (each a
+/// full commit id and its subject).
 fn robot_report(base: (&str, &str), head: (&str, &str)) -> String {
     let (sa, sb) = (&base.0[..12], &head.0[..12]);
     format!(
         "Hello,\n\nkernel test robot noticed a -40.0% regression of \
-         pft.faults_per_sec_per_cpu on:\n\n\ncommit: {} (\"{}\")\n\ntestcase: pft\n\
+         will-it-scale.per_process_ops on:\n\n\ncommit: {} (\"{}\")\n\n\
+         testcase: will-it-scale\n\
          test machine: 4 threads 1 sockets Test CPU with 8G memory\nparameters:\n\n\t\
-         runtime: 300s\n\tnr_task: 50%\n\n\nDetails are as below:\n\ncommit: \n  \
+         nr_task: 50%\n\tmode: process\n\ttest: page_fault1\n\tcpufreq_governor: \
+         performance\n\n\nDetails are as below:\n\ncommit: \n  \
          {sa} (\"{}\")\n  {sb} (\"{}\")\n\n{sa} {sb}\n\
          ---------------- ---------------- \n         %stddev     %change         %stddev\n\
          \\          |                \\  \n    500000 \u{b1}  2%     -40.0%     300000 \
-         \u{b1}  2%  pft.faults_per_sec_per_cpu\n",
+         \u{b1}  2%  will-it-scale.per_process_ops\n",
         head.0, head.1, base.1, head.1
     )
 }
@@ -336,22 +339,24 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
                 .arg(&db)
                 .args(["reproduce", report.to_str().unwrap(), "--tree", tree_s])
                 .args(["--accel", "tcg", "--mem", "512M"])
+                // 1 s samples, 12 s of them a boot (not 2 s and 40 s):
+                // rounds of ~25 s rather than ~55 s.
+                .args(["--runtime", "1s", "--sample-budget", "12s"])
                 .args(more)
                 .env("VMSCALE_CACHE_DIR", &cache),
         )
     };
 
     // Head differs from base only in a comment: vmscale must not claim the
-    // robot's change (reproduced, smaller or larger). On a quiet machine
-    // TCG's spread of a few percent lets the three rounds the rule needs
-    // exclude -40% ("not reproduced", exit 5, seen); on a loaded one the
-    // rounds may scatter too wide to exclude it ("undecided", exit 7, seen
-    // at load 5-12: -8.2% [-40.7%, +42.2%] after 4 rounds). The two are
-    // different builds (the version string carries the commit), and one
-    // run saw the comment's kernel +5.3% [+1.3%, +9.5%] over 3 rounds
-    // ("opposite", exit 6, with the nested KVM test running beside it;
-    // why, not established): a real difference of the binaries or of the
-    // load is not the robot's -40% either.
+    // robot's change (reproduced, smaller or larger). Expected: "not
+    // reproduced" (exit 5). The two are different builds whose .text is
+    // identical (28 bytes of 16 MB differ: version, build id), yet under
+    // TCG here the comment's kernel has read faster by +5.3% [+1.3%,
+    // +9.5%], +8.2%, +11.6% [+2.0%, +22.1%] and 1.147 (a bisection step),
+    // cause not found (docs/reproduce.md): inside the --decide band the
+    // verdict is "not reproduced"; an interval wholly beyond it would be
+    // "opposite" (6), and a loaded machine's scatter "undecided" (7, seen:
+    // -8.2% [-40.7%, +42.2%] after 4 rounds). Those two are said on stderr.
     let report = write_report(
         "comment.eml",
         (&comment, "mm: a comment at the end of memory.c"),
@@ -363,6 +368,9 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
         Some(6) => assert!(out.contains("Verdict: OPPOSITE"), "{out}"),
         Some(7) => assert!(out.contains("Verdict: UNDECIDED"), "{out}"),
         other => panic!("a comment-only head gave exit {other:?}\n{out}\n{err}"),
+    }
+    if o.status.code() != Some(5) {
+        eprintln!("kbuild: the comment-only head was not 'not reproduced':\n{out}");
     }
     // The robot's side is stored beside this machine's runs.
     let robot = format!("robot-{sa}");
@@ -383,7 +391,7 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
     let cmp = common::vmscale_with_db(&db, &["compare", &robot, &here]);
     let text = common::ok(&cmp);
     assert!(
-        text.contains(&robot) && text.contains("flt/cpu/s"),
+        text.contains(&robot) && text.contains("ops/s/task"),
         "{text}"
     );
 
@@ -395,7 +403,7 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
         "range.eml",
         (&after, "mm: another comment at the end of memory.c"),
     );
-    let o = reproduce(&report, &["--max-rounds", "6", "--bisect", "--json"]);
+    let o = reproduce(&report, &["--max-rounds", "8", "--bisect", "--json"]);
     let (out, err) = (common::stdout(&o), words(&common::stderr(&o)));
     assert!(
         matches!(o.status.code(), Some(0 | 3 | 4)),
@@ -412,7 +420,7 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["name"] == "pft.faults_per_sec_per_cpu"),
+            .any(|r| r["name"] == "will-it-scale.per_process_ops"),
         "{v}"
     );
     let bisect = &v["bisect"];
