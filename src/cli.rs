@@ -236,10 +236,10 @@ its memory, and each sample runs 2 s instead of the robot's 300 s.
 Verdicts on the headline, from the paired interval of head / base against the
 robot's change (exit code): reproduced (0): same direction, the interval excludes
 no change and holds the robot's; smaller (3) / larger (4): same direction, the
-interval wholly short of / beyond it; not reproduced (5): the interval holds no
-change and excludes the robot's (or lies on the other side inside the --decide
-band); opposite (6): the other side, beyond the band; undecided (7), with the
-rounds a decision would need. The robot's figures and the runs of both kernels are stored,
+interval wholly short of (and not inside the band) / beyond it; not reproduced (5): the interval holds no
+change and excludes the robot's, or lies wholly inside the --decide band, or on
+the other side not wholly beyond it; opposite (6): the other side, beyond the
+band; undecided (7), with the rounds a decision would need. The robot's figures and the runs of both kernels are stored,
 labelled robot-BASE/robot-HEAD (found again when the same report is reproduced;
 another report on the same commit takes robot-BASE-2...) and by short commit id. --bisect, after a verdict
 that sees the change (0, 3, 4): base..head bisected as `vmscale bisect` does,

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::report::{Change, Kind};
-use crate::stats::decide::{Decision, MIN_ROUNDS};
+use crate::stats::decide::{Decision, MIN_ROUNDS, Verdict as Rule};
 
 /// What this machine says of the robot's change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,14 +17,15 @@ pub enum Verdict {
     /// robot's.
     Reproduced,
     /// Same direction, the interval lies wholly nearer no change than
-    /// the robot's figure.
+    /// the robot's figure and not wholly inside the deciding band.
     Smaller,
     /// Same direction, the interval lies wholly beyond the robot's figure.
     Larger,
-    /// The interval excludes the robot's change and shows none of its
-    /// direction: it holds no change, or lies on the other side but not
-    /// wholly beyond the deciding band (a few percent from two builds of
-    /// one source is not the opposite of a robot's -40 %).
+    /// The interval excludes the robot's change and shows no change of
+    /// the size the rounds ask about: it holds no change, lies wholly
+    /// inside the deciding band (the rule's "same": two builds of one
+    /// source have read a few percent apart either way here), or lies on
+    /// the other side but not wholly beyond the band.
     NotReproduced,
     /// The interval lies on the other side, wholly beyond the deciding
     /// band (the rule's "different").
@@ -105,13 +106,16 @@ pub fn judge(d: &Decision, robot: f64) -> Judged {
         } else {
             Verdict::NotReproduced
         }
-    } else if (lo > 0.0) != (robot > 0.0) {
-        match d.verdict {
-            crate::stats::decide::Verdict::Different => Verdict::Opposite,
-            _ => Verdict::NotReproduced,
-        }
     } else if holds(robot) {
         Verdict::Reproduced
+    } else if d.verdict == Rule::Same {
+        // Wholly inside the band: no change of the size asked about.
+        Verdict::NotReproduced
+    } else if (lo > 0.0) != (robot > 0.0) {
+        match d.verdict {
+            Rule::Different => Verdict::Opposite,
+            _ => Verdict::NotReproduced,
+        }
     } else if hi.abs().max(lo.abs()) < robot.abs() {
         Verdict::Smaller
     } else {

@@ -36,6 +36,13 @@ fn each_verdict_follows_the_interval_and_the_robots_change() {
     // change turned round.
     assert_eq!(v(1.01, 1.09), Verdict::NotReproduced);
     assert_eq!(v(1.05, 1.20), Verdict::NotReproduced);
+    // The robot's side but wholly inside the band: no change of the size
+    // the rounds ask about (seen for a comment-only head: -3.8 % [-6.1 %,
+    // -1.5 %]); reaching beyond the band it is a smaller change.
+    assert_eq!(v(0.939, 0.985), Verdict::NotReproduced);
+    assert_eq!(v(0.85, 0.97), Verdict::Smaller);
+    // A robot's change inside the band, held: reproduced all the same.
+    assert_eq!(judge(&d(0.92, 0.96, 6), -0.06).verdict, Verdict::Reproduced);
     assert_eq!(v(0.50, 1.10), Verdict::Undecided);
     // An improvement reproduced: the interval above 1 holding +12 %.
     assert_eq!(judge(&d(1.08, 1.15, 6), 0.12).verdict, Verdict::Reproduced);
