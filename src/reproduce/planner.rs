@@ -57,7 +57,7 @@ pub const SHORT_RUNTIME_S: f64 = 2.0;
 /// `--precision` or this is spent (a TCG boot of pft here: 86-149
 /// samples, 35-53 s).
 pub fn default_budget_s() -> f64 {
-    crate::parse::duration(crate::runner::DEFAULT_MAX_TIME).map_or(40.0, |d| d.as_secs_f64())
+    crate::runner::default_max_time().as_secs_f64()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

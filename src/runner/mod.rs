@@ -28,6 +28,11 @@ pub use session::{KnobSetup, Session, Setup};
 /// elsewhere, as reproduce's, counts on the same figure).
 pub const DEFAULT_MAX_TIME: &str = "40s";
 
+/// [`DEFAULT_MAX_TIME`] as the duration clap makes of it.
+pub fn default_max_time() -> std::time::Duration {
+    crate::parse::duration(DEFAULT_MAX_TIME).expect("DEFAULT_MAX_TIME is a duration")
+}
+
 /// How many samples to take.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reps {

@@ -255,3 +255,18 @@ fn sizes_and_counts_that_cannot_be_scaled_are_refused() {
         .to_string();
     assert!(msg.contains("nr_task 16"), "{msg}");
 }
+
+#[test]
+fn the_default_budget_is_what_run_defaults_to() {
+    #[derive(clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        harness: crate::cli::Harness,
+    }
+    let run: Run = clap::Parser::try_parse_from(["run"]).unwrap();
+    let p = plan(&read(VMS).unwrap(), SMALL, Asked::default()).unwrap();
+    let at = p.command.iter().position(|a| a == "--max-time").unwrap();
+    let given = crate::parse::duration(&p.command[at + 1]).unwrap();
+    assert_eq!(given, run.harness.max_time);
+    assert_eq!(p.budget_s, run.harness.max_time.as_secs_f64());
+}
