@@ -59,6 +59,9 @@ pub struct Options {
     /// visit in `noise["invocation"]` when there is more than one
     /// (docs/repetitions.md, "Invocations").
     pub invocations: usize,
+    /// /proc/meminfo fields read during each sample, their means kept as
+    /// figures (`monitor::meminfo`).
+    pub meminfo: Vec<String>,
 }
 
 impl Default for Options {
@@ -69,6 +72,7 @@ impl Default for Options {
             combos: Vec::new(),
             probes: crate::probes::Request::default(),
             invocations: 1,
+            meminfo: Vec::new(),
         }
     }
 }

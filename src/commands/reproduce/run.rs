@@ -184,6 +184,11 @@ fn value(run: &Run, by: &Measured) -> Option<f64> {
         .filter_map(|s| match by {
             Measured::Figure(f) => s.data.figures.get(f).copied(),
             Measured::Vmstat(c) => Some(s.vmstat.get(c).copied().unwrap_or(0) as f64),
+            Measured::Meminfo(f) => s
+                .data
+                .figures
+                .get(&format!("{}{f}", crate::monitor::meminfo::PREFIX))
+                .copied(),
         })
         .filter(|x| x.is_finite())
         .collect();
