@@ -116,8 +116,10 @@ pub fn reproduce(
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
     let robot = robot_runs::store(&ran.landed.store, report, plan, here_base, [base, head])?;
+    let host = crate::guest::host_load::busy_boots(&[here_base, here_head]);
     if !a.json.json {
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
+        o.push_str(&host.map(busy_text).unwrap_or_default());
         o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
         super::output::text(&o)?;
     }
@@ -140,6 +142,7 @@ pub fn reproduce(
             },
             "bisect": found.as_ref().map(super::bisect::json),
             "boots_s": ran.boot_seconds,
+            "host": host,
         }))?;
     } else if let Some(f) = &found {
         super::output::text(&super::bisect::text(f))?;
@@ -280,6 +283,29 @@ fn text(
         _ => o.push_str("Verdict: UNDECIDED: too few rounds held the figure\n"),
     }
     o
+}
+
+/// Said under the verdict when some boots saw the host busy.
+fn busy_text(b: crate::guest::host_load::Busy) -> String {
+    if b.busy == 0 {
+        return String::new();
+    }
+    crate::text::fill(
+        &format!(
+            "busy during {} of {} boots: other processes used up to {:.0}% of its \
+             CPUs (busy means over {:.0}%). A guest's figures follow the CPU the host leaves \
+             it, so those rounds are not like the others and the interval can claim a \
+             change that is not there: rerun with the host quiet, or under --accel \
+             icount (its clock counts instructions).",
+            b.busy,
+            b.boots,
+            b.max_other_share * 100.0,
+            crate::guest::host_load::BUSY * 100.0
+        ),
+        80,
+        "Host: ",
+        "  ",
+    )
 }
 
 /// Where both sides are stored, for `compare`: the robot's pair by label
