@@ -62,6 +62,30 @@ pub struct Busy {
     pub max_other_share: f64,
 }
 
+impl Busy {
+    /// Said under a verdict when some boots saw the host busy.
+    pub fn line(&self) -> Option<String> {
+        (self.busy > 0).then(|| {
+            crate::text::fill(
+                &format!(
+                    "busy during {} of {} boots: other processes used up to {:.0}% of \
+                     its CPUs (busy means over {:.0}%). A guest's figures follow the CPU \
+                     the host leaves it, so those rounds are not like the others and the \
+                     interval can claim a change that is not there: rerun with the host \
+                     quiet, or under --accel icount (its clock counts instructions).",
+                    self.busy,
+                    self.boots,
+                    self.max_other_share * 100.0,
+                    BUSY * 100.0
+                ),
+                80,
+                "Host: ",
+                "  ",
+            )
+        })
+    }
+}
+
 /// The boots behind `runs` (a boot is a run's round) and how many of them
 /// saw the host busy; None when no boot's share was read.
 pub fn busy_boots(runs: &[&crate::model::Run]) -> Option<Busy> {
@@ -123,6 +147,11 @@ mod tests {
             .case(case(1, "fault").sample(sample().figure("x", 1.0)))
             .build();
         assert_eq!(busy_boots(&[&host]), None);
+        let line = busy.line().unwrap();
+        assert!(line.starts_with("Host: busy during 1 of 4 boots"), "{line}");
+        assert!(line.contains("up to 31%"), "{line}");
+        let quiet = busy_boots(&[&b]).unwrap();
+        assert_eq!(quiet.line(), None);
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub fn reproduce(
     let host = crate::guest::host_load::busy_boots(&[here_base, here_head]);
     if !a.json.json {
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
-        o.push_str(&host.map(busy_text).unwrap_or_default());
+        o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
         o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
         super::output::text(&o)?;
     }
@@ -283,29 +283,6 @@ fn text(
         _ => o.push_str("Verdict: UNDECIDED: too few rounds held the figure\n"),
     }
     o
-}
-
-/// Said under the verdict when some boots saw the host busy.
-fn busy_text(b: crate::guest::host_load::Busy) -> String {
-    if b.busy == 0 {
-        return String::new();
-    }
-    crate::text::fill(
-        &format!(
-            "busy during {} of {} boots: other processes used up to {:.0}% of its \
-             CPUs (busy means over {:.0}%). A guest's figures follow the CPU the host leaves \
-             it, so those rounds are not like the others and the interval can claim a \
-             change that is not there: rerun with the host quiet, or under --accel \
-             icount (its clock counts instructions).",
-            b.busy,
-            b.boots,
-            b.max_other_share * 100.0,
-            crate::guest::host_load::BUSY * 100.0
-        ),
-        80,
-        "Host: ",
-        "  ",
-    )
 }
 
 /// Where both sides are stored, for `compare`: the robot's pair by label
