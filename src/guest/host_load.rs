@@ -63,6 +63,16 @@ pub struct Busy {
 }
 
 impl Busy {
+    /// The tally of some boots' shares; None for none.
+    pub fn of(shares: impl IntoIterator<Item = f64>) -> Option<Busy> {
+        let shares: Vec<f64> = shares.into_iter().collect();
+        (!shares.is_empty()).then(|| Busy {
+            boots: shares.len(),
+            busy: shares.iter().filter(|&&s| s > BUSY).count(),
+            max_other_share: shares.iter().copied().fold(0.0, f64::max),
+        })
+    }
+
     /// Said under a verdict when some boots saw the host busy.
     pub fn line(&self) -> Option<String> {
         (self.busy > 0).then(|| {
@@ -100,11 +110,7 @@ pub fn busy_boots(runs: &[&crate::model::Run]) -> Option<Busy> {
             }
         }
     }
-    (!seen.is_empty()).then(|| Busy {
-        boots: seen.len(),
-        busy: seen.values().filter(|&&s| s > BUSY).count(),
-        max_other_share: seen.values().copied().fold(0.0, f64::max),
-    })
+    Busy::of(seen.into_values())
 }
 
 #[cfg(test)]
