@@ -110,6 +110,11 @@ fn kvm_runs_live_inside_an_emulated_cpu() {
         again(&inner_err),
         g["rebooted"]
     );
+    // And why: vmscale's own line names the cause and the console kept.
+    let err = common::stderr(&o);
+    for line in err.lines().chain(inner_err.lines()).filter(|l| again(l)) {
+        eprintln!("nested_kvm:   {line}");
+    }
     assert_eq!(g["accel"], "kvm", "{g}");
     assert_eq!(g["prealloc"], true, "{g}");
     // Two vCPUs pinned, one to each of the outer guest's CPUs.

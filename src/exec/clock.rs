@@ -72,6 +72,16 @@ pub fn from_rusage(ru: &libc::rusage) -> Usage {
     }
 }
 
+/// CPU seconds and faults of this process and of the children it waited
+/// for: all vmscale did, its tasks (or its QEMU) included.
+pub fn own_usage() -> (f64, f64) {
+    let (p, c) = (usage(Who::Process), usage(Who::Children));
+    (
+        (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9,
+        (p.minflt + p.majflt + c.minflt + c.majflt) as f64,
+    )
+}
+
 /// The kernel's USER_HZ: the unit of /proc/stat's CPU times (100 if unknown).
 pub fn ticks_per_second() -> u64 {
     // SAFETY: sysconf only reads a configuration value; no pointers involved.

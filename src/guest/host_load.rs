@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::exec::clock::{self, Who};
+use crate::exec::clock;
 use crate::monitor::stat::{self, CpuTimes};
 
 /// A sample's noise key: the host's CPU share others used during the
@@ -24,18 +24,11 @@ pub struct Mark {
     own_s: f64,
 }
 
-/// vmscale's own CPU seconds and those of the children it waited for
-/// (QEMU, once reaped).
-fn own_cpu_s() -> f64 {
-    let (p, c) = (clock::usage(Who::Process), clock::usage(Who::Children));
-    (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9
-}
-
 /// Marks the start of a boot.
 pub fn mark() -> Mark {
     Mark {
         cpu: stat::read(Path::new("/")),
-        own_s: own_cpu_s(),
+        own_s: clock::own_usage().0,
     }
 }
 
@@ -45,7 +38,7 @@ impl Mark {
     pub fn others_share(&self, wall_s: f64) -> Option<f64> {
         let before = self.cpu.as_ref()?;
         let after = stat::read(Path::new("/"))?;
-        let own = own_cpu_s() - self.own_s;
+        let own = clock::own_usage().0 - self.own_s;
         let n = stat::noise(before, &after, own, wall_s, clock::ticks_per_second());
         Some(n.share())
     }

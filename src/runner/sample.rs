@@ -1,7 +1,8 @@
 //! One sample and what is measured around it: an optional wait for a
 //! quiet machine, vmstat deltas, the CPU time others used meanwhile and
-//! memory the machine gained (the noise flag), and the profile and lock
-//! recording beside it.
+//! memory the machine gained (the noise flag), the profile and lock
+//! recording beside it, and the /proc/meminfo levels during it
+//! (`--meminfo`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -12,19 +13,6 @@ use crate::exec::clock;
 use crate::model::{Case, Sample};
 use crate::monitor::{meminfo, memory_size, stat, vmstat};
 use crate::workload::Workload;
-
-/// CPU time (seconds) and faults of this process and its waited-for
-/// children: all vmscale did, its tasks included.
-fn own_usage() -> (f64, f64) {
-    let (p, c) = (
-        clock::usage(clock::Who::Process),
-        clock::usage(clock::Who::Children),
-    );
-    (
-        (p.user_ns + p.sys_ns + c.user_ns + c.sys_ns) as f64 / 1e9,
-        (p.minflt + p.majflt + c.minflt + c.majflt) as f64,
-    )
-}
 
 /// Takes sample `seq` of `case`, a warm-up one or measured, its samples
 /// tagged with `invocation` when a run has more than one.
@@ -54,10 +42,10 @@ pub fn take(
         noise.insert("quiet".to_string(), if quiet { 1.0 } else { 0.0 });
     }
     let mem0 = memory_size::read(root);
-    let (_, faults0) = own_usage();
+    let (_, faults0) = clock::own_usage();
     let before = crate::monitor::counters(root);
     let cpu0 = stat::read(root);
-    let (own0, _) = own_usage();
+    let (own0, _) = clock::own_usage();
     let active = probes.as_ref().map(|p| p.start()).transpose()?;
     let levels = (!opts.meminfo.is_empty())
         .then(|| meminfo::start(root, &opts.meminfo, meminfo::PERIOD))
@@ -74,10 +62,10 @@ pub fn take(
     let wall = t0.elapsed().as_secs_f64();
     data.figures
         .extend(levels.map(meminfo::Sampler::finish).unwrap_or_default());
-    let own = own_usage().0 - own0;
+    let own = clock::own_usage().0 - own0;
     let cpu1 = stat::read(root);
     let after = crate::monitor::counters(root);
-    noise.insert(vmstat::OWN_FAULTS.to_string(), own_usage().1 - faults0);
+    noise.insert(vmstat::OWN_FAULTS.to_string(), clock::own_usage().1 - faults0);
     let mem1 = memory_size::read(root);
     let captured = match (probes, active) {
         (Some(p), Some(a)) => p.finish(a)?,
