@@ -59,7 +59,8 @@ while read -r spec; do
   wall=$(echo "$(date +%s.%N) - $t0" | bc)
   longest=$(echo "if ($wall > $longest) $wall else $longest" | bc)
   if [ $rc -ne 0 ]; then
-    how="exit $rc: $(grep -v '^ *$' "$out.err" | tail -1 | sed 's/^vmscale: //' |
+    # vmscale's own last message (a failed child's lines follow it).
+    how="exit $rc: $(grep '^vmscale: ' "$out.err" | tail -1 | sed 's/^vmscale: //' |
       cut -c1-90)"
   elif [ "$spec" = quick ]; then
     how="$(grep -v '^ *$' "$out.out" | tail -1 | cut -c1-90)"
