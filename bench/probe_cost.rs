@@ -16,7 +16,9 @@
 //! - `counters`: what `monitor::counters` reads around every sample beside
 //!   /proc/vmstat: the per-size THP counters (every file of every
 //!   hugepages-<N>kB/stats/) and zswap's debugfs counters, each twice;
-//! - `profile`: `--profile` (its sampling rings on every CPU; opt-in).
+//! - `profile`: `--profile` (its sampling rings on every CPU; opt-in);
+//! - `meminfo`: `--meminfo` (a thread reading /proc/meminfo once a second
+//!   beside the tasks, the first reading half a second in; opt-in).
 //!
 //! It also times one read of the per-size THP and of the zswap counters
 //! (median of 200 rounds of 10 reads), and the reads a task makes at the edges of its timed loop
@@ -35,7 +37,7 @@ use std::time::Instant;
 
 use vmscale::exec::clock;
 use vmscale::model::Case;
-use vmscale::monitor::{memory_size, mthp, stat, vmstat, zswap};
+use vmscale::monitor::{meminfo, memory_size, mthp, stat, vmstat, zswap};
 use vmscale::probes::{Probes, Request, preflight};
 use vmscale::stats::paired;
 use vmscale::stats::summary::median;
@@ -148,11 +150,18 @@ fn main() {
                 if on && probe == "counters" {
                     counters();
                 }
+                let levels = (on && probe == "meminfo").then(|| {
+                    let fields = ["AnonPages".to_string(), "Active(anon)".to_string()];
+                    meminfo::start(Path::new("/"), &fields, meminfo::PERIOD).expect("meminfo")
+                });
                 let active = match (&mut profile, on && probe == "profile") {
                     (Some(p), true) => Some(p.start().expect("start the profile")),
                     _ => None,
                 };
                 let d = w.sample(&case).expect("a pft sample");
+                if let Some(l) = levels {
+                    std::hint::black_box(l.finish());
+                }
                 if on && probe == "around" {
                     around();
                 }
@@ -216,6 +225,14 @@ fn main() {
         mthp::read(root).len(),
         zswap::read(root).len(),
         2.0 * (mthp_us + zswap_us) / (wall * 1e6) * 100.0,
+    );
+    let meminfo_us = median_us(|| {
+        std::hint::black_box(vmscale::machine::memory::read_meminfo(root));
+    });
+    println!(
+        "  one read of /proc/meminfo (--meminfo, once a second): {meminfo_us:.1} us, \
+         {:.4} % of a second",
+        meminfo_us / 1e6 * 100.0,
     );
     println!("  load after {}", load());
 }

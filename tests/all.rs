@@ -33,6 +33,7 @@ mod layout;
 mod machine_fake_tree;
 mod machine_live;
 mod machine_qemu_tree;
+mod meminfo;
 mod micro;
 mod mthp;
 mod nested_kvm;

@@ -36,6 +36,10 @@ fn wait_free(path: &Path) {
     let f = File::open(path).unwrap();
     for _ in 0..600 {
         if f.try_lock().is_ok() {
+            // Unlocked explicitly: a child forked meanwhile by another test
+            // thread shares this descriptor until it execs, and would keep
+            // a lock that is only dropped with the file.
+            f.unlock().unwrap();
             return;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -160,6 +160,11 @@ fn the_same_kernel_twice_pools_two_rounds_paired_and_tagged() {
             .map(|s| s["noise"]["guest_round"].as_f64().unwrap() as i64)
             .collect();
         assert_eq!(rounds, BTreeSet::from([1, 2]));
+        // And how busy the host was during the boot that took it.
+        for s in run["cases"][0]["samples"].as_array().unwrap() {
+            let share = s["noise"]["host_other_share"].as_f64();
+            assert!(share.is_some_and(|x| (0.0..=1.5).contains(&x)), "{s}");
+        }
     }
 }
 

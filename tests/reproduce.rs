@@ -89,9 +89,18 @@ fn a_vm_scalability_report_plans_its_case_on_every_cpu() {
             "--runtime",
             "2",
             "--max-time",
-            "40s"
+            "40s",
+            "--meminfo",
+            "Active(anon)"
         ]
     );
+    // The samples' budget is `run`'s own default, as its dry run says.
+    let run = Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args(["run", "pft", "--size", "16M", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_str(&stdout(&run)).expect("JSON");
+    assert_eq!(v["plan"]["budget_s"], run["max_time_s"]);
     assert_eq!(rows(&v), rows_in_text("vms-anon-w-seq.txt"));
     let planned = v["plan"]["rows"].as_array().unwrap();
     assert_eq!(planned.len(), rows(&v).len());

@@ -15,6 +15,7 @@ use super::stored::{self, Stored};
 use crate::error::{Error, Result};
 use crate::guest::accel::Choice;
 use crate::guest::boot::Prepared;
+use crate::guest::host_load::Busy;
 use crate::guest::initramfs::{Userland, step_programs};
 use crate::guest::kernel::Kernel;
 use crate::guest::modules::room_needed;
@@ -186,6 +187,7 @@ impl Bench for Guests<'_> {
                 logs,
                 stored,
                 seconds: 0.0,
+                host: None,
             });
         }
         let pair = [self.prepared(base)?, self.prepared(new)?];
@@ -241,6 +243,7 @@ impl Bench for Guests<'_> {
             self.bar,
             &mut stop,
         );
+        let host = Busy::of(done.iter().flatten().filter_map(|r| r.host_other_share));
         let merged = pool::pool_and_merge(&self.db, &pair, &done, &files, false);
         let _ = std::fs::remove_dir_all(&files);
         merged?;
@@ -251,6 +254,7 @@ impl Bench for Guests<'_> {
             logs,
             stored,
             seconds: started.elapsed().as_secs_f64(),
+            host,
         })
     }
 }

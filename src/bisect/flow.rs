@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::search::{Mark, Next, Search};
 use super::step::{self, Judged};
 use crate::error::{Error, Result};
+use crate::guest::host_load::Busy;
 use crate::stats::decide::{Decision, Rule, Verdict};
 
 /// What a pair is measured for; rounds of one role are never reused by
@@ -57,6 +58,8 @@ pub struct Measured {
     pub stored: usize,
     /// Seconds of booting in this run.
     pub seconds: f64,
+    /// How busy the host was during this run's boots (none: none booted).
+    pub host: Option<Busy>,
 }
 
 /// Boots pairs of entries in turn, round by round.
@@ -85,6 +88,9 @@ pub struct Record {
     pub seconds: f64,
     /// Why the pair could not be measured.
     pub failure: Option<String>,
+    /// How busy the host was during the pair's boots in this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<Busy>,
 }
 
 impl Record {
@@ -99,6 +105,7 @@ impl Record {
             stored: m.stored,
             seconds: m.seconds,
             failure: None,
+            host: m.host,
         }
     }
 }
@@ -293,6 +300,7 @@ mod tests {
                 logs,
                 stored,
                 seconds: 1.0,
+                host: None,
             })
         }
     }

@@ -290,6 +290,13 @@ fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
         if loaded.len() >= 2 && !loaded[0].meta.figures.is_empty() {
             super::compare::compare_loaded(&loaded)?;
         }
+        // Every step's runs come from the same boots: said once.
+        let runs: Vec<&crate::model::Run> = loaded.iter().collect();
+        if step.step == m.runs[0][0].step
+            && let Some(line) = crate::guest::host_load::busy_boots(&runs).and_then(|b| b.line())
+        {
+            super::output::text(&line)?;
+        }
     }
     Ok(())
 }

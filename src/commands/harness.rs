@@ -44,6 +44,7 @@ impl RunOptions {
                     locks: h.lock_stats,
                 },
                 invocations: h.invocations.into(),
+                meminfo: h.meminfo.clone(),
             },
             knobs,
         })

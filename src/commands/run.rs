@@ -214,6 +214,7 @@ pub(crate) fn run_workload(
     let (knob_plan, tuned) = super::doctor::tuned_plan(h.tune, &o.knobs, w.name(), &root)?;
     knob_plan.preflight(&root, &journal)?;
     crate::probes::preflight(&o.runner.probes).map(drop)?;
+    crate::monitor::meminfo::check(&crate::machine::root(), &o.runner.meminfo)?;
     let setup = Setup {
         workload: w,
         plan: o.plan,

@@ -24,6 +24,7 @@ pub mod deb;
 pub mod decide;
 pub mod elf;
 pub mod files;
+pub mod host_load;
 pub mod init;
 pub mod initramfs;
 pub mod kernel;

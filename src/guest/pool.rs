@@ -20,6 +20,8 @@ use crate::store::{NewRun, Store};
 /// The noise key holding the round a sample's boot was in.
 pub use crate::model::GUEST_ROUND;
 
+use super::host_load::HOST_OTHER_SHARE;
+
 /// One completed boot of a kernel: its round and the store it brought.
 #[derive(Debug, Clone)]
 pub struct Round {
@@ -28,6 +30,9 @@ pub struct Round {
     /// The boot's wall seconds by the host's clock, QEMU started to
     /// stopped (a round's lost first boot and its second together).
     pub seconds: f64,
+    /// The host's CPU share others used meanwhile (`host_load`), kept
+    /// with each of the boot's samples; None where unread.
+    pub host_other_share: Option<f64>,
 }
 
 /// A pooled run: the plan step it is, and its id in the pooled store.
@@ -133,7 +138,16 @@ pub fn pooled_label(kernel: &str, run: &Run, several: bool) -> Option<String> {
 pub fn pool(kernel: &str, rounds: &[Round], into: &mut Store) -> Result<Vec<Pooled>> {
     let mut per_round: Vec<(u32, Vec<(String, Run)>)> = Vec::new();
     for r in rounds {
-        let runs = load_all(&r.store)?;
+        let mut runs = load_all(&r.store)?;
+        if let Some(share) = r.host_other_share {
+            for s in runs
+                .iter_mut()
+                .flat_map(|run| run.cases.iter_mut())
+                .flat_map(|c| c.samples.iter_mut())
+            {
+                s.noise.insert(HOST_OTHER_SHARE.into(), share);
+            }
+        }
         let keys = step_keys(&runs);
         per_round.push((r.round, keys.into_iter().zip(runs).collect()));
     }
@@ -306,6 +320,8 @@ mod tests {
             round,
             store: path,
             seconds: 1.0,
+            // Rounds 1-3 as if the host was read, round 4 as if not.
+            host_other_share: (round < 4).then(|| f64::from(round) / 10.0),
         }
     }
 
@@ -329,10 +345,18 @@ mod tests {
             g.get("rebooted").is_none() && g.get("reboot_cause").is_none(),
             "{g}"
         );
+        // Each sample keeps how busy the host was during its own boot.
+        let shares: Vec<(f64, f64)> = run.cases[0]
+            .samples
+            .iter()
+            .map(|s| (s.noise[GUEST_ROUND], s.noise[HOST_OTHER_SHARE]))
+            .collect();
+        assert_eq!(shares, [(1.0, 0.1), (2.0, 0.2), (3.0, 0.3)]);
         // Without a second boot the pooled run says nothing of one.
         let rounds = [round_store(&dir, 4, false)];
         let pooled = pool("k", &rounds, &mut into).unwrap();
         let run = into.load(pooled[0].id).unwrap();
         assert!(run.meta.machine["guest"].get("rebooted_rounds").is_none());
+        assert!(!run.cases[0].samples[0].noise.contains_key(HOST_OTHER_SHARE));
     }
 }

@@ -207,14 +207,17 @@ pub fn boot_all(
                 .join(format!("kernel-{}", i + 1));
             let given = &session.topology.shape;
             let started = std::time::Instant::now();
+            let host = super::host_load::mark();
             let booted = boot_again_if_stalled(session, p, round, &dir, &mut on_marker);
             let seconds = started.elapsed().as_secs_f64();
+            let host_other_share = host.others_share(seconds);
             let verdict = booted.and_then(|b| judge(&b, p, round, steps, given));
             match verdict {
                 Ok(Some(store)) => done[i].push(Round {
                     round,
                     store,
                     seconds,
+                    host_other_share,
                 }),
                 Ok(None) => {}
                 Err(e) => return (done, Some(e)),

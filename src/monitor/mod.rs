@@ -2,6 +2,7 @@
 
 pub mod autonuma;
 pub mod diskstats;
+pub mod meminfo;
 pub mod memory_size;
 pub mod mthp;
 pub mod numa_maps;

@@ -23,6 +23,7 @@ pub mod knobs;
 pub mod latency;
 pub mod list;
 pub mod lockfan;
+pub mod meminfo;
 pub mod mmap_lock;
 pub mod mthp;
 pub mod numa;
@@ -67,12 +68,14 @@ pub fn blocks(run: &Run, colour: bool) -> Vec<Block> {
                 out.push(Block::Title(format!("[{label}]")));
                 out.extend(body(sub, colour));
                 out.extend(mthp::blocks(sub));
+                out.extend(meminfo::blocks(sub));
                 out.extend(centre::blocks(sub));
             }
         }
         None => {
             out.extend(body(run, colour));
             out.extend(mthp::blocks(run));
+            out.extend(meminfo::blocks(run));
             out.extend(centre::blocks(run));
         }
     }

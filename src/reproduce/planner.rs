@@ -57,7 +57,7 @@ pub const SHORT_RUNTIME_S: f64 = 2.0;
 /// `--precision` or this is spent (a TCG boot of pft here: 86-149
 /// samples, 35-53 s).
 pub fn default_budget_s() -> f64 {
-    crate::parse::duration(crate::runner::DEFAULT_MAX_TIME).map_or(40.0, |d| d.as_secs_f64())
+    crate::runner::default_max_time().as_secs_f64()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,13 +104,66 @@ pub struct RowPlan {
 }
 
 /// Where vmscale keeps a row's figure: a workload figure of each sample,
-/// or a counter of the sample's /proc/vmstat delta.
+/// a counter of the sample's /proc/vmstat delta, or a /proc/meminfo
+/// field's mean over the sample (`run --meminfo`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Measured {
     Figure(String),
     Vmstat(String),
+    Meminfo(String),
 }
+
+/// The /proc/meminfo fields every kernel vmscale boots prints: those of
+/// every Linux since 4.20, and those of the options its guests require
+/// (THP, hugetlbfs, swap: `kconfig::REQUIRED`). A field outside (Zswap,
+/// SecPageTables, DirectMap4k) would make a guest without it refuse the
+/// run, so its row is not planned.
+const MEMINFO_FIELDS: &[&str] = &[
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Buffers",
+    "Cached",
+    "SwapCached",
+    "Active",
+    "Inactive",
+    "Active(anon)",
+    "Inactive(anon)",
+    "Active(file)",
+    "Inactive(file)",
+    "Unevictable",
+    "Mlocked",
+    "SwapTotal",
+    "SwapFree",
+    "Dirty",
+    "Writeback",
+    "AnonPages",
+    "Mapped",
+    "Shmem",
+    "KReclaimable",
+    "Slab",
+    "SReclaimable",
+    "SUnreclaim",
+    "KernelStack",
+    "PageTables",
+    "Bounce",
+    "WritebackTmp",
+    "CommitLimit",
+    "Committed_AS",
+    "VmallocTotal",
+    "VmallocUsed",
+    "VmallocChunk",
+    "Percpu",
+    "AnonHugePages",
+    "ShmemHugePages",
+    "ShmemPmdMapped",
+    "HugePages_Total",
+    "HugePages_Free",
+    "HugePages_Rsvd",
+    "HugePages_Surp",
+    "Hugepagesize",
+];
 
 /// The plan of the report's first test (the one its headline names).
 pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
@@ -185,7 +238,17 @@ pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
         .rows
         .iter()
         .map(|r| row_plan(&r.name, &testcase, test, here))
+        .collect::<Vec<RowPlan>>();
+    let fields: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| match &r.measured_by {
+            Some(Measured::Meminfo(f)) => Some(f.as_str()),
+            _ => None,
+        })
         .collect();
+    if !fields.is_empty() {
+        command.extend(["--meminfo".into(), fields.join(",")]);
+    }
     // At most: the warm-up, the budget, and the sample under way when it
     // ends. pft's samples are sized, not timed: a second each is their
     // order.
@@ -439,9 +502,16 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Mapped {
             "a level of /proc/vmstat; vmscale stores each sample's counter deltas".into(),
         ),
         "proc-vmstat" => Mapped::By(Measured::Vmstat(rest.to_string())),
-        "meminfo" | "numa-meminfo" | "numa-vmstat" => Mapped::Not(format!(
-            "a level (the robot's mean of {monitor} read each second), not a count: \
-             vmscale reads no /proc/meminfo and stores /proc/vmstat counter deltas"
+        "meminfo" if MEMINFO_FIELDS.contains(&rest) => {
+            Mapped::By(Measured::Meminfo(rest.to_string()))
+        }
+        "meminfo" => Mapped::Not(format!(
+            "'{rest}' is not a /proc/meminfo field every kernel vmscale boots has \
+             (lkp derives some: Memused, max_used_kB)"
+        )),
+        "numa-meminfo" | "numa-vmstat" => Mapped::Not(format!(
+            "a level of each node's {monitor}; vmscale reads the machine's /proc/meminfo \
+             (run --meminfo) and stores /proc/vmstat counter deltas"
         )),
         "numa-numastat" => numastat(rest, here),
         "turbostat" => Mapped::Not(

@@ -28,6 +28,11 @@ pub use session::{KnobSetup, Session, Setup};
 /// elsewhere, as reproduce's, counts on the same figure).
 pub const DEFAULT_MAX_TIME: &str = "40s";
 
+/// [`DEFAULT_MAX_TIME`] as the duration clap makes of it.
+pub fn default_max_time() -> std::time::Duration {
+    crate::parse::duration(DEFAULT_MAX_TIME).expect("DEFAULT_MAX_TIME is a duration")
+}
+
 /// How many samples to take.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reps {
@@ -54,6 +59,9 @@ pub struct Options {
     /// visit in `noise["invocation"]` when there is more than one
     /// (docs/repetitions.md, "Invocations").
     pub invocations: usize,
+    /// /proc/meminfo fields read during each sample, their means kept as
+    /// figures (`monitor::meminfo`).
+    pub meminfo: Vec<String>,
 }
 
 impl Default for Options {
@@ -64,6 +72,7 @@ impl Default for Options {
             combos: Vec::new(),
             probes: crate::probes::Request::default(),
             invocations: 1,
+            meminfo: Vec::new(),
         }
     }
 }

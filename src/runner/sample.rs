@@ -10,7 +10,7 @@ use super::Options;
 use crate::error::Result;
 use crate::exec::clock;
 use crate::model::{Case, Sample};
-use crate::monitor::{memory_size, stat, vmstat};
+use crate::monitor::{meminfo, memory_size, stat, vmstat};
 use crate::workload::Workload;
 
 /// CPU time (seconds) and faults of this process and its waited-for
@@ -59,8 +59,11 @@ pub fn take(
     let cpu0 = stat::read(root);
     let (own0, _) = own_usage();
     let active = probes.as_ref().map(|p| p.start()).transpose()?;
+    let levels = (!opts.meminfo.is_empty())
+        .then(|| meminfo::start(root, &opts.meminfo, meminfo::PERIOD))
+        .transpose()?;
     let t0 = Instant::now();
-    let data = workload.sample(case).map_err(|e| {
+    let mut data = workload.sample(case).map_err(|e| {
         e.context(format!(
             "{} {} with {} tasks",
             workload.name(),
@@ -69,6 +72,8 @@ pub fn take(
         ))
     })?;
     let wall = t0.elapsed().as_secs_f64();
+    data.figures
+        .extend(levels.map(meminfo::Sampler::finish).unwrap_or_default());
     let own = own_usage().0 - own0;
     let cpu1 = stat::read(root);
     let after = crate::monitor::counters(root);

@@ -193,8 +193,17 @@ fn progress_line(named: &[Named], r: &Record) -> String {
     } else {
         String::new()
     };
+    let busy = match r.host {
+        Some(b) if b.busy > 0 => format!(
+            "\n  the host was busy in {} of {} boots (others used up to {:.0}% of its CPUs)",
+            b.busy,
+            b.boots,
+            b.max_other_share * 100.0
+        ),
+        _ => String::new(),
+    };
     format!(
-        "bisect: {} against {}: {verdict}{ratio}, {} rounds{resumed}\n",
+        "bisect: {} against {}: {verdict}{ratio}, {} rounds{resumed}{busy}\n",
         named[r.new].label, named[r.base].label, r.rounds
     )
 }
@@ -222,6 +231,7 @@ mod tests {
             stored: 0,
             seconds: 1.0,
             failure: None,
+            host: None,
         };
         assert_eq!(
             progress_line(&named, &r),
@@ -229,5 +239,14 @@ mod tests {
         );
         r.stored = 2;
         assert!(progress_line(&named, &r).ends_with("3 rounds (2 from the store)\n"));
+        r.host = crate::guest::host_load::Busy::of([0.02, 0.4, 0.05]);
+        assert!(
+            progress_line(&named, &r).ends_with(
+                "(2 from the store)\n  the host was busy in 1 of 3 boots (others used up to \
+                 40% of its CPUs)\n"
+            ),
+            "{}",
+            progress_line(&named, &r)
+        );
     }
 }

@@ -207,6 +207,9 @@ fn plan_text(r: &Report, here: Here, p: &Plan, bisection: Option<&Bisection>) ->
         let how = match (&plan.measured_by, &plan.not_measured) {
             (Some(crate::reproduce::planner::Measured::Figure(f)), _) => format!("figure {f}"),
             (Some(crate::reproduce::planner::Measured::Vmstat(c)), _) => format!("vmstat {c}"),
+            (Some(crate::reproduce::planner::Measured::Meminfo(f)), _) => {
+                format!("meminfo {f}, mean")
+            }
             (None, Some(why)) => format!("not: {why}"),
             (None, None) => String::new(),
         };

@@ -116,8 +116,10 @@ pub fn reproduce(
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
     let robot = robot_runs::store(&ran.landed.store, report, plan, here_base, [base, head])?;
+    let host = crate::guest::host_load::busy_boots(&[here_base, here_head]);
     if !a.json.json {
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
+        o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
         o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
         super::output::text(&o)?;
     }
@@ -140,6 +142,7 @@ pub fn reproduce(
             },
             "bisect": found.as_ref().map(super::bisect::json),
             "boots_s": ran.boot_seconds,
+            "host": host,
         }))?;
     } else if let Some(f) = &found {
         super::output::text(&super::bisect::text(f))?;
@@ -184,6 +187,11 @@ fn value(run: &Run, by: &Measured) -> Option<f64> {
         .filter_map(|s| match by {
             Measured::Figure(f) => s.data.figures.get(f).copied(),
             Measured::Vmstat(c) => Some(s.vmstat.get(c).copied().unwrap_or(0) as f64),
+            Measured::Meminfo(f) => s
+                .data
+                .figures
+                .get(&format!("{}{f}", crate::monitor::meminfo::PREFIX))
+                .copied(),
         })
         .filter(|x| x.is_finite())
         .collect();

@@ -32,7 +32,9 @@ fn vm_scalability_runs_its_case_on_every_cpu_share() {
             "--runtime",
             "2",
             "--max-time",
-            "40s"
+            "40s",
+            "--meminfo",
+            "Active(anon)"
         ]
     );
     assert!(p.runtime.shortened);
@@ -178,10 +180,9 @@ fn rows_are_mapped_to_what_vmscale_stores_or_told_why_not() {
         why("perf-profile.calltrace.cycles-pp.do_anonymous_page.__handle_mm_fault")
             .contains("--profile")
     );
-    let meminfo = why("meminfo.Active(anon)");
-    assert!(
-        meminfo.contains("a level") && meminfo.contains("reads no /proc/meminfo"),
-        "{meminfo}"
+    assert_eq!(
+        by("meminfo.Active(anon)"),
+        Some(Measured::Meminfo("Active(anon)".into()))
     );
     assert!(why("vm-scalability.time.system_time").contains("CPU time"));
     // Every row is either measured or has its reason.
@@ -254,4 +255,26 @@ fn sizes_and_counts_that_cannot_be_scaled_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(msg.contains("nr_task 16"), "{msg}");
+}
+
+#[test]
+fn meminfo_rows_are_read_where_every_guest_kernel_has_the_field() {
+    let line = "   1988324 ±  2%     +12.3%    2232886        meminfo.Active(anon)\n";
+    assert!(VMS.contains(line));
+    let more = [
+        "meminfo.AnonHugePages",
+        "meminfo.Memused",
+        "meminfo.Zswap",
+        "numa-meminfo.node0.Active(anon)",
+    ]
+    .map(|n| line.replace("meminfo.Active(anon)", n))
+    .concat();
+    let report = VMS.replace(line, &format!("{line}{more}"));
+    let p = plan(&read(&report).unwrap(), SMALL, Asked::default()).unwrap();
+    let at = p.command.iter().position(|a| a == "--meminfo").unwrap();
+    assert_eq!(p.command[at + 1], "Active(anon),AnonHugePages");
+    let why = |n: &str| row(&p, n).not_measured.clone().unwrap_or_default();
+    assert!(why("meminfo.Memused").contains("lkp derives"));
+    assert!(why("meminfo.Zswap").contains("not a /proc/meminfo field every kernel"));
+    assert!(why("numa-meminfo.node0.Active(anon)").contains("each node"));
 }
