@@ -1,7 +1,8 @@
 #!/bin/bash
 # Times each vm-scalability case's default run (`vmscale run vms --case
 # NAME`, no other option) and prints, as the markdown table docs/vms.md
-# keeps, its wall time, its median throughput and how it ended; a default
+# keeps, its wall time, the 1-minute load when it ended, its median
+# throughput and how it ended; a default
 # case run should end within 60 s here (docs/vms.md, "Default run
 # times"). Cases this machine refuses (migrate on one node, ksm without
 # ksmd) are listed with the refusal. The first line says when, on how
@@ -14,14 +15,15 @@ set -uo pipefail
 VMSCALE=${VMSCALE:-$(dirname "$0")/../target/release/vmscale}
 DIR=$(mktemp -d /tmp/vmscale-vms.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
-CASES=${*:-$("$VMSCALE" run vms --case list 2>&1 | sed 's/.*: //; s/,/ /g')}
+# `--case list`: one case a line, its name first.
+CASES=${*:-$("$VMSCALE" run vms --case list | awk '{print $1}')}
 run=("$VMSCALE")
 [ -n "${NICE:-}" ] && run=(nice -n "$NICE" "$VMSCALE")
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "<!-- $(date -u +%FT%TZ), $(nproc) CPUs, load $(load),"\
   "$("$VMSCALE" --version 2>/dev/null) -->"
-echo "| case | wall s | median KB/s | how it ended |"
-echo "|---|---:|---:|---|"
+echo "| case | wall s | load | median KB/s | how it ended |"
+echo "|---|---:|---:|---:|---|"
 longest=0
 for c in $CASES; do
   t0=$(date +%s.%N)
@@ -31,12 +33,14 @@ for c in $CASES; do
   longest=$(echo "if ($wall > $longest) $wall else $longest" | bc)
   if [ $rc -eq 0 ]; then
     # The run's note, shortened: what stopped it and after how many samples.
-    python3 - "$c" "$wall" "$DIR/$c.json" <<'EOF'
+    python3 - "$c" "$wall" "$DIR/$c.json" "$(cut -d' ' -f1 /proc/loadavg)" <<'EOF'
 import json, re, statistics, sys
-case, wall, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+case, wall, path, load = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 r = json.load(open(path))
-v = [s["data"]["figures"]["throughput"]
+v = [s["data"]["figures"].get("throughput")
      for c in r["cases"] for s in c["samples"] if not s["warmup"]]
+v = [x for x in v if x is not None]
+med = round(statistics.median(v)) if v else "-"
 note = r["meta"]["note"] or ""
 n = re.search(r"n=(\d+)", note)
 n = f", n={n.group(1)}" if n else ""
@@ -48,10 +52,11 @@ elif "reached" in note:
     how = "precision reached"
 else:
     how = note[:40]
-print(f"| {case} | {wall:.1f} | {round(statistics.median(v))} | {how}{n} |")
+print(f"| {case} | {wall:.1f} | {load} | {med} | {how}{n} |")
 EOF
   else
-    printf '| %s | %.1f | - | exit %s: %s |\n' "$c" "$wall" "$rc" \
+    printf '| %s | %.1f | %s | - | exit %s: %s |\n' "$c" "$wall" \
+      "$(cut -d' ' -f1 /proc/loadavg)" "$rc" \
       "$(tail -1 "$DIR/$c.err" | sed 's/^vmscale: //' | cut -c1-70)..."
   fi
 done

@@ -28,7 +28,12 @@ fn every_pattern_plans_on_four_nodes_and_skips_the_memory_only_node() {
             c.size,
             (p.original_size() / numa::DEFAULT_SIZE_DIVISOR).min(8 << 30)
         );
-        assert_eq!(c.loops, p.default_loops());
+        let share = if p == Pattern::Numa01 {
+            c.size
+        } else {
+            c.size / c.threads as u64
+        };
+        assert_eq!(c.loops, p.default_loops(share));
         assert!(c.loops <= p.original_loops());
     }
 }

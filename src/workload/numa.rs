@@ -70,7 +70,7 @@ impl Pattern {
     }
 
     /// autonumabench's pass counts.
-    pub fn original_loops(&self) -> u64 {
+    pub const fn original_loops(&self) -> u64 {
         match self {
             Pattern::Numa01 => 50,
             Pattern::Numa01Threadlocal => 1000,
@@ -78,19 +78,18 @@ impl Pattern {
         }
     }
 
-    /// Passes a default run makes: autonumabench's, but a quarter for
-    /// numa01-threadlocal, whose 1000 passes take minutes a sample on a
-    /// small machine (a default run ends within a minute; --loops 1000
-    /// gives the original).
-    pub fn default_loops(&self) -> u64 {
-        match self {
-            Pattern::Numa01Threadlocal => self.original_loops() / 4,
-            _ => self.original_loops(),
-        }
+    /// Passes a default run makes over each thread's `share` of the
+    /// region: autonumabench's, fewer where a thread would zero more in a
+    /// sample than a numa01 thread does ([`DEFAULT_THREAD_BYTES`]). On 2
+    /// CPUs numa01-threadlocal's and numa02-smt's one thread a process
+    /// gets its whole region, and 1000 or 800 passes took 15-21 s a sample
+    /// at load 14, a default run 66-88 s; `--loops` gives the original.
+    pub fn default_loops(&self, share: u64) -> u64 {
+        (DEFAULT_THREAD_BYTES / share.max(1)).clamp(1, self.original_loops())
     }
 
     /// autonumabench's region sizes, per process.
-    pub fn original_size(&self) -> u64 {
+    pub const fn original_size(&self) -> u64 {
         match self {
             Pattern::Numa01 | Pattern::Numa01Threadlocal => 3 << 30,
             Pattern::Numa02 | Pattern::Numa02Smt => 1 << 30,
@@ -156,6 +155,12 @@ impl Config {
 
 /// The default region is autonumabench's divided by this.
 pub const DEFAULT_SIZE_DIVISOR: u64 = 4;
+
+/// What one numa01 thread zeroes in a default sample: its process's
+/// default region, autonumabench's 50 passes. No pattern's default passes
+/// make a thread zero more ([`Pattern::default_loops`]).
+pub const DEFAULT_THREAD_BYTES: u64 =
+    Pattern::Numa01.original_size() / DEFAULT_SIZE_DIVISOR * Pattern::Numa01.original_loops();
 
 /// Plans a pattern on `m`: task counts, first-touch node and size.
 pub fn plan(
@@ -238,7 +243,12 @@ pub fn plan(
             crate::units::size(page * tasks)
         )));
     }
-    let loops = loops.unwrap_or(pattern.default_loops());
+    let share = if pattern.whole_region() {
+        size
+    } else {
+        size / tasks
+    };
+    let loops = loops.unwrap_or(pattern.default_loops(share));
     if loops == 0 {
         return Err(Error::Input("--loops 0 does no work: use 1 or more".into()));
     }
@@ -495,6 +505,49 @@ mod tests {
         assert_eq!(Numa::new(c, &m).memory_need(), 256 << 20);
         let c = plan(Pattern::Numa02, None, None, 100, 0.9, &m).unwrap();
         assert_eq!(c.size, 256 << 20, "one process: the whole quarter");
+    }
+
+    /// A default sample makes no thread zero more than a numa01 thread
+    /// does, on 2 CPUs (one thread a process gets a whole region) as on
+    /// 16; where a thread's share is small the original passes stay, and
+    /// `--loops` is kept as given.
+    #[test]
+    fn default_passes_give_no_thread_more_than_numa01s() {
+        let two_cpus = || {
+            let mut m = fake();
+            m.cpus.truncate(2);
+            m
+        };
+        for m in [fake(), two_cpus()] {
+            let numa01 = plan(Pattern::Numa01, None, None, 100, 0.9, &m).unwrap();
+            assert_eq!(numa01.loops, Pattern::Numa01.original_loops());
+            let most = numa01.size * numa01.loops;
+            for p in [
+                Pattern::Numa01Threadlocal,
+                Pattern::Numa02,
+                Pattern::Numa02Smt,
+            ] {
+                let c = plan(p, None, None, 100, 0.9, &m).unwrap();
+                let share = c.size / c.threads as u64;
+                assert!(
+                    share * c.loops <= most,
+                    "{} on {} CPUs",
+                    p.name(),
+                    m.cpus.len()
+                );
+                assert!(c.loops >= 1 && c.loops <= p.original_loops());
+                let given = plan(p, None, Some(p.original_loops()), 100, 0.9, &m).unwrap();
+                assert_eq!(given.loops, p.original_loops());
+            }
+        }
+        let c = plan(Pattern::Numa02, None, None, 100, 0.9, &fake()).unwrap();
+        assert_eq!(
+            c.loops,
+            Pattern::Numa02.original_loops(),
+            "16 threads share 256 MiB: 16 MiB each, autonumabench's 800 passes"
+        );
+        let c = plan(Pattern::Numa02Smt, None, None, 100, 0.9, &two_cpus()).unwrap();
+        assert!(c.loops < Pattern::Numa02Smt.original_loops());
     }
 
     #[test]

@@ -13,8 +13,8 @@ pub struct Args {
     /// Region size (default: autonumabench's, capped to half the first node's memory)
     #[arg(long)]
     pub size: Option<String>,
-    /// Passes over the region (default: autonumabench's 50 and 800; 250 for
-    /// numa01-threadlocal, a quarter of its 1000)
+    /// Passes over the region (default: autonumabench's 50, 1000 and 800,
+    /// fewer where a thread would zero more per sample than numa01's does)
     #[arg(long)]
     pub loops: Option<u64>,
     /// Per-thread page locality sampling interval, e.g. 1s, 200ms

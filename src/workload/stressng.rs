@@ -58,8 +58,9 @@ pub fn quick(_: &crate::machine::Snapshot) -> Vec<Vec<String>> {
 const ALSO_VM: &[&str] = &["fault", "ksm", "mincore", "remap", "tlb-shootdown"];
 
 /// Stressors stress-ng 0.15 runs only with `--pathological` (it says they
-/// may hang the machine).
-const PATHOLOGICAL: &[&str] = &["mlockmany"];
+/// may hang the machine; without it, for watchdog, "No stress workers
+/// invoked" and exit 1).
+const PATHOLOGICAL: &[&str] = &["mlockmany", "watchdog"];
 
 /// The most of stress-ng's yaml file read (a few KiB in practice).
 const MAX_YAML: u64 = 1 << 20;
@@ -78,7 +79,7 @@ pub struct Args {
     /// How long each sample runs stress-ng (its --timeout), in whole seconds
     #[arg(long, default_value = "5s", value_name = "TIME")]
     pub timeout: String,
-    /// Let stress-ng run a stressor it calls pathological (mlockmany)
+    /// Let stress-ng run a stressor it calls pathological (mlockmany, watchdog)
     #[arg(long)]
     pub pathological: bool,
     /// The stressor's own options, after -- (e.g. -- --mmap-bytes 16M)
@@ -434,15 +435,23 @@ mod tests {
 
     #[test]
     fn a_pathological_stressor_needs_the_flag() {
-        let m = refusal(StressNg::new(cfg("mlockmany", &[]), installed()));
-        assert!(m.contains("--pathological"), "{m}");
-        let ok = Config {
-            pathological: true,
-            ..cfg("mlockmany", &[])
+        let with_watchdog = || {
+            let mut i = installed();
+            i.vm.push("watchdog".into());
+            i.all.push("watchdog".into());
+            i
         };
-        let s = StressNg::new(ok, installed()).unwrap();
-        let args = s.args(2, Path::new("/d"));
-        assert!(args.contains(&OsString::from("--pathological")), "{args:?}");
+        for name in ["mlockmany", "watchdog"] {
+            let m = refusal(StressNg::new(cfg(name, &[]), with_watchdog()));
+            assert!(m.contains("--pathological"), "{m}");
+            let ok = Config {
+                pathological: true,
+                ..cfg(name, &[])
+            };
+            let s = StressNg::new(ok, with_watchdog()).unwrap();
+            let args = s.args(2, Path::new("/d"));
+            assert!(args.contains(&OsString::from("--pathological")), "{args:?}");
+        }
     }
 
     #[test]
