@@ -65,7 +65,10 @@ pub fn take(
     let own = clock::own_usage().0 - own0;
     let cpu1 = stat::read(root);
     let after = crate::monitor::counters(root);
-    noise.insert(vmstat::OWN_FAULTS.to_string(), clock::own_usage().1 - faults0);
+    noise.insert(
+        vmstat::OWN_FAULTS.to_string(),
+        clock::own_usage().1 - faults0,
+    );
     let mem1 = memory_size::read(root);
     let captured = match (probes, active) {
         (Some(p), Some(a)) => p.finish(a)?,
