@@ -219,9 +219,12 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     pub tasks: String,
     /// thread, process, or both as will-it-scale runs them: thread,process
-    /// [default: process,thread; process for brk1 and brk2, whose threads
-    /// would share one program break]
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "process,thread"
+    )]
     pub mode: Vec<Mode>,
     /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
     #[arg(long)]
@@ -234,16 +237,6 @@ pub struct Args {
     /// Placement: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
     pub pin: Pin,
-}
-
-/// `--mode` as given, else both modes (process only for the brk tests,
-/// whose threads would share one program break).
-fn default_modes(test: Test, given: &[Mode]) -> Vec<Mode> {
-    match (given, test) {
-        ([], Test::Brk1 | Test::Brk2) => vec![Mode::Process],
-        ([], _) => vec![Mode::Process, Mode::Thread],
-        (given, _) => given.to_vec(),
-    }
 }
 
 /// `--test`: the tests by name, and `list`.
@@ -286,14 +279,12 @@ impl Options for Args {
         let cfg = Config {
             test,
             tasks: super::options::tasks(&a.tasks, m)?,
-            modes: default_modes(test, &a.mode)
-                .iter()
-                .fold(Vec::new(), |mut out, &m| {
-                    if !out.contains(&m) {
-                        out.push(m);
-                    }
-                    out
-                }),
+            modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
+                if !out.contains(&m) {
+                    out.push(m);
+                }
+                out
+            }),
             size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
             timed: a.timed,
             dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
