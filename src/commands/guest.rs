@@ -249,8 +249,8 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
     })
 }
 
-/// Where the runs went, the comparison of the kernels per plan step, and
-/// each kernel's between-boot variance.
+/// Where the runs went, the kernels compared per plan step, each kernel's
+/// between-boot variance, and once (the steps share boots) a busy host.
 fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
     if m.runs.iter().all(Vec::is_empty) {
         return Ok(());
@@ -290,10 +290,8 @@ fn report(prepared: &[Prepared], m: &Landed, rounds: u32) -> Result<()> {
         if loaded.len() >= 2 && !loaded[0].meta.figures.is_empty() {
             super::compare::compare_loaded(&loaded)?;
         }
-        // Every step's runs come from the same boots: said once.
-        let runs: Vec<&crate::model::Run> = loaded.iter().collect();
         if step.step == m.runs[0][0].step
-            && let Some(line) = crate::guest::host_load::busy_boots(&runs).and_then(|b| b.line())
+            && let Some(line) = crate::guest::host_load::busy_boots(&loaded).and_then(|b| b.line())
         {
             super::output::text(&line)?;
         }

@@ -91,9 +91,9 @@ impl Busy {
 
 /// The boots behind `runs` (a boot is a run's round) and how many of them
 /// saw the host busy; None when no boot's share was read.
-pub fn busy_boots(runs: &[&crate::model::Run]) -> Option<Busy> {
+pub fn busy_boots<'a>(runs: impl IntoIterator<Item = &'a crate::model::Run>) -> Option<Busy> {
     let mut seen = std::collections::BTreeMap::new();
-    for (i, run) in runs.iter().enumerate() {
+    for (i, run) in runs.into_iter().enumerate() {
         for s in run.cases.iter().flat_map(|c| c.samples.iter()) {
             if let (Some(&round), Some(&share)) = (
                 s.noise.get(crate::model::GUEST_ROUND),
@@ -132,7 +132,7 @@ mod tests {
                 .build()
         };
         let (a, b) = (side([0.02, 0.31]), side([0.05, 0.04]));
-        let busy = busy_boots(&[&a, &b]).unwrap();
+        let busy = busy_boots([&a, &b]).unwrap();
         assert_eq!(
             busy,
             Busy {
@@ -145,11 +145,11 @@ mod tests {
             .figure("x", "1/s", Better::Higher, true)
             .case(case(1, "fault").sample(sample().figure("x", 1.0)))
             .build();
-        assert_eq!(busy_boots(&[&host]), None);
+        assert_eq!(busy_boots([&host]), None);
         let line = busy.line().unwrap();
         assert!(line.starts_with("Host: busy during 1 of 4 boots"), "{line}");
         assert!(line.contains("up to 31%"), "{line}");
-        let quiet = busy_boots(&[&b]).unwrap();
+        let quiet = busy_boots([&b]).unwrap();
         assert_eq!(quiet.line(), None);
     }
 

@@ -116,7 +116,7 @@ pub fn reproduce(
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
     let robot = robot_runs::store(&ran.landed.store, report, plan, here_base, [base, head])?;
-    let host = crate::guest::host_load::busy_boots(&[here_base, here_head]);
+    let host = crate::guest::host_load::busy_boots([here_base, here_head]);
     if !a.json.json {
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
         o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
