@@ -139,6 +139,7 @@ impl Runner<'_> {
         let mut values: Vec<Vec<Vec<f64>>> =
             cases.iter().map(|c| vec![Vec::new(); c.len()]).collect();
         let all: Vec<usize> = (0..bases.len()).collect();
+        let warming = Instant::now();
         for round in 0..self.plan.warmup {
             for gi in rotated(&all, round) {
                 let (base, seq) = (&bases[gi], seqs[gi]);
@@ -148,6 +149,13 @@ impl Runner<'_> {
                 seqs[gi] += 1;
             }
         }
+        // The budget is the whole run's, warm-ups included (as the plan
+        // counts them): the measured samples get what the warm-ups left,
+        // and the rule projects from their own time.
+        let rule = rule.map(|r| Rule {
+            max_time: r.max_time.saturating_sub(warming.elapsed()),
+            ..r
+        });
         let started = Instant::now();
         let mut active = all;
         let mut round = 0;
