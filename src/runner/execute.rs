@@ -161,6 +161,15 @@ impl Runner<'_> {
         let mut round = 0;
         while !active.is_empty() {
             for gi in rotated(&active, round) {
+                // Once the budget is spent, a case with its least samples
+                // stops before another round of samples, not after it.
+                let elapsed = started.elapsed();
+                if rule.is_some_and(|r| elapsed >= r.max_time)
+                    && self.enough(rule.as_ref(), &cases[gi], tag, &values[gi], elapsed)
+                {
+                    active.retain(|&a| a != gi);
+                    continue;
+                }
                 let (base, seq) = (&bases[gi], seqs[gi]);
                 if let Some(end) = self.round(base, &cases[gi], seq, false, tag, &mut values[gi])? {
                     return Ok(Some(end));

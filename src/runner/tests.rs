@@ -237,6 +237,20 @@ fn warm_ups_spend_the_time_budget_too() {
 }
 
 #[test]
+fn a_case_with_its_least_samples_takes_none_after_the_budget() {
+    let db = Db::new();
+    // Samples of at least 50 ms in turn, A B B A A B: B's third ends the
+    // 300 ms budget; A, with its three, stops before a fourth.
+    let slow = Fake {
+        pause: Duration::from_millis(50),
+        ..Fake::new(&[f64::NAN], None)
+    };
+    let run_ = run(&db, &slow, adaptive(usize::MAX, Duration::from_millis(300))).unwrap();
+    let n: Vec<usize> = run_.cases.iter().map(|c| c.measured().count()).collect();
+    assert_eq!(n, [3, 3]);
+}
+
+#[test]
 fn without_a_count_a_case_short_of_precision_samples_to_the_time_budget() {
     let db = Db::new();
     // A figure that is never measured never reaches precision (nor forms
