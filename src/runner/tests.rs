@@ -216,37 +216,37 @@ fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
     assert!(note.contains("max-reps 10 stopped 2"), "{note}");
 }
 
-#[test]
-fn warm_ups_spend_the_time_budget_too() {
+/// Measured samples per case and the note of a run within a 300 ms budget
+/// whose samples, warm-ups included, never settle and sleep `pause_ms`.
+fn slow_run(pause_ms: u64, warmup: usize) -> (Vec<usize>, String) {
     let db = Db::new();
-    // 2 cases x 10 warm-ups of at least 20 ms: at least 400 ms, past the
-    // 300 ms budget before any measured sample, so each case gets its 3.
     let slow = Fake {
-        pause: Duration::from_millis(20),
+        pause: Duration::from_millis(pause_ms),
         ..Fake::new(&[f64::NAN], None)
     };
     let plan = Plan {
-        warmup: 10,
+        warmup,
         ..adaptive(usize::MAX, Duration::from_millis(300))
     };
     let run_ = run(&db, &slow, plan).unwrap();
-    let n: Vec<usize> = run_.cases.iter().map(|c| c.measured().count()).collect();
+    let n = run_.cases.iter().map(|c| c.measured().count()).collect();
+    (n, run_.meta.note.unwrap_or_default())
+}
+
+#[test]
+fn warm_ups_spend_the_time_budget_too() {
+    // 2 cases x 10 warm-ups of at least 20 ms: at least 400 ms, past the
+    // 300 ms budget before any measured sample, so each case gets its 3.
+    let (n, note) = slow_run(20, 10);
     assert_eq!(n, [3, 3]);
-    let note = run_.meta.note.unwrap_or_default();
     assert!(note.contains("max-time 300ms: "), "{note}");
 }
 
 #[test]
 fn a_case_with_its_least_samples_takes_none_after_the_budget() {
-    let db = Db::new();
     // Samples of at least 50 ms in turn, A B B A A B: B's third ends the
     // 300 ms budget; A, with its three, stops before a fourth.
-    let slow = Fake {
-        pause: Duration::from_millis(50),
-        ..Fake::new(&[f64::NAN], None)
-    };
-    let run_ = run(&db, &slow, adaptive(usize::MAX, Duration::from_millis(300))).unwrap();
-    let n: Vec<usize> = run_.cases.iter().map(|c| c.measured().count()).collect();
+    let (n, _) = slow_run(50, 0);
     assert_eq!(n, [3, 3]);
 }
 
