@@ -151,7 +151,7 @@ fn main() {
                     counters();
                 }
                 let levels = (on && probe == "meminfo").then(|| {
-                    let fields = ["AnonPages".to_string(), "Active(anon)".to_string()];
+                    let fields = ["AnonPages", "Active(anon)"].map(|f| meminfo::field(f).unwrap());
                     meminfo::start(Path::new("/"), &fields, meminfo::PERIOD).expect("meminfo")
                 });
                 let active = match (&mut profile, on && probe == "profile") {

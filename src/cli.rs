@@ -662,10 +662,11 @@ pub struct Harness {
     #[arg(long)]
     pub lock_stats: bool,
     /// Read these /proc/meminfo fields once a second during each sample, as lkp's
-    /// meminfo monitor; each sample keeps their means (kB) as figures `meminfo.FIELD`
+    /// meminfo monitor (nodeN.FIELD: node N's meminfo, as lkp's numa-meminfo); each
+    /// sample keeps their means (kB) as figures `meminfo.FIELD`
     #[arg(long, value_name = "FIELD,...", value_delimiter = ',',
           value_parser = crate::monitor::meminfo::field)]
-    pub meminfo: Vec<String>,
+    pub meminfo: Vec<crate::monitor::meminfo::Field>,
     /// Apply the reversible fixes `vmscale doctor` lists (needs root), restored after
     #[arg(long)]
     pub tune: bool,

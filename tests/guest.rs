@@ -618,6 +618,7 @@ fn ci(c: &Value) -> (f64, f64) {
 }
 
 #[test]
+#[ignore = "a heavy guest test (minutes of TCG): .ci/run runs it after `cargo test`"]
 fn rounds_auto_under_icount_judges_a_a_same_and_a_planted_a_b_different() {
     if !available("guest rounds auto under icount") {
         return;

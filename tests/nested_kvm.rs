@@ -12,6 +12,7 @@ use crate::common;
 use crate::common::guest::{available, guest, kernels, read, s};
 
 #[test]
+#[ignore = "a heavy guest test (minutes of TCG): .ci/run runs it after `cargo test`"]
 fn kvm_runs_live_inside_an_emulated_cpu() {
     if !available("nested KVM") {
         return;

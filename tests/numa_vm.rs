@@ -46,6 +46,7 @@ fn vmstat(sample: &Value, name: &str) -> f64 {
 }
 
 #[test]
+#[ignore = "a heavy guest test (minutes of TCG): .ci/run runs it after `cargo test`"]
 fn two_node_guest_runs_numa_for_real() {
     if !common::guest::available("numa_vm") {
         return;

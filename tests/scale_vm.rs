@@ -12,6 +12,7 @@ use crate::common::guest::{GuestRun, available, kernels, results, step_out};
 use serde_json::Value;
 
 #[test]
+#[ignore = "a heavy guest test (minutes of TCG): .ci/run runs it after `cargo test`"]
 fn a_32_vcpu_guest_runs_c2c_by_class_and_numa02() {
     if !available("guest 32 vCPUs") {
         return;

@@ -14,7 +14,7 @@ use super::progress::Bar;
 use super::{Error, Result};
 use crate::cli::GuestArgs;
 use crate::guest::boot::Prepared;
-use crate::guest::decide::Deciding;
+use crate::guest::decide::{Deciding, Settles};
 use crate::guest::initramfs::{Userland, step_programs};
 use crate::guest::nested;
 use crate::guest::pool::{self, Landed, Round};
@@ -31,7 +31,7 @@ use crate::workdir::WorkDir;
 /// `vmscale guest`: boots, then prints the comparison (or `--json`).
 pub fn guest(db: &Path, a: &GuestArgs) -> Result<()> {
     crate::cache::cap::configure()?;
-    let ran = run(db, a)?;
+    let ran = run(db, a, None)?;
     let verdict = shown::of(&ran.prepared, &ran.deciding, ran.ended_by.clone());
     if a.json.json {
         super::output::data(&format!(
@@ -67,9 +67,10 @@ pub struct Ran {
     pub boot_seconds: f64,
 }
 
-/// Checks everything, boots the kernels round by round and pools and
-/// merges their runs; prints nothing but progress and warnings.
-pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
+/// Checks everything, boots the kernels round by round (`--rounds auto`:
+/// until the rule or `settles` decides) and pools and merges their runs;
+/// prints nothing but progress and warnings.
+pub fn run(db: &Path, a: &GuestArgs, settles: Option<&Settles<'_>>) -> Result<Ran> {
     crate::exec::signals::install();
     let steps = split_plan(&a.plan)?;
     if steps.is_empty() && a.boot.setup.is_empty() {
@@ -120,8 +121,7 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
     }
     rounds::check_host_memory(t.shape.mem_mib)?;
     qemu::check_installed()?;
-    // Labels: the user's, else a tree revision's short commit id, else
-    // the release.
+    // Labels: the user's, else a tree revision's short commit id, else its release.
     let mut labels: Vec<String> = kernel::default_labels(&kernels);
     for k in super::guest_builds::tree_kernels(a, shape)? {
         labels.push(k.label);
@@ -206,7 +206,7 @@ pub fn run(db: &Path, a: &GuestArgs) -> Result<Ran> {
             let store = kernel.iter().find(|r| r.round == round).map(|r| &r.store);
             deciding.record(i, round, store.map(|s| s.as_path()))?;
         }
-        if !budget.auto || deciding.decided() {
+        if !budget.auto || deciding.decided() || settles.is_some_and(|s| deciding.settled(s)) {
             return Ok(budget.auto);
         }
         let took = round_started.elapsed();

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::model::Better;
 use crate::stats::decide::{Decision, Rule, Verdict};
 use crate::store::Store;
 
@@ -16,6 +17,7 @@ use crate::store::Store;
 pub struct RoundValue {
     pub figure: String,
     pub value: f64,
+    pub better: Better,
 }
 
 /// The deciding figure's value in the guest store at `path`: `figure`, or
@@ -27,9 +29,10 @@ pub fn round_value(path: &Path, figure: Option<&str>) -> Result<Option<RoundValu
         return Ok(None);
     };
     let run = store.load(first.id)?;
-    let name = match figure {
-        Some(f) => {
-            if !run.meta.figures.iter().any(|x| x.name == f) {
+    let declared = match figure {
+        Some(f) => match run.meta.figures.iter().find(|x| x.name == f) {
+            Some(declared) => declared,
+            None => {
                 let known: Vec<&str> = run.meta.figures.iter().map(|x| x.name.as_str()).collect();
                 return Err(Error::Input(format!(
                     "--figure {f}: the plan's first run ({}) reports {}",
@@ -37,19 +40,19 @@ pub fn round_value(path: &Path, figure: Option<&str>) -> Result<Option<RoundValu
                     known.join(", ")
                 )));
             }
-            f.to_string()
-        }
+        },
         None => match run.meta.figures.first() {
-            Some(f) => f.name.clone(),
+            Some(f) => f,
             None => return Ok(None),
         },
     };
+    let name = &declared.name;
     let logs: Vec<f64> = run
         .cases
         .iter()
         .filter_map(|c| {
             let v: Vec<f64> = c
-                .values(&name)
+                .values(name)
                 .filter(|v| *v > 0.0 && v.is_finite())
                 .map(f64::ln)
                 .collect();
@@ -60,7 +63,8 @@ pub fn round_value(path: &Path, figure: Option<&str>) -> Result<Option<RoundValu
         return Ok(None);
     }
     Ok(Some(RoundValue {
-        figure: name,
+        figure: name.clone(),
+        better: declared.better,
         value: (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
     }))
 }
@@ -72,15 +76,24 @@ pub struct Deciding {
     pub rule: Rule,
     /// `--figure`, else the first run's headline once a boot named it.
     pub figure: Option<String>,
+    /// Whether the figure is better higher or lower, once a boot said.
+    pub better: Option<Better>,
     /// Each kernel's value, by round.
     values: Vec<Vec<(i64, f64)>>,
 }
+
+/// A caller's own end of `--rounds auto` besides the rule's band
+/// (reproduce's: the interval tells no change from the robot's figure):
+/// whether one comparison's decision, its figure better higher or lower
+/// when known, settles it.
+pub type Settles<'a> = dyn Fn(&Decision, Option<Better>) -> bool + 'a;
 
 impl Deciding {
     pub fn new(rule: Rule, figure: Option<String>, kernels: usize) -> Deciding {
         Deciding {
             rule,
             figure,
+            better: None,
             values: vec![Vec::new(); kernels],
         }
     }
@@ -92,6 +105,7 @@ impl Deciding {
         };
         if let Some(v) = round_value(store, self.figure.as_deref())? {
             self.figure.get_or_insert(v.figure);
+            self.better.get_or_insert(v.better);
             self.values[i].push((i64::from(round), v.value));
         }
         Ok(())
@@ -118,9 +132,53 @@ impl Deciding {
 
     /// Whether every comparison has its verdict.
     pub fn decided(&self) -> bool {
+        self.settled(&|k, _| k.verdict != Verdict::Undecided)
+    }
+
+    /// Whether `settles` says so of every comparison.
+    pub fn settled(&self, settles: &Settles<'_>) -> bool {
         let d = self.decisions();
         !d.is_empty()
             && d.iter()
-                .all(|k| k.is_some_and(|k| k.verdict != Verdict::Undecided))
+                .all(|k| k.as_ref().is_some_and(|k| settles(k, self.better)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two kernels whose rounds differ by about -3 % with a 12 % scatter
+    /// (the band's rule cannot call that "same" at 10 % in 6 rounds).
+    fn scattered() -> Deciding {
+        let mut d = Deciding::new(Rule::sequential(0.1, 0.05, 8), None, 2);
+        let base = [100.0, 104.0, 96.0, 101.0, 99.0, 100.0];
+        let new = [90.0, 112.0, 86.0, 103.0, 95.0, 93.0];
+        for (r, (a, b)) in base.iter().zip(new).enumerate() {
+            d.values[0].push((r as i64, *a));
+            d.values[1].push((r as i64, b));
+        }
+        d.better = Some(Better::Higher);
+        d
+    }
+
+    #[test]
+    fn a_callers_end_settles_what_the_band_leaves_undecided() {
+        let d = scattered();
+        assert!(!d.decided(), "{:?}", d.decisions());
+        // Reproduce's kind of end: the interval excludes a 40 % drop.
+        let excludes_drop = |k: &Decision, b: Option<Better>| k.ci.0 > 0.6 && b.is_some();
+        assert!(d.settled(&excludes_drop), "{:?}", d.decisions());
+        // The figure's direction reaches the caller.
+        assert!(!d.settled(&|_, b| b == Some(Better::Lower)));
+        // A change it cannot yet tell apart does not end the rounds.
+        assert!(!d.settled(&|k, _| k.ci.0 > 0.99 || k.ci.1 < 0.99));
+    }
+
+    #[test]
+    fn nothing_is_settled_before_any_round() {
+        let d = Deciding::new(Rule::sequential(0.1, 0.05, 8), None, 2);
+        assert!(!d.settled(&|_, _| true));
+        assert!(!d.decided());
     }
 }

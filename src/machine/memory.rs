@@ -23,6 +23,26 @@ pub fn read_meminfo(root: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Node `node`'s meminfo (/sys/devices/system/node/nodeN/meminfo, lines
+/// "Node 0 MemTotal:  123 kB") as name -> kB (empty if absent).
+pub fn read_node_meminfo(root: &Path, node: usize) -> BTreeMap<String, u64> {
+    let path = format!("/sys/devices/system/node/node{node}/meminfo");
+    node_meminfo(&std::fs::read_to_string(under(root, &path)).unwrap_or_default())
+}
+
+fn node_meminfo(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let (head, rest) = l.split_once(':')?;
+            let name = head.split_whitespace().nth(2)?;
+            Some((
+                name.to_string(),
+                rest.split_whitespace().next()?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// The base page size in bytes: sysconf for the live machine (`root` is
 /// "/"), else the first `KernelPageSize:` of <root>/proc/self/smaps.
 pub fn page_size(root: &Path) -> Option<u64> {
@@ -154,6 +174,17 @@ pub fn selected(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_meminfo_fields() {
+        let text = "Node 1 MemTotal:       16384 kB\nNode 1 Active(anon):  100 kB\n\
+                    Node 1 HugePages_Total:     0\n";
+        let m = node_meminfo(text);
+        assert_eq!(m.get("MemTotal"), Some(&16384));
+        assert_eq!(m.get("Active(anon)"), Some(&100));
+        assert_eq!(m.get("HugePages_Total"), Some(&0));
+        assert_eq!(m.get("MemUsed"), None);
+    }
 
     #[test]
     fn bracketed_selection() {

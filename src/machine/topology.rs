@@ -85,13 +85,12 @@ pub fn read_nodes(root: &Path) -> Vec<Node> {
         .into_iter()
         .map(|id| {
             let dir = format!("/sys/devices/system/node/node{id}");
-            let meminfo =
-                std::fs::read_to_string(under(root, &format!("{dir}/meminfo"))).unwrap_or_default();
+            let meminfo = super::memory::read_node_meminfo(root, id);
             Node {
                 id,
                 cpus: read_cpulist(root, &format!("{dir}/cpulist")).unwrap_or_default(),
-                mem_total_kib: node_meminfo_field(&meminfo, "MemTotal"),
-                mem_free_kib: node_meminfo_field(&meminfo, "MemFree"),
+                mem_total_kib: meminfo.get("MemTotal").copied(),
+                mem_free_kib: meminfo.get("MemFree").copied(),
                 distances: read_trimmed(root, &format!("{dir}/distance"))
                     .and_then(|d| d.split_whitespace().map(|v| v.parse().ok()).collect())
                     .unwrap_or_default(),
@@ -103,15 +102,6 @@ pub fn read_nodes(root: &Path) -> Vec<Node> {
 /// The N of every nodeN directory under /sys/devices/system/node, ascending.
 fn node_dirs(root: &Path) -> Vec<usize> {
     super::numbered(root, "/sys/devices/system/node", "node")
-}
-
-/// One field of a node meminfo file ("Node 0 MemTotal:  123 kB"), in kB.
-fn node_meminfo_field(meminfo: &str, name: &str) -> Option<u64> {
-    let key = format!(" {name}:");
-    meminfo.lines().find_map(|l| {
-        let rest = l.split_once(&key)?.1;
-        rest.split_whitespace().next()?.parse().ok()
-    })
 }
 
 /// The CPU model from /proc/cpuinfo ("model name" on x86, with the names
@@ -135,14 +125,6 @@ fn cpu_model_from(cpuinfo: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn node_meminfo_fields() {
-        let text = "Node 1 MemTotal:       16384 kB\nNode 1 MemFree:  100 kB\n";
-        assert_eq!(node_meminfo_field(text, "MemTotal"), Some(16384));
-        assert_eq!(node_meminfo_field(text, "MemFree"), Some(100));
-        assert_eq!(node_meminfo_field(text, "MemUsed"), None);
-    }
 
     #[test]
     fn cpu_model_prefers_model_name() {

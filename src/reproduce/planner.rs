@@ -165,6 +165,20 @@ const MEMINFO_FIELDS: &[&str] = &[
     "Hugepagesize",
 ];
 
+/// Whether every kernel vmscale boots prints `field` in a node's meminfo
+/// (/sys/devices/system/node/nodeN/meminfo, lkp's numa-meminfo): the
+/// machine's fields that are counted per node, and two of its own.
+fn node_has(field: &str) -> bool {
+    let machine_only = ["Swap", "Commit", "Vmalloc"]
+        .iter()
+        .any(|p| field.starts_with(p))
+        || matches!(
+            field,
+            "MemAvailable" | "Buffers" | "Cached" | "Percpu" | "HugePages_Rsvd" | "Hugepagesize"
+        );
+    matches!(field, "MemUsed" | "FilePages") || (MEMINFO_FIELDS.contains(&field) && !machine_only)
+}
+
 /// The plan of the report's first test (the one its headline names).
 pub fn plan(report: &Report, here: Here, asked: Asked) -> Result<Plan> {
     let test = report
@@ -509,10 +523,10 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Mapped {
             "'{rest}' is not a /proc/meminfo field every kernel vmscale boots has \
              (lkp derives some: Memused, max_used_kB)"
         )),
-        "numa-meminfo" | "numa-vmstat" => Mapped::Not(format!(
-            "a level of each node's {monitor}; vmscale reads the machine's /proc/meminfo \
-             (run --meminfo) and stores /proc/vmstat counter deltas"
-        )),
+        "numa-meminfo" => node_meminfo(rest, here),
+        "numa-vmstat" => Mapped::Not(
+            "a level of each node's vmstat; vmscale stores /proc/vmstat counter deltas".into(),
+        ),
         "numa-numastat" => numastat(rest, here),
         "turbostat" => Mapped::Not(
             "turbostat reads model-specific registers vmscale does not sample (a guest has none)"
@@ -531,23 +545,48 @@ fn measure(name: &str, testcase: &str, test: &Test, here: Here) -> Mapped {
     }
 }
 
-/// `numa-numastat.nodeN.numa_hit`: the machine's total in /proc/vmstat
-/// stands for node 0 of a one-node machine only.
-fn numastat(rest: &str, here: Here) -> Mapped {
-    let (node, counter) = rest.split_once('.').unwrap_or((rest, ""));
+/// Node N of `rest` ("node1.numa_hit"), or why it is none here.
+fn node_of<'a>(
+    rest: &'a str,
+    here: Here,
+    what: &str,
+) -> std::result::Result<(usize, &'a str), Mapped> {
+    let (node, field) = rest.split_once('.').unwrap_or((rest, ""));
     let Some(n) = node
         .strip_prefix("node")
         .and_then(|n| n.parse::<usize>().ok())
     else {
-        return Mapped::Not(format!("numastat of '{node}', not a node"));
+        return Err(Mapped::Not(format!("{what} of '{node}', not a node")));
     };
     if n >= here.nodes {
-        return Mapped::Not(format!(
+        return Err(Mapped::Not(format!(
             "node {n} does not exist here ({} node{})",
             here.nodes,
             if here.nodes == 1 { "" } else { "s" }
-        ));
+        )));
     }
+    Ok((n, field))
+}
+
+/// `numa-meminfo.nodeN.FIELD`: node N's meminfo read during each sample
+/// (`run --meminfo nodeN.FIELD`), where node N exists here.
+fn node_meminfo(rest: &str, here: Here) -> Mapped {
+    match node_of(rest, here, "meminfo") {
+        Ok((_, field)) if node_has(field) => Mapped::By(Measured::Meminfo(rest.to_string())),
+        Ok((n, field)) => Mapped::Not(format!(
+            "'{field}' is not a field every guest kernel's node {n} meminfo has"
+        )),
+        Err(not) => not,
+    }
+}
+
+/// `numa-numastat.nodeN.numa_hit`: the machine's total in /proc/vmstat
+/// stands for node 0 of a one-node machine only.
+fn numastat(rest: &str, here: Here) -> Mapped {
+    let counter = match node_of(rest, here, "numastat") {
+        Ok((_, counter)) => counter,
+        Err(not) => return not,
+    };
     if here.nodes > 1 {
         return Mapped::Not(
             "per-node numastat; vmscale stores the machine's /proc/vmstat totals".into(),

@@ -35,6 +35,16 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in the order of docs/reproduce.md's table.
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Reproduced,
+        Verdict::Smaller,
+        Verdict::Larger,
+        Verdict::NotReproduced,
+        Verdict::Opposite,
+        Verdict::Undecided,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Reproduced => "reproduced",
@@ -131,6 +141,13 @@ pub fn judge(d: &Decision, robot: f64) -> Judged {
         rounds: d.rounds,
         rounds_needed,
     }
+}
+
+/// Whether `d` is enough for a verdict against the robot's change
+/// `robot`: reproduce's rounds end there (or where the rule's band
+/// decides first).
+pub fn settles(d: &Decision, robot: f64) -> bool {
+    judge(d, robot).verdict != Verdict::Undecided
 }
 
 /// Rounds at which the interval's half-width (in logs, shrinking as one

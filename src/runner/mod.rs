@@ -61,7 +61,7 @@ pub struct Options {
     pub invocations: usize,
     /// /proc/meminfo fields read during each sample, their means kept as
     /// figures (`monitor::meminfo`).
-    pub meminfo: Vec<String>,
+    pub meminfo: Vec<crate::monitor::meminfo::Field>,
 }
 
 impl Default for Options {

@@ -9,11 +9,12 @@ use crate::cli::{GuestArgs, ReproduceArgs, Rounds};
 use crate::commands::guest;
 use crate::error::{Error, Result};
 use crate::kbuild::git;
-use crate::model::Run;
+use crate::model::{Better, Run};
 use crate::reproduce::planner::{Here as Guest, Measured, Plan};
 use crate::reproduce::report::Report;
 use crate::reproduce::table::{self, Here, Line};
 use crate::reproduce::verdict::{self, Judged};
+use crate::stats::decide::Decision;
 use crate::store::Store;
 
 use super::robot_runs::{self, RobotRun};
@@ -80,7 +81,18 @@ pub fn reproduce(
         no_merge: false,
         plan: plan.command.clone(),
     };
-    let ran = guest::run(db, &args)?;
+    // The rounds end once the verdict is made (the interval tells no
+    // change from the robot's figure), not only on the rule's band; with
+    // --bisect they serve as the bisection's ends, which need the band's.
+    let settles = |d: &Decision, better: Option<Better>| {
+        report.headline.as_ref().is_some_and(|h| {
+            verdict::settles(
+                d,
+                verdict::robot_change(h, better.map(|b| b == Better::Higher)),
+            )
+        })
+    };
+    let ran = guest::run(db, &args, (!a.bisect).then_some(&settles as _))?;
     if let Some(e) = ran.failure {
         return Err(e);
     }
@@ -109,7 +121,7 @@ pub fn reproduce(
         .figures
         .iter()
         .find(|f| f.name == figure)
-        .map(|f| f.better == crate::model::Better::Higher);
+        .map(|f| f.better == Better::Higher);
     let judged: Option<Judged> = match (&report.headline, &decision) {
         (Some(h), Some(d)) => Some(verdict::judge(d, verdict::robot_change(h, better))),
         _ => None,

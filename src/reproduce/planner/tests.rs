@@ -266,15 +266,26 @@ fn meminfo_rows_are_read_where_every_guest_kernel_has_the_field() {
         "meminfo.Memused",
         "meminfo.Zswap",
         "numa-meminfo.node0.Active(anon)",
+        "numa-meminfo.node1.Active(anon)",
+        "numa-meminfo.node0.Cached",
+        "numa-meminfo.node0.FilePages",
+        "numa-meminfo.node0.SwapCached",
+        "numa-vmstat.node0.nr_anon_pages",
     ]
     .map(|n| line.replace("meminfo.Active(anon)", n))
     .concat();
     let report = VMS.replace(line, &format!("{line}{more}"));
     let p = plan(&read(&report).unwrap(), SMALL, Asked::default()).unwrap();
     let at = p.command.iter().position(|a| a == "--meminfo").unwrap();
-    assert_eq!(p.command[at + 1], "Active(anon),AnonHugePages");
+    assert_eq!(
+        p.command[at + 1],
+        "Active(anon),AnonHugePages,node0.Active(anon),node0.FilePages"
+    );
     let why = |n: &str| row(&p, n).not_measured.clone().unwrap_or_default();
     assert!(why("meminfo.Memused").contains("lkp derives"));
     assert!(why("meminfo.Zswap").contains("not a /proc/meminfo field every kernel"));
-    assert!(why("numa-meminfo.node0.Active(anon)").contains("each node"));
+    assert!(why("numa-meminfo.node1.Active(anon)").contains("node 1 does not exist"));
+    assert!(why("numa-meminfo.node0.Cached").contains("node 0 meminfo"));
+    assert!(why("numa-meminfo.node0.SwapCached").contains("node 0 meminfo"));
+    assert!(why("numa-vmstat.node0.nr_anon_pages").contains("each node's vmstat"));
 }
