@@ -83,7 +83,10 @@ fn page_faults_and_mmap_take_the_faults_their_paths_take() {
 #[test]
 fn brk_tests_move_the_break_in_rounds_of_two_without_faults() {
     let s = Scratch::new("wis-brk");
-    // brk2 without --mode: its default (auto) is processes alone.
+    // brk2 without --mode: its default (auto) is processes alone, and the
+    // plan says so.
+    let plan = ok(&s.vmscale(&["run", "wis", "--test", "brk2", "--dry-run"]));
+    assert!(plan.contains("brk2 in processes alone"), "{plan}");
     for (test, mode) in [("brk1", &["--mode", "process"][..]), ("brk2", &[])] {
         let run = wis(&s, test, &[&["--tasks", "1,2"][..], mode].concat());
         assert_eq!(cases(&run).len(), 2, "{test}: 1 and 2 tasks");
