@@ -628,7 +628,8 @@ pub struct Harness {
     /// decides; run quick: 5]
     #[arg(long, value_name = "N")]
     pub max_reps: Option<usize>,
-    /// Adaptive: time budget for all samples of the run (30s, 10m, 1h), shared by the cases;
+    /// Adaptive: time budget for all samples of the run, warm-ups included (30s, 10m, 1h),
+    /// shared by the cases;
     /// the default keeps a default run within a minute
     #[arg(long, default_value = crate::runner::DEFAULT_MAX_TIME, value_name = "TIME",
           value_parser = crate::parse::duration)]

@@ -153,6 +153,10 @@ fn workload_options() {
                 "raise --max",
             ),
             (
+                &["run", "latency", "--pages", "thp", "--max", "1M"],
+                "at least one huge page",
+            ),
+            (
                 &["run", "latency", "--pages", "foo"],
                 "possible values: base, thp",
             ),

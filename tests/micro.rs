@@ -209,12 +209,19 @@ fn latency_measures_each_size_and_page_kind() {
         .map(|t| !t.contains("[never]"))
         .unwrap_or(false);
     let pages = if thp { "base,thp" } else { "base" };
+    let pmd: f64 = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2.0 * 1048576.0);
     let run = json(&s.vmscale(&[
-        "run", "latency", "--min", "4K", "--max", "64K", "--pages", pages, "--loads", "10000",
+        "run", "latency", "--min", "1M", "--max", "2M", "--pages", pages, "--loads", "10000",
         "--reps", "1", "--warmup", "0", "--json",
     ]));
     let cases = run["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 5 * pages.split(',').count());
+    // THP from one huge page up: a smaller region cannot hold one.
+    let sizes = [1048576.0, 2.0 * 1048576.0];
+    let huge_sizes = sizes.iter().filter(|&&b| b >= pmd).count();
+    assert_eq!(cases.len(), 2 + if thp { huge_sizes } else { 0 });
     for c in cases {
         let smp = measured(c)[0];
         assert!(fig(smp, "ns/load") > 0.0);
@@ -227,6 +234,8 @@ fn latency_measures_each_size_and_page_kind() {
             .parse()
             .unwrap();
         assert_eq!(fig(smp, "nodes"), size / 64.0);
+        let kind = c["case"]["variant"].as_str().unwrap();
+        assert!(!kind.starts_with("thp/") || size >= pmd, "{kind}");
         assert!(fig(smp, "loads") >= 2.0 * fig(smp, "nodes"));
     }
     let o = s.vmscale(&["run", "latency", "--min", "1M", "--max", "4K"]);

@@ -83,10 +83,15 @@ fn page_faults_and_mmap_take_the_faults_their_paths_take() {
 #[test]
 fn brk_tests_move_the_break_in_rounds_of_two_without_faults() {
     let s = Scratch::new("wis-brk");
-    for test in ["brk1", "brk2"] {
-        let run = wis(&s, test, &["--tasks", "1,2", "--mode", "process"]);
+    // brk2 without --mode: its default (auto) is processes alone, and the
+    // plan says so.
+    let plan = ok(&s.vmscale(&["run", "wis", "--test", "brk2", "--dry-run"]));
+    assert!(plan.contains("brk2 in processes alone"), "{plan}");
+    for (test, mode) in [("brk1", &["--mode", "process"][..]), ("brk2", &[])] {
+        let run = wis(&s, test, &[&["--tasks", "1,2"][..], mode].concat());
         assert_eq!(cases(&run).len(), 2, "{test}: 1 and 2 tasks");
         for c in cases(&run) {
+            assert_eq!(c["case"]["variant"], "process", "{test}");
             for sample in measured(&c) {
                 // Whole passes of 256 rounds, up and down: 512 ops each.
                 let (ops, faults) = (fig(&sample, "ops"), fig(&sample, "faults"));
@@ -135,6 +140,14 @@ fn bad_wis_input_is_refused() {
         (
             vec!["--test", "brk2", "--mode", "thread"],
             "brk2 in threads",
+        ),
+        (
+            vec!["--test", "brk1", "--mode", "process,thread"],
+            "brk1 in threads",
+        ),
+        (
+            vec!["--test", "mmap1", "--mode", "auto,thread"],
+            "--mode auto stands alone",
         ),
         (vec!["--test", "mmap1", "--time", "0"], "--time"),
     ] {

@@ -19,14 +19,21 @@ fn fig(s: &Sample, name: &str) -> String {
 pub fn blocks(run: &Run) -> Vec<Block> {
     let cfg: Stored = view(&run.meta.config);
     let test = cfg.test.as_deref().unwrap_or("?");
-    let about = crate::workload::wis::Test::named(test).map_or(String::new(), |t| t.about());
+    let named = crate::workload::wis::Test::named(test);
+    let about = named.map_or(String::new(), |t| t.about());
+    let alone = match named {
+        Some(t) if t.processes_only() => {
+            format!("{test} {}\n", crate::workload::wis::PROCESSES_ONLY)
+        }
+        _ => String::new(),
+    };
     let size = cfg
         .size
         .map(crate::units::size)
         .unwrap_or_else(|| "?".into());
     let secs = cfg.secs.unwrap_or(f64::NAN);
     let mut out = vec![Block::Paragraph(format!(
-        "wis {test}: {about}\n{size} per loop, {secs} s per sample\n"
+        "wis {test}: {about}\n{size} per loop, {secs} s per sample\n{alone}"
     ))];
     let mut rows = Vec::new();
     let mut tlb = String::new();

@@ -51,7 +51,7 @@ pub const TESTCASES: &[(&str, &str)] = &[
 /// vmscale repeats short samples and decides by their spread.
 pub const SHORT_RUNTIME_S: f64 = 2.0;
 
-/// The harness's budget for a run's measured samples when
+/// The harness's budget for a run's samples (warm-ups included) when
 /// `--sample-budget` is not given: its own default (`--max-time`). With
 /// no `--reps` it samples until the headline's interval is within
 /// `--precision` or this is spent (a TCG boot of pft here: 86-149

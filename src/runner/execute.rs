@@ -139,6 +139,7 @@ impl Runner<'_> {
         let mut values: Vec<Vec<Vec<f64>>> =
             cases.iter().map(|c| vec![Vec::new(); c.len()]).collect();
         let all: Vec<usize> = (0..bases.len()).collect();
+        let warming = Instant::now();
         for round in 0..self.plan.warmup {
             for gi in rotated(&all, round) {
                 let (base, seq) = (&bases[gi], seqs[gi]);
@@ -148,11 +149,27 @@ impl Runner<'_> {
                 seqs[gi] += 1;
             }
         }
+        // The budget is the whole run's, warm-ups included (as the plan
+        // counts them): the measured samples get what the warm-ups left,
+        // and the rule projects from their own time.
+        let rule = rule.map(|r| Rule {
+            max_time: r.max_time.saturating_sub(warming.elapsed()),
+            ..r
+        });
         let started = Instant::now();
         let mut active = all;
         let mut round = 0;
         while !active.is_empty() {
             for gi in rotated(&active, round) {
+                // Once the budget is spent, a case with its least samples
+                // stops before another round of samples, not after it.
+                let elapsed = started.elapsed();
+                if rule.is_some_and(|r| elapsed >= r.max_time)
+                    && self.enough(rule.as_ref(), &cases[gi], tag, &values[gi], elapsed)
+                {
+                    active.retain(|&a| a != gi);
+                    continue;
+                }
                 let (base, seq) = (&bases[gi], seqs[gi]);
                 if let Some(end) = self.round(base, &cases[gi], seq, false, tag, &mut values[gi])? {
                     return Ok(Some(end));

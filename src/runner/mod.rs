@@ -23,9 +23,9 @@ pub use execute::execute;
 pub use note::percent;
 pub use session::{KnobSetup, Session, Setup};
 
-/// `--max-time`'s default: the budget of a run's measured samples that
-/// keeps a default run within a minute (a plan that runs the harness
-/// elsewhere, as reproduce's, counts on the same figure).
+/// `--max-time`'s default: the budget of a run's samples (warm-ups
+/// included) that keeps a default run within a minute (a plan that runs
+/// the harness elsewhere, as reproduce's, counts on the same figure).
 pub const DEFAULT_MAX_TIME: &str = "40s";
 
 /// [`DEFAULT_MAX_TIME`] as the duration clap makes of it.

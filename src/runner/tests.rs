@@ -19,6 +19,8 @@ struct Fake {
     xs: Vec<f64>,
     fail_at: Option<usize>,
     calls: Cell<usize>,
+    /// Slept in every sample.
+    pause: Duration,
 }
 
 impl Fake {
@@ -27,6 +29,7 @@ impl Fake {
             xs: xs.to_vec(),
             fail_at,
             calls: Cell::new(0),
+            pause: Duration::ZERO,
         }
     }
 }
@@ -41,6 +44,7 @@ impl Measure for Fake {
     fn sample(&self, _: &Case) -> crate::error::Result<SampleData> {
         let k = self.calls.get();
         self.calls.set(k + 1);
+        std::thread::sleep(self.pause);
         if self.fail_at == Some(k) {
             return Err(Error::Failed(format!("sample {k} broke")));
         }
@@ -210,6 +214,40 @@ fn adaptive_stopping_stops_a_steady_case_early_and_a_wild_one_at_the_cap() {
     let (n, note) = counts(&Fake::new(&[1.0, 9.0, 2.0, 8.0, 1.5], None));
     assert_eq!(n, [10, 10]);
     assert!(note.contains("max-reps 10 stopped 2"), "{note}");
+}
+
+/// Measured samples per case and the note of a run within a 300 ms budget
+/// whose samples, warm-ups included, never settle and sleep `pause_ms`.
+fn slow_run(pause_ms: u64, warmup: usize) -> (Vec<usize>, String) {
+    let db = Db::new();
+    let slow = Fake {
+        pause: Duration::from_millis(pause_ms),
+        ..Fake::new(&[f64::NAN], None)
+    };
+    let plan = Plan {
+        warmup,
+        ..adaptive(usize::MAX, Duration::from_millis(300))
+    };
+    let run_ = run(&db, &slow, plan).unwrap();
+    let n = run_.cases.iter().map(|c| c.measured().count()).collect();
+    (n, run_.meta.note.unwrap_or_default())
+}
+
+#[test]
+fn warm_ups_spend_the_time_budget_too() {
+    // 2 cases x 10 warm-ups of at least 20 ms: at least 400 ms, past the
+    // 300 ms budget before any measured sample, so each case gets its 3.
+    let (n, note) = slow_run(20, 10);
+    assert_eq!(n, [3, 3]);
+    assert!(note.contains("max-time 300ms: "), "{note}");
+}
+
+#[test]
+fn a_case_with_its_least_samples_takes_none_after_the_budget() {
+    // Samples of at least 50 ms in turn, A B B A A B: B's third ends the
+    // 300 ms budget; A, with its three, stops before a fourth.
+    let (n, _) = slow_run(50, 0);
+    assert_eq!(n, [3, 3]);
 }
 
 #[test]

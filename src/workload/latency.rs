@@ -13,7 +13,7 @@ use super::{Case, Measure, SampleData, Workload};
 use crate::exec::{self, Mode, TaskReport, clock, pin::Pin};
 use crate::machine::Snapshot;
 
-use super::options::{each_with, line_size, name};
+use super::options::{line_size, name};
 use super::spec::{Env, Options, Spec};
 use crate::error::{Error, Result};
 use crate::parse;
@@ -114,6 +114,15 @@ impl Latency {
         if cfg.pages.is_empty() {
             return Err(Error::Input("--pages needs base, thp or both".into()));
         }
+        if cfg.pages.iter().all(|&p| p == PageKind::Thp)
+            && cfg.sizes.iter().all(|&s| s < cfg.thp_size)
+        {
+            return Err(Error::Input(format!(
+                "--pages thp needs a working set of at least one huge page ({}): \
+                 raise --max",
+                crate::units::size(cfg.thp_size)
+            )));
+        }
         if cfg.pages.contains(&PageKind::Thp) {
             match machine.thp_enabled.as_deref() {
                 Some("always") | Some("madvise") => {}
@@ -134,12 +143,26 @@ impl Latency {
     }
 }
 
-/// `run quick`: up to 1 MiB, with THP where the machine allows it.
+impl Latency {
+    /// The working-set sizes run on `pages`: THP from the huge-page size
+    /// up, since a smaller region cannot hold a huge page (its cases
+    /// measured base pages again, huge % 0).
+    fn sizes_of(&self, pages: PageKind) -> impl Iterator<Item = u64> + '_ {
+        let least = match pages {
+            PageKind::Thp => self.cfg.thp_size,
+            PageKind::Base => 0,
+        };
+        self.cfg.sizes.iter().copied().filter(move |&s| s >= least)
+    }
+}
+
+/// `run quick`: up to 2 MiB, with THP (2 MiB only) where the machine
+/// allows it.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     let thp_ok = matches!(m.thp_enabled.as_deref(), Some("always") | Some("madvise"));
     let pages = if thp_ok { "base,thp" } else { "base" };
     vec![super::spec::args(&format!(
-        "--max 1M --pages {pages} --loads 200000"
+        "--max 2M --pages {pages} --loads 200000"
     ))]
 }
 
@@ -205,9 +228,11 @@ impl Measure for Latency {
     }
 
     fn cases(&self) -> Vec<Case> {
-        let variants = each_with(&self.cfg.pages, &self.cfg.sizes, |p, &s| {
-            variant(&name(p), s)
-        });
+        let variants = self
+            .cfg
+            .pages
+            .iter()
+            .flat_map(|p| self.sizes_of(*p).map(move |s| variant(&name(p), s)));
         Case::grid(variants, &[1])
     }
 

@@ -103,6 +103,12 @@ impl Test {
             .unwrap_or_default()
     }
 
+    /// Whether the test runs in processes alone: brk1 and brk2 in threads
+    /// would move one shared program break under the process's allocator.
+    pub fn processes_only(self) -> bool {
+        matches!(self, Test::Brk1 | Test::Brk2)
+    }
+
     /// Whether each task works on a file of its own.
     fn uses_file(self) -> bool {
         use Test::*;
@@ -159,11 +165,7 @@ pub struct Wis {
 impl Wis {
     pub fn new(cfg: Config, machine: Snapshot) -> Result<Wis> {
         super::check_tasks(&cfg.tasks)?;
-        if cfg.modes.is_empty() {
-            return Err(Error::Input(
-                "--mode must name thread, process or both".into(),
-            ));
-        }
+        check_modes(cfg.test, &cfg.modes)?;
         super::check_timed(
             cfg.timed.secs,
             0.05,
@@ -172,13 +174,6 @@ impl Wis {
             cfg.size,
             cfg.page_size,
         )?;
-        if matches!(cfg.test, Test::Brk1 | Test::Brk2) && cfg.modes.contains(&Mode::Thread) {
-            return Err(Error::Input(format!(
-                "{} in threads moves one shared program break under the allocator of the \
-                 process: run it with --mode process",
-                cfg.test.name()
-            )));
-        }
         if cfg.test.uses_file() {
             OwnedFile::tmpfile(&cfg.dir, cfg.page_size).map_err(|e| {
                 Error::Input(format!(
@@ -218,14 +213,10 @@ pub struct Args {
     /// Task counts: a list (1,2,4), a range (1-8) or auto
     #[arg(long, default_value = "auto")]
     pub tasks: String,
-    /// thread, process, or both as will-it-scale runs them: thread,process
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "process,thread"
-    )]
-    pub mode: Vec<Mode>,
+    /// thread, process, or both (thread,process); auto: both as
+    /// will-it-scale runs them, processes alone for brk1 and brk2
+    #[arg(long, value_parser = mode_names(), value_delimiter = ',', default_value = "auto")]
+    pub mode: Vec<String>,
     /// Bytes per loop [default: will-it-scale's: 128M, 1M for tlb_flush2, 128M for malloc1]
     #[arg(long)]
     pub size: Option<String>,
@@ -247,6 +238,69 @@ fn test_names() -> clap::builder::PossibleValuesParser {
         .filter_map(|t| t.to_possible_value());
     let list = clap::builder::PossibleValue::new("list").help("the tests, one a line");
     clap::builder::PossibleValuesParser::new(tests.chain([list]))
+}
+
+/// Why the brk tests run in processes alone, as the plan and the report
+/// say it.
+pub const PROCESSES_ONLY: &str = "in processes alone (threads would share one program break)";
+
+/// `--mode`: thread, process, and `auto`.
+fn mode_names() -> clap::builder::PossibleValuesParser {
+    use clap::ValueEnum as _;
+    let modes = Mode::value_variants()
+        .iter()
+        .filter_map(|m| m.to_possible_value());
+    let auto =
+        clap::builder::PossibleValue::new("auto").help("both, processes alone for brk1 and brk2");
+    clap::builder::PossibleValuesParser::new(modes.chain([auto]))
+}
+
+/// The modes `--mode` names for `test`, each once: `auto` alone stands for
+/// [`auto_modes`].
+fn modes(test: Test, given: &[String]) -> Result<Vec<Mode>> {
+    if given.iter().any(|m| m == "auto") {
+        if given.len() > 1 {
+            return Err(Error::Input(
+                "--mode auto stands alone: give auto, or thread, process or both".into(),
+            ));
+        }
+        return Ok(auto_modes(test));
+    }
+    let mut out = Vec::new();
+    for m in given {
+        let m: Mode = m.parse()?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// `--mode auto`, the default: both modes as will-it-scale runs them,
+/// processes alone for the brk tests ([`Test::processes_only`]).
+fn auto_modes(test: Test) -> Vec<Mode> {
+    if test.processes_only() {
+        vec![Mode::Process]
+    } else {
+        vec![Mode::Process, Mode::Thread]
+    }
+}
+
+/// Refuses no mode, and threads for a test that runs in processes alone.
+fn check_modes(test: Test, modes: &[Mode]) -> Result<()> {
+    if modes.is_empty() {
+        return Err(Error::Input(
+            "--mode must name thread, process or both".into(),
+        ));
+    }
+    if test.processes_only() && modes.contains(&Mode::Thread) {
+        return Err(Error::Input(format!(
+            "{} in threads moves one shared program break under the allocator of the \
+             process: run it with --mode process (or without --mode)",
+            test.name()
+        )));
+    }
+    Ok(())
 }
 
 /// `--test list`: each test, what it does, and what it needs.
@@ -279,12 +333,7 @@ impl Options for Args {
         let cfg = Config {
             test,
             tasks: super::options::tasks(&a.tasks, m)?,
-            modes: a.mode.iter().fold(Vec::new(), |mut out, &m| {
-                if !out.contains(&m) {
-                    out.push(m);
-                }
-                out
-            }),
+            modes: modes(test, &a.mode)?,
             size: parse::size_arg("--size", a.size.as_deref().unwrap_or(default))?,
             timed: a.timed,
             dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
@@ -302,6 +351,14 @@ impl Measure for Wis {
 
     fn cases(&self) -> Vec<Case> {
         Case::grid(self.cfg.modes.iter().map(Mode::as_str), &self.cfg.tasks)
+    }
+    fn plan_notes(&self) -> Vec<String> {
+        let test = self.cfg.test;
+        if test.processes_only() {
+            vec![format!("{} {PROCESSES_ONLY}", test.name())]
+        } else {
+            Vec::new()
+        }
     }
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's
@@ -588,6 +645,35 @@ mod tests {
                     TLB:      97162      96563   TLB shootdowns\n";
         assert_eq!(parse_tlb(text), Some(97162 + 96563));
         assert_eq!(parse_tlb("  0: 1 2 x\n"), None);
+    }
+
+    #[test]
+    fn auto_runs_each_test_in_modes_it_accepts_the_brk_tests_in_processes() {
+        use clap::ValueEnum as _;
+        let given = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for &t in Test::value_variants() {
+            let auto = modes(t, &given(&["auto"])).unwrap();
+            check_modes(t, &auto).unwrap_or_else(|e| panic!("{}: {e}", t.name()));
+            let brk = matches!(t, Test::Brk1 | Test::Brk2);
+            assert_eq!(auto.contains(&Mode::Thread), !brk, "{}", t.name());
+            assert!(auto.contains(&Mode::Process), "{}", t.name());
+        }
+        for t in [Test::Brk1, Test::Brk2] {
+            let both = modes(t, &given(&["thread", "process"])).unwrap();
+            assert!(matches!(check_modes(t, &both), Err(Error::Input(_))));
+        }
+        assert_eq!(
+            modes(Test::Mmap1, &given(&["threads", "thread", "process"])).unwrap(),
+            [Mode::Thread, Mode::Process]
+        );
+        assert!(matches!(
+            modes(Test::Mmap1, &given(&["auto", "thread"])),
+            Err(Error::Input(_))
+        ));
+        assert!(matches!(
+            check_modes(Test::Mmap1, &[]),
+            Err(Error::Input(_))
+        ));
     }
 
     #[test]
