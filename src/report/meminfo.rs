@@ -35,8 +35,8 @@ pub fn blocks(run: &Run) -> Vec<Block> {
     vec![
         Block::Blank,
         Block::Table(Table {
-            title: "meminfo during the samples (--meminfo; nodeN.: node N's): median of \
-                    the samples' means, kB"
+            title: "meminfo levels during the samples (--meminfo): median of the samples' \
+                    means, kB"
                 .into(),
             header: vec![names(&["case", "Thr", "field", "kB", "n"])],
             align: vec![L, R, L, R, R],
