@@ -418,6 +418,17 @@ fn two_revisions_built_cached_booted_and_a_broken_one_refused() {
             .any(|r| r["name"] == "will-it-scale.per_process_ops"),
         "{v}"
     );
+    // The change is seen: the rows that moved most on both sides come
+    // with it, the robot's headline beside this machine's change, and
+    // this machine's vmstat counters (the faults, with fewer operations).
+    let moved = &v["moved_most"];
+    assert!(
+        moved["robot"].as_array().unwrap().iter().any(|r| {
+            r["name"] == "will-it-scale.per_process_ops" && r["here"].as_f64().unwrap() < 0.0
+        }),
+        "{moved}"
+    );
+    assert!(!moved["here"].as_array().unwrap().is_empty(), "{moved}");
     let bisect = &v["bisect"];
     assert_eq!(bisect["entries"], 4, "{bisect}");
     assert_eq!(bisect["answer"], "found", "{bisect}\n{err}");

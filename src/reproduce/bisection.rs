@@ -10,11 +10,7 @@ use super::verdict::Verdict;
 use crate::bisect::search::most_steps;
 use crate::stats::decide::MIN_ROUNDS;
 
-/// The verdicts that see the robot's change, in its direction: only
-/// after one of them is there a first bad commit to look for.
-pub const AFTER: [Verdict; 3] = [Verdict::Reproduced, Verdict::Smaller, Verdict::Larger];
-
-/// The bisection a verdict in `AFTER` is followed by.
+/// The bisection a verdict in [`Verdict::SEEN`] is followed by.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bisection {
     /// The verdicts after which it runs.
@@ -56,7 +52,7 @@ pub fn plan(
     let pairs = commits.map(|c| if c <= 1 { 0 } else { most_steps(c + 1) + 1 });
     let rounds = [MIN_ROUNDS, max_rounds.max(MIN_ROUNDS)];
     Bisection {
-        after: AFTER.iter().map(|v| v.as_str()).collect(),
+        after: Verdict::SEEN.iter().map(|v| v.as_str()).collect(),
         base: base.id.clone(),
         head: head.id.clone(),
         commits,

@@ -9,6 +9,7 @@
 pub mod bisection;
 pub mod job;
 pub mod mime;
+pub mod moved;
 pub mod planner;
 pub mod reader;
 pub mod report;

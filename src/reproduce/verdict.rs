@@ -35,6 +35,16 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdicts that see the robot's change, in its direction (any
+    /// size): only after one of them is there a first bad commit to look
+    /// for, or rows that moved with it to show.
+    pub const SEEN: [Verdict; 3] = [Verdict::Reproduced, Verdict::Smaller, Verdict::Larger];
+
+    /// Whether this verdict is one of [`Verdict::SEEN`].
+    pub fn sees_the_change(self) -> bool {
+        Self::SEEN.contains(&self)
+    }
+
     /// Every verdict, in the order of docs/reproduce.md's table.
     pub const ALL: [Verdict; 6] = [
         Verdict::Reproduced,

@@ -102,7 +102,7 @@ fn as_bisect(e: Error) -> Error {
 /// Whether a verdict calls for a bisection: this machine sees the
 /// robot's change, in its direction.
 pub fn called_for(v: Option<Verdict>) -> bool {
-    v.is_some_and(|v| bisection::AFTER.contains(&v))
+    v.is_some_and(|v| v.sees_the_change())
 }
 
 /// The planned bisection as text, 80 columns.

@@ -10,6 +10,7 @@ use crate::commands::guest;
 use crate::error::{Error, Result};
 use crate::kbuild::git;
 use crate::model::{Better, Run};
+use crate::reproduce::moved;
 use crate::reproduce::planner::{Here as Guest, Measured, Plan};
 use crate::reproduce::report::Report;
 use crate::reproduce::table::{self, Here, Line};
@@ -127,10 +128,15 @@ pub fn reproduce(
         _ => None,
     };
     let lines = lines(report, plan, (here_base, here_head), (&figure, &decision));
+    let moved = judged.filter(|j| j.verdict.sees_the_change()).map(|_| {
+        let medians = [here_base, here_head].map(moved::vmstat_medians);
+        moved::moved_most(&report.tests[0].rows, &lines, (&medians[0], &medians[1]))
+    });
     let robot = robot_runs::store(&ran.landed.store, report, plan, here_base, [base, head])?;
     let host = crate::guest::host_load::busy_boots([here_base, here_head]);
     if !a.json.json {
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
+        o.push_str(&moved.as_ref().map(moved::render).unwrap_or_default());
         o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
         o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
         super::output::text(&o)?;
@@ -146,6 +152,7 @@ pub fn reproduce(
             "figure": figure,
             "verdict": judged,
             "rows": lines,
+            "moved_most": moved,
             "runs": {
                 "robot": robot.iter().map(|r| r.id).collect::<Vec<_>>(),
                 "robot_labels": robot.iter().map(|r| &r.label).collect::<Vec<_>>(),
