@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::report::{Delta, Row};
 use super::table::Line;
 use crate::model::Run;
+use crate::stats::summary::median;
 
 /// Rows listed on each side.
 pub const TOP: usize = 5;
@@ -111,18 +112,11 @@ pub fn vmstat_medians(run: &Run) -> BTreeMap<String, f64> {
     names
         .into_iter()
         .map(|c| {
-            let mut v: Vec<f64> = samples
+            let v: Vec<f64> = samples
                 .iter()
                 .map(|s| s.vmstat.get(c).copied().unwrap_or(0) as f64)
                 .collect();
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            let m = if n % 2 == 1 {
-                v[n / 2]
-            } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
-            };
-            (c.clone(), m)
+            (c.clone(), median(&v))
         })
         .collect()
 }

@@ -199,7 +199,7 @@ fn headline_figure(report: &Report, plan: &Plan) -> Option<String> {
 /// A row's value in one run: the median over its measured samples of the
 /// figure or vmstat counter (every case pooled).
 fn value(run: &Run, by: &Measured) -> Option<f64> {
-    let mut v: Vec<f64> = run
+    let v: Vec<f64> = run
         .cases
         .iter()
         .flat_map(|c| c.measured())
@@ -214,16 +214,7 @@ fn value(run: &Run, by: &Measured) -> Option<f64> {
         })
         .filter(|x| x.is_finite())
         .collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    (!v.is_empty()).then(|| crate::stats::summary::median(&v))
 }
 
 /// The robot's measured rows with this machine's figures; the deciding
