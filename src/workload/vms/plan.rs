@@ -72,6 +72,8 @@ pub fn plan(row: &Row, s: &Sizes, tasks: usize) -> CasePlan {
                     tables(mapped, s.page) + units * 256
                 }
                 (Store::Anon, false) if u.prealloc && !u.threads => a.per_task * (n + 1),
+                // The original pages and the threads' copies of them.
+                (Store::Anon, false) if u.prealloc && u.prefault => a.per_task * 2,
                 (Store::Anon, false) => mapped,
                 // shmem allocates a page on each read of a hole; tasks of
                 // one file read the same first bytes.

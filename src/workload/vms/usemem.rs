@@ -12,6 +12,7 @@ use std::os::fd::AsRawFd;
 use super::cases::{Amount, Store, Use};
 use super::words::{self, Access, Rand48, Walk};
 use crate::error::{Error, Result};
+use crate::exec::children::Forked;
 use crate::exec::region::Region;
 use crate::exec::{Task, TaskReport, clock};
 use crate::workload::fault_map::OwnedFile;
@@ -65,6 +66,9 @@ pub struct Prepared {
     files: Vec<OwnedFile>,
     prealloc: Option<Region>,
     prealloc_ns: u64,
+    /// `-t` over a prefaulted private `--prealloc`: the child that keeps
+    /// the original pages (`as_a_forked_child_finds_it`), killed on drop.
+    _original: Option<Forked>,
     /// Bytes usemem credits each task for what was done before the tasks
     /// (`-E`'s mremap, `-L`'s segment: an eighth of the bytes each).
     credit: u64,
@@ -84,6 +88,7 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
         files,
         prealloc: None,
         prealloc_ns: 0,
+        _original: None,
         credit: 0,
     };
     // glibc sets up nrand48's multiplier on its first call: here, before
@@ -103,8 +108,44 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
         shm_lock_unlock(a.per_task)?;
         p.credit += a.per_task / 8;
     }
+    if u.threads
+        && u.prefault
+        && let Some(region) = &p.prealloc
+    {
+        p._original = as_a_forked_child_finds_it(u, region)?;
+    }
     p.prealloc_ns = clock::monotonic_ns() - t0;
     Ok(p)
+}
+
+/// usemem's `-t` threads run in a child it forks after `--prealloc
+/// --prefault` wrote the mapping (its time counting the fork), so they
+/// find a private page still the parent's, copied on their first write,
+/// and no page of a shared file mapped (fork copies no page table of a
+/// shared file mapping). vmscale's threads run in its own process: a
+/// forked child that only waits keeps the private pages shared, so each
+/// write copies one as in the suite (the child returned holds the
+/// originals until the sample ends), and a shared mapping's page table is
+/// emptied with MADV_DONTNEED (its page cache stays).
+fn as_a_forked_child_finds_it(u: &Use, region: &Region) -> Result<Option<Forked>> {
+    if u.store == Store::Anon {
+        let original = Forked::spawn(1, "holder of the original pages", |_| {
+            loop {
+                // SAFETY: pause only waits; the child is killed when the sample
+                // ends (Forked's drop) or dies with vmscale.
+                unsafe { libc::pause() };
+            }
+        })?;
+        return Ok(Some(original));
+    }
+    // SAFETY: the whole of our own shared mapping.
+    if unsafe { libc::madvise(region.ptr().cast(), region.len(), libc::MADV_DONTNEED) } != 0 {
+        return Err(Error::Failed(format!(
+            "madvise(MADV_DONTNEED) of the shared mapping failed: {}",
+            crate::exec::errno_text()
+        )));
+    }
+    Ok(None)
 }
 
 /// usemem's SCALE_FACTOR: `-E` grows the mapping to this many times its size.
