@@ -68,7 +68,9 @@
 # run; besides the tables per value it prints each tool's percent change
 # from A to B (median of the per-round changes) and vmscale's minus the
 # suite's in points. FILE's value before is written back on exit, also
-# after an error or Ctrl-C.
+# after an error or Ctrl-C. Then the change of each tool's medians, and
+# vmscale's minus the suite's with the middle 95 % of its bootstrap draws
+# over rounds (the per-round changes each combine four noisy runs).
 #
 #   VMSCALE_VMS_PEER=DIR bench/vms-peer.sh [ROUNDS] [CASE[@SIZE]...]
 #   SIZE=1/16 RUNTIME=2 TASKS=<online CPUs>  as vmscale's options (CASE@SIZE:
@@ -79,6 +81,7 @@
 #   PRIME=0        no memory made free before each run
 #   SAME_TIME=0    vmscale's --runtime R (dd) or R + 1 (usemem), fixed
 #   FLIP=FILE:A,B  each case under two values of one knob (above)
+#   RAW=FILE       every run's per-task KB/s, bytes and seconds as JSON
 #
 # Needs root (mounts, loop devices, cgroups, swap). Everything made is
 # undone on exit, also on Ctrl-C.
@@ -124,7 +127,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 python3 - "$work" "$rounds" "$peer" "$vmscale" "${OTHER:-}" "${SIZE:-1/16}" "${RUNTIME:-2}" \
   "${TASKS:-$(nproc)}" "${PRIME:-1}" "${SAME_TIME:-1}" "${FLIP:-}" $cases <<'PY'
-import json, mmap, os, re, statistics as st, subprocess, sys, threading, time
+import json, mmap, os, random, re, statistics as st, subprocess, sys, threading, time
 
 work, rounds, peer, vmscale, other, size, runtime, tasks, prime_on, same_time, flip = \
     sys.argv[1:12]
@@ -495,6 +498,10 @@ for r in range(rounds):
                           pgsteal=d["pgsteal_anon"] + d["pgsteal_file"])
             pressure[(c, tool)].append(counts)
     print(f"# round {r + 1} done, load {load()}", flush=True)
+if os.environ.get("RAW"):
+    # Every run's per-task (KB/s, bytes, seconds), None for a failed one.
+    with open(os.environ["RAW"], "w") as f:
+        json.dump({f"{c} {t}": v for (c, t), v in res.items()}, f)
 
 def med(tool, c, i):
     return st.median(x[i] for run in res[(c, tool)] if run for x in run)
@@ -569,6 +576,20 @@ if flip:
         gap = [a - b for a, b in zip(pct["vmscale"], pct["peer"])]
         print(f"#   {b:<24} " + "  ".join(cols) + f"  vmscale-suite {st.median(gap):+.1f} "
               f"points ({min(gap):+.0f}..{max(gap):+.0f}), n {n}")
+        # The change of each tool's medians, and vmscale's minus the
+        # suite's with the middle 95 % of its bootstrap draws over rounds
+        # (a round drawn with its four runs, 4000 draws, seeded): a spread,
+        # not an interval whose coverage was checked.
+        def moved(ks):
+            med = lambda e, t: st.median(total(e, t, k) for k in ks)
+            return {t: 100 * (med(hi, t) / med(lo, t) - 1) for t in ("peer", "vmscale")}
+        m = moved(both)
+        draw = random.Random(42)
+        boot = sorted((lambda c: c["vmscale"] - c["peer"])(moved(draw.choices(both, k=n)))
+                      for _ in range(4000))
+        print(f"#   {'':<24} of the medians: peer {m['peer']:+.1f} %, vmscale "
+              f"{m['vmscale']:+.1f} %, vmscale-suite {m['vmscale'] - m['peer']:+.1f} points "
+              f"(middle 95 % of draws {boot[99]:+.1f}..{boot[3899]:+.1f})")
 print("# reclaim, medians per run: the case cgroup's limit hits and pages its")
 print("# reclaim stole (v2 only); pages stolen (pgsteal_anon + _file) and")
 print("# swapped out, system-wide; suite | vmscale:")

@@ -49,14 +49,21 @@ bins = {"vmscale": vmscale, "other": other}
 def load():
     return float(open("/proc/loadavg").read().split()[0])
 
-def cpu_s(pid):
+def cpu_s(pid, seen):
     """User + system seconds of process `pid` (all its threads) and of its
-    children (will-it-scale's processes)."""
+    children (will-it-scale's processes). `seen` keeps each process's last
+    value: a child the peer has begun to kill at its last total, gone from
+    /proc, still counts (without it one round's CPU time went down)."""
     def one(p):
-        f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-    kids = open(f"/proc/{pid}/task/{pid}/children").read().split()
-    return one(pid) + sum(one(k) for k in kids)
+        try:
+            f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            return
+        seen[p] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    one(pid)
+    for k in open(f"/proc/{pid}/task/{pid}/children").read().split():
+        one(k)
+    return sum(seen.values())
 
 def one(prog):
     """ops/s, ops per CPU second and faults/op of one run of `prog`. The
@@ -67,17 +74,17 @@ def one(prog):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"],
                              stdout=subprocess.PIPE, text=True)
-        measuring, marks, ops, all_ops, avg = False, [], 0.0, 0.0, None
+        measuring, marks, ops, all_ops, avg, seen = False, [], 0.0, 0.0, None, {}
         for line in p.stdout:
             if "total:" in line:
                 n = float(line.rsplit("total:", 1)[1])
                 all_ops += n
                 if measuring:
                     ops += n
-                    marks.append(cpu_s(p.pid))
+                    marks.append(cpu_s(p.pid, seen))
             if line.startswith("measurement"):
                 measuring = True
-                marks.append(cpu_s(p.pid))
+                marks.append(cpu_s(p.pid, seen))
             if line.startswith("average:"):
                 avg = float(line.split(":")[1])
         p.wait(timeout=120)
