@@ -91,9 +91,6 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
         _original: None,
         credit: 0,
     };
-    // glibc sets up nrand48's multiplier on its first call: here, before
-    // any task thread can race to do it.
-    Rand48::new(0).below(1);
     let t0 = clock::monotonic_ns();
     if u.prealloc {
         let mut region = map(u, &p, 0, a.per_task as usize)?;
