@@ -1,7 +1,7 @@
 //! usemem, natively: each task maps its memory (anonymous as `/dev/zero`
 //! private, or a sparse file shared), reads or writes every word of it
 //! once, in order or at random, until done or the runtime is up; with
-//! usemem's `--prealloc` (one mapping before the tasks start), `--prefault`
+//! usemem's `--prealloc` (mappings made before the tasks start), `--prefault`
 //! (MAP_POPULATE), `--msync`, `--mlock` and `--unit` (many small mappings).
 //! Bytes are counted as usemem counts them: every word read or written,
 //! plus an eighth of the bytes mapped (usemem's credit for allocating).
@@ -64,14 +64,31 @@ pub struct Prepared {
     /// The huge page size hugetlb mappings are rounded up to.
     huge_page: u64,
     files: Vec<OwnedFile>,
-    prealloc: Option<Region>,
-    prealloc_ns: u64,
+    /// `--prealloc`'s mappings: one the tasks share, or one a task where
+    /// each task has its own file (msync: the script starts one usemem a
+    /// file, and each makes its own).
+    prealloc: Vec<Region>,
+    /// Nanoseconds each of those took to make (and prefault).
+    own_ns: Vec<u64>,
+    /// Nanoseconds of the rest of what was made before the tasks.
+    shared_ns: u64,
     /// `-t` over a prefaulted private `--prealloc`: the child that keeps
     /// the original pages (`as_a_forked_child_finds_it`), killed on drop.
     _original: Option<Forked>,
     /// Bytes usemem credits each task for what was done before the tasks
     /// (`-E`'s mremap, `-L`'s segment: an eighth of the bytes each).
     credit: u64,
+}
+
+impl Prepared {
+    /// What task `index` finds made before it: its own `--prealloc`
+    /// mapping where each task has one, else the shared one (or none), and
+    /// the nanoseconds usemem counts for it (its mapping's and the rest).
+    fn before(&self, index: usize) -> (Option<&Region>, u64) {
+        let mine = self.prealloc.len().saturating_sub(1).min(index);
+        let own = self.own_ns.get(mine).copied().unwrap_or(0);
+        (self.prealloc.get(mine), self.shared_ns + own)
+    }
 }
 
 /// Opens `/dev/zero` and maps `--prealloc`'s region over `files` (none
@@ -86,20 +103,28 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
         zero,
         huge_page,
         files,
-        prealloc: None,
-        prealloc_ns: 0,
+        prealloc: Vec::new(),
+        own_ns: Vec::new(),
+        shared_ns: 0,
         _original: None,
         credit: 0,
     };
     let t0 = clock::monotonic_ns();
     if u.prealloc {
-        let mut region = map(u, &p, 0, a.per_task as usize)?;
+        let count = if u.file_per_task { p.files.len() } else { 1 };
+        for i in 0..count {
+            let made = clock::monotonic_ns();
+            let mut region = map(u, &p, i, a.per_task as usize)?;
+            if u.remap {
+                let grown = region.len().saturating_mul(REMAP_SCALE);
+                region = region.grow(grown)?;
+            }
+            p.prealloc.push(region);
+            p.own_ns.push(clock::monotonic_ns() - made);
+        }
         if u.remap {
-            let grown = region.len().saturating_mul(REMAP_SCALE);
-            region = region.grow(grown)?;
             p.credit += a.per_task / 8;
         }
-        p.prealloc = Some(region);
     }
     if u.shm_lock {
         shm_lock_unlock(a.per_task)?;
@@ -107,11 +132,11 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
     }
     if u.threads
         && u.prefault
-        && let Some(region) = &p.prealloc
+        && let [region] = p.prealloc.as_slice()
     {
         p._original = as_a_forked_child_finds_it(u, region)?;
     }
-    p.prealloc_ns = clock::monotonic_ns() - t0;
+    p.shared_ns = (clock::monotonic_ns() - t0).saturating_sub(p.own_ns.iter().sum());
     Ok(p)
 }
 
@@ -263,10 +288,11 @@ pub fn task(
 ) -> TaskReport {
     let mut rng = Rand48::new(0x9e37_79b9 ^ (t.index as u32 + 1));
     let mut maps: Vec<Region> = Vec::new();
+    let (prealloc, before_ns) = p.before(t.index);
     let mut r = timed(TaskReport::default(), t, runtime_ns, |r, deadline| {
         let outcome = (|| -> Result<u64> {
-            let mut bytes = if p.prealloc.is_some() { 0 } else { p.credit };
-            if let Some(region) = &p.prealloc {
+            let mut bytes = if prealloc.is_some() { 0 } else { p.credit };
+            if let Some(region) = prealloc {
                 bytes += a.per_task / 8 + p.credit;
                 bytes += pass(region, a.per_task, u, access, &mut rng, deadline);
                 if u.msync {
@@ -297,9 +323,9 @@ pub fn task(
             0
         })
     });
-    r.values[V::BeforeNs] = p.prealloc_ns as f64;
+    r.values[V::BeforeNs] = before_ns as f64;
     if u.mlock && r.error().is_none() {
-        let locked = match &p.prealloc {
+        let locked = match prealloc {
             Some(region) => lock(region),
             None => maps.iter().try_for_each(lock),
         };
@@ -308,4 +334,67 @@ pub fn task(
         }
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::vms::cases::USE;
+
+    fn first_byte(r: &Region) -> u8 {
+        // SAFETY: the region is mapped and readable.
+        unsafe { r.ptr().read_volatile() }
+    }
+
+    #[test]
+    fn a_task_with_its_own_file_gets_its_own_prealloc_mapping() {
+        // msync: one usemem a file, each mapping (and prefaulting) its own.
+        let u = Use {
+            store: Store::PageCache,
+            file_per_task: true,
+            prealloc: true,
+            prefault: true,
+            msync: true,
+            ..USE
+        };
+        let len = 64 << 10;
+        let files = (0..2)
+            .map(|_| OwnedFile::memfd(len, false).unwrap())
+            .collect();
+        let a = Amount {
+            per_task: len,
+            file: len,
+        };
+        let p = prepare(&u, a, 2 << 20, files).unwrap();
+        let (r0, _) = p.before(0);
+        let (r1, _) = p.before(1);
+        let (r0, r1) = (r0.unwrap(), r1.unwrap());
+        assert_ne!(r0.ptr(), r1.ptr());
+        // SAFETY: region 0 is mapped writable and shared over file 0.
+        unsafe { r0.ptr().write_volatile(7) };
+        assert_eq!((first_byte(r0), first_byte(r1)), (7, 0));
+        let mut b = [0u8; 1];
+        use std::os::unix::fs::FileExt;
+        p.files[0].file.read_exact_at(&mut b, 0).unwrap();
+        assert_eq!(b, [7], "region 0 is file 0's");
+    }
+
+    #[test]
+    fn tasks_without_files_of_their_own_share_one_prealloc_mapping() {
+        let u = Use {
+            prealloc: true,
+            ..USE
+        };
+        let a = Amount {
+            per_task: 64 << 10,
+            file: 0,
+        };
+        let p = prepare(&u, a, 2 << 20, Vec::new()).unwrap();
+        let (r0, _) = p.before(0);
+        let (r3, _) = p.before(3);
+        assert_eq!(r0.map(Region::ptr), r3.map(Region::ptr));
+        assert!(r0.is_some());
+        let none = prepare(&USE, a, 2 << 20, Vec::new()).unwrap();
+        assert!(none.before(1).0.is_none());
+    }
 }
