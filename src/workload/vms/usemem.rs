@@ -64,12 +64,11 @@ pub struct Prepared {
     /// The huge page size hugetlb mappings are rounded up to.
     huge_page: u64,
     files: Vec<OwnedFile>,
-    /// `--prealloc`'s mappings: one the tasks share, or one a task where
-    /// each task has its own file (msync: the script starts one usemem a
-    /// file, and each makes its own).
-    prealloc: Vec<Region>,
-    /// Nanoseconds each of those took to make (and prefault).
-    own_ns: Vec<u64>,
+    /// `--prealloc`'s mappings with the nanoseconds each took to make
+    /// (and prefault): one the tasks share, or one a task where each task
+    /// has its own file (msync: the script starts one usemem a file, and
+    /// each makes its own).
+    prealloc: Vec<(Region, u64)>,
     /// Nanoseconds of the rest of what was made before the tasks.
     shared_ns: u64,
     /// `-t` over a prefaulted private `--prealloc`: the child that keeps
@@ -86,8 +85,10 @@ impl Prepared {
     /// the nanoseconds usemem counts for it (its mapping's and the rest).
     fn before(&self, index: usize) -> (Option<&Region>, u64) {
         let mine = self.prealloc.len().saturating_sub(1).min(index);
-        let own = self.own_ns.get(mine).copied().unwrap_or(0);
-        (self.prealloc.get(mine), self.shared_ns + own)
+        match self.prealloc.get(mine) {
+            Some((region, own)) => (Some(region), self.shared_ns + own),
+            None => (None, self.shared_ns),
+        }
     }
 }
 
@@ -104,7 +105,6 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
         huge_page,
         files,
         prealloc: Vec::new(),
-        own_ns: Vec::new(),
         shared_ns: 0,
         _original: None,
         credit: 0,
@@ -119,8 +119,7 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
                 let grown = region.len().saturating_mul(REMAP_SCALE);
                 region = region.grow(grown)?;
             }
-            p.prealloc.push(region);
-            p.own_ns.push(clock::monotonic_ns() - made);
+            p.prealloc.push((region, clock::monotonic_ns() - made));
         }
         if u.remap {
             p.credit += a.per_task / 8;
@@ -132,11 +131,12 @@ pub fn prepare(u: &Use, a: Amount, huge_page: u64, files: Vec<OwnedFile>) -> Res
     }
     if u.threads
         && u.prefault
-        && let [region] = p.prealloc.as_slice()
+        && let [(region, _)] = p.prealloc.as_slice()
     {
         p._original = as_a_forked_child_finds_it(u, region)?;
     }
-    p.shared_ns = (clock::monotonic_ns() - t0).saturating_sub(p.own_ns.iter().sum());
+    let own: u64 = p.prealloc.iter().map(|(_, ns)| ns).sum();
+    p.shared_ns = (clock::monotonic_ns() - t0).saturating_sub(own);
     Ok(p)
 }
 
