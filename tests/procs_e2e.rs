@@ -319,11 +319,9 @@ fn holding(marker: &str) -> Vec<u32> {
 
 #[test]
 fn sigint_stops_a_numa_sample_and_its_workers() {
-    use std::time::{Duration, Instant};
-    let s = Scratch::new("numa-sigint");
-    let marker = format!("numaint{}", std::process::id());
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
-        .args([
+    stop_mid_sample(
+        "numa-sigint",
+        &[
             "run",
             "numa02",
             "--size",
@@ -334,31 +332,91 @@ fn sigint_stops_a_numa_sample_and_its_workers() {
             "1",
             "--warmup",
             "0",
-            "--label",
-            &marker,
-        ])
+        ],
+        libc::SIGINT,
+    );
+}
+
+/// The tasks of any workload forked as processes: a SIGTERM to vmscale
+/// alone (a job scheduler's, `timeout`'s) kills them at once, where the
+/// parent used to wait in wait4 for the sample's end (600 s here).
+#[test]
+fn sigterm_stops_a_sample_of_forked_tasks() {
+    stop_mid_sample(
+        "wis-sigterm",
+        &[
+            "run",
+            "wis",
+            "--test",
+            "page_fault1",
+            "--mode",
+            "process",
+            "--tasks",
+            "1",
+            "--size",
+            "8M",
+            "--time",
+            "600",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+        ],
+        libc::SIGTERM,
+    );
+}
+
+/// Tasks that are threads end their timed loop on the signal, and the
+/// sample they cut short is not kept.
+#[test]
+fn sigterm_stops_a_sample_of_thread_tasks() {
+    let args = "run wis --test page_fault1 --mode thread --tasks 1 --size 8M --time 600 \
+                --reps 1 --warmup 0";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    stop_mid_sample("wis-threads", &args, libc::SIGTERM);
+}
+
+/// Starts `args` (a sample that would take far longer than the test),
+/// waits until vmscale has forked a worker, sends `sig` to vmscale alone
+/// as a plain `kill` does, and checks that it stops (exit 130), leaves no
+/// worker, and keeps the run as incomplete.
+fn stop_mid_sample(name: &str, args: &[&str], sig: libc::c_int) {
+    use std::time::{Duration, Instant};
+    let s = Scratch::new(name);
+    let marker = format!("{name}{}", std::process::id());
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_vmscale"))
+        .args(args)
+        .args(["--label", &marker])
         .env("VMSCALE_DB", s.db())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // vmscale and at least one forked worker.
+    // vmscale and at least one forked worker, or (threads) the sample's
+    // faults: a pass of page_fault1's 8 MiB takes 2048.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while holding(&marker).len() < 2 {
+    let threads = args.contains(&"thread");
+    while if threads {
+        minor_faults(run.id()) < 100_000
+    } else {
+        holding(&marker).len() < 2
+    } {
         assert!(Instant::now() < deadline, "the workers never started");
         assert!(run.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // A plain `kill -INT` reaches vmscale alone, not its workers.
     // SAFETY: kill takes plain integers; the pid is our child.
-    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
-    // Bounds for a loaded machine (the sample itself would take hours).
+    unsafe { libc::kill(run.id() as libc::pid_t, sig) };
+    // Bounds for a loaded machine (the sample itself would take far longer).
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(st) = run.try_wait().unwrap() {
             break st;
         }
-        assert!(Instant::now() < deadline, "still running 30 s after SIGINT");
+        if Instant::now() >= deadline {
+            let _ = run.kill();
+            panic!("still running 30 s after signal {sig}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
@@ -373,4 +431,25 @@ fn sigint_stops_a_numa_sample_and_its_workers() {
     }
     let listed = json(&s.vmscale(&["list", "--json"]));
     assert_eq!(listed[0]["status"], "incomplete", "{listed}");
+    // The one sample was cut short: none is kept.
+    let run = json(&s.vmscale(&["show", "last", "--json"]));
+    assert!(
+        run["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["samples"].as_array().is_none_or(|v| v.is_empty())),
+        "{run}"
+    );
+}
+
+/// Minor faults of process `pid` so far (/proc/PID/stat's tenth field).
+fn minor_faults(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let after = s.rsplit_once(')')?.1.to_string();
+            after.split_whitespace().nth(7)?.parse().ok()
+        })
+        .unwrap_or(0)
 }

@@ -1,6 +1,6 @@
 //! Forked children: forking N workers that die with vmscale, noticing one
 //! that exited too early, reaping them with their usage, and killing the
-//! rest after a failure (also when the owner is dropped on an early return).
+//! rest after a failure, a stop signal (Ctrl-C, `kill`) or an early return.
 
 use super::clock;
 use crate::error::{Error, Result};
@@ -65,8 +65,20 @@ impl Forked {
 
     /// Waits for every child and returns their usage summed; the first
     /// failure (killed, non-zero status) after all are reaped, so none is
-    /// left a zombie.
+    /// left a zombie. A stop signal vmscale catches while it waits (a
+    /// terminal's Ctrl-C, which the children's inherited handler only
+    /// notes, or a `kill` of vmscale alone) kills and reaps them all at
+    /// once: a long sample ends when asked, not when its tasks are done.
     pub fn reap(mut self) -> Result<clock::Usage> {
+        for &pid in &self.pids {
+            if let Some(sig) = exit_or_stop(pid) {
+                kill_all(&std::mem::take(&mut self.pids));
+                return Err(Error::Failed(format!(
+                    "stopped by {}",
+                    super::signals::name(sig)
+                )));
+            }
+        }
         let mut total = clock::Usage::default();
         let mut failure = None;
         for (i, pid) in std::mem::take(&mut self.pids).into_iter().enumerate() {
@@ -114,6 +126,45 @@ pub fn peek(pid: libc::pid_t) -> Option<libc::pid_t> {
         );
         (r == 0).then(|| info.si_pid())
     }
+}
+
+/// Blocks until child `pid` has exited (left to be reaped) or vmscale has
+/// caught a stop signal, which it returns. A signal's handler interrupts
+/// poll(2) whatever SA_RESTART says; a signal that lands between the check
+/// and the poll is seen at the child's exit, as without this. Without a
+/// pidfd (Linux before 5.3) it returns at once and the reap waits.
+fn exit_or_stop(pid: libc::pid_t) -> Option<i32> {
+    let fd = pidfd(pid)?;
+    loop {
+        if let Some(sig) = super::signals::caught() {
+            return Some(sig);
+        }
+        if wait_exit(&fd, -1) {
+            return None;
+        }
+    }
+}
+
+/// A pidfd of child `pid`, readable once it exits (None before Linux 5.3).
+pub fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a non-negative result is a descriptor we now own.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Waits up to `ms` (-1: without end) for the child of pidfd `fd` to
+/// exit; true once it has, false on the timeout or a signal.
+pub fn wait_exit(fd: &std::os::fd::OwnedFd, ms: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: p is one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, ms) > 0 }
 }
 
 /// Waits for a child with wait4 and returns its usage; an error when it was

@@ -1,5 +1,7 @@
-//! SIGINT, SIGTERM and SIGHUP (a closed terminal) become a flag the runner checks between samples, so an
-//! interrupted run keeps its samples and is marked incomplete.
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal) become a flag the runner
+//! checks between samples, so an interrupted run keeps its samples and is
+//! marked incomplete; what waits for a sample's forked tasks or commands
+//! checks it too and stops them (`children::Forked::reap`, `cmd_child`).
 
 use std::sync::atomic::{AtomicI32, Ordering};
 

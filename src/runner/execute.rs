@@ -221,6 +221,11 @@ impl Runner<'_> {
                     }
                     Err(e) => return Err(e),
                 };
+            // A sample a stop signal arrived during is not kept: its tasks
+            // may have ended their loops early on it.
+            if let Some(sig) = signals::caught() {
+                return Ok(Some(self.interrupted(sig, None)));
+            }
             if !warmup {
                 values[ci].push(self.headline(&sample));
             }

@@ -174,7 +174,7 @@ impl Series {
 impl Series {
     /// A timed task's loop, as churn and wis run it: `pass` again and
     /// again for `--time` from the tasks' common start (or until it
-    /// returns false, having failed `r`); about every `--every`, and
+    /// returns false, having failed `r`, or vmscale caught a stop signal); about every `--every`, and
     /// at the end, `count` (given the task's usage at the start) read into
     /// the task's row with its real time. `r` gets its start and end and
     /// the task's usage over the loop, which is returned with the number
@@ -198,12 +198,15 @@ impl Series {
         let mut n = 1usize;
         while pass(r) {
             let now = clock::monotonic_ns();
-            if now >= next || now >= end {
+            // A stop signal ends the loop too (threads cannot be killed;
+            // the runner drops the sample).
+            let last = now >= end || exec::signals::caught().is_some();
+            if now >= next || last {
                 self.put(task.index, n, (now - t0) as f64 / 1e9, count(&before));
                 n = (n + 1).min(POINTS);
                 next = now + every;
             }
-            if now >= end {
+            if last {
                 break;
             }
         }

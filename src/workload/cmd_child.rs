@@ -6,7 +6,7 @@
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
-use crate::exec::clock;
+use crate::exec::{children, clock};
 
 /// How a child ended.
 pub enum Ended {
@@ -36,7 +36,7 @@ pub fn spawn_wait(mut c: Command, what: &str, tick: &mut dyn FnMut(u64)) -> Resu
     };
     let pid = child.id() as libc::pid_t;
     let mut forwarded = false;
-    let exit_fd = pidfd(pid);
+    let exit_fd = children::pidfd(pid);
     loop {
         // The command has its own process group, so a terminal's Ctrl-C
         // reaches it only through us.
@@ -68,30 +68,13 @@ pub fn spawn_wait(mut c: Command, what: &str, tick: &mut dyn FnMut(u64)) -> Resu
     }
 }
 
-/// A descriptor that becomes readable when `pid` exits (pidfd_open, Linux
-/// 5.3); None on older kernels.
-fn pidfd(pid: libc::pid_t) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    // SAFETY: a non-negative result is a descriptor we now own.
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
-}
-
 /// Waits up to `ms` for the child to exit: returns as soon as it does when
 /// there is a pidfd, so the measured wall time is not rounded up to the
 /// polling interval.
 fn wait_exit(fd: Option<&std::os::fd::OwnedFd>, ms: i32) {
-    use std::os::fd::AsRawFd;
     match fd {
         Some(fd) => {
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: p is one valid pollfd.
-            unsafe { libc::poll(&mut p, 1, ms) };
+            children::wait_exit(fd, ms);
         }
         None => std::thread::sleep(std::time::Duration::from_millis(ms as u64)),
     }
