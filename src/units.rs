@@ -1,7 +1,7 @@
 //! Sizes and times as people read them, the one place their units are
 //! chosen: exact sizes for what an option asked for ("256 MiB"), rounded
 //! sizes for what a machine has ("15.6 GiB"), durations from milliseconds
-//! to hours ("0.012 s", "12.0 min").
+//! to hours ("0.012 s", "12.0 min"), signed changes ("+1.5", "-0.3").
 
 const KIB: f64 = 1024.0;
 const GIB: u64 = 1 << 30;
@@ -51,9 +51,26 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// A change with its sign and one decimal ("+1.5", "-21.4"); one that
+/// rounds to zero is "+0.0", never "-0.0".
+pub fn signed(x: f64) -> String {
+    let r = (x * 10.0).round() / 10.0;
+    // -0.0 + 0.0 is +0.0: a tiny negative change reads as no change.
+    format!("{:+.1}", r + 0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_that_rounds_to_zero_has_no_minus() {
+        assert_eq!(signed(-0.00001), "+0.0");
+        assert_eq!(signed(-0.0), "+0.0");
+        assert_eq!(signed(-0.06), "-0.1");
+        assert_eq!(signed(21.44), "+21.4");
+        assert_eq!(signed(-21.46), "-21.5");
+    }
 
     #[test]
     fn exact_sizes_keep_whole_units() {

@@ -363,3 +363,30 @@ fn a_bisection_that_cannot_run_is_refused_by_the_dry_run() {
     }
     assert!(!s.db().exists());
 }
+
+/// Booting kernels, the plan is for the guest: one vCPU under icount
+/// unless --cpus says otherwise (QEMU's icount brings up no second one,
+/// and a plan for two was refused at the boot), this machine's CPUs (the
+/// fake's 16) under TCG.
+#[test]
+fn a_guest_under_icount_is_planned_on_one_vcpu() {
+    let s = Scratch::new("repro-icount");
+    let wis = report("wis-process.txt");
+    let plan = |extra: &[&str]| -> Value {
+        let mut args = vec![&wis[..], "--kernel", "/a", "--kernel", "/b"];
+        args.extend(["--dry-run", "--json"]);
+        args.extend(extra);
+        let o = reproduce(&s, &args);
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        serde_json::from_str(&stdout(&o)).expect("JSON")
+    };
+    let icount = plan(&["--accel", "icount"]);
+    assert_eq!(icount["here"]["cpus"], 1, "{icount}");
+    // nr_task 100%: one task on the one vCPU.
+    assert!(command(&icount).windows(2).any(|w| w == ["--tasks", "1"]));
+    assert_eq!(plan(&["--accel", "tcg"])["here"]["cpus"], 16);
+    assert_eq!(
+        plan(&["--accel", "icount", "--cpus", "3"])["here"]["cpus"],
+        3
+    );
+}

@@ -13,6 +13,7 @@ use super::report::{Delta, Row};
 use super::table::Line;
 use crate::model::Run;
 use crate::stats::summary::median;
+use crate::units::signed;
 
 /// Rows listed on each side.
 pub const TOP: usize = 5;
@@ -123,7 +124,7 @@ pub fn vmstat_medians(run: &Run) -> BTreeMap<String, f64> {
 
 /// Both lists as text, 80 columns.
 pub fn render(m: &MovedMost) -> String {
-    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:+.1}%"));
+    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{}%", signed(p)));
     let mut o = format!("\nMoved most{:>59}{:>11}\n", "robot", "here");
     for (title, rows) in [
         ("the robot's rows", &m.robot),

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::report::{Delta, Row};
+use crate::units::signed;
 
 /// This machine's side of a row: base and head (geometric means over the
 /// rounds) and the paired interval of head / base − 1.
@@ -48,12 +49,12 @@ pub fn render(lines: &[Line]) -> String {
     );
     for l in lines {
         let here_change = if l.here.base != 0.0 {
-            format!("{:+.1}%", (l.here.head / l.here.base - 1.0) * 100.0)
+            format!("{}%", signed((l.here.head / l.here.base - 1.0) * 100.0))
         } else {
             "-".into()
         };
         let ci = l.here.ci.map_or("-".into(), |(lo, hi)| {
-            format!("{:+.1}..{:+.1}%", lo * 100.0, hi * 100.0)
+            format!("{}..{}%", signed(lo * 100.0), signed(hi * 100.0))
         });
         let numbers = format!(
             "{:>10} {:>10} {:>8}  {:>10} {:>10} {:>8} {:>16}",

@@ -31,11 +31,12 @@ pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
         .map_err(|e| Error::from(e).context(a.report.display()))?;
     let host = Here::of(&crate::machine::live());
     // Booting kernels, the plan is for the guest: this machine's CPUs
-    // unless --cpus, --mem's memory.
+    // unless --cpus (one under icount, which boots no second vCPU),
+    // --mem's memory.
     let booting = a.tree.is_some() || !a.kernels.is_empty();
     let here = if booting {
         Here {
-            cpus: a.boot.cpus.unwrap_or(host.cpus),
+            cpus: guest_cpus(a.boot.cpus, a.boot.accel, host.cpus),
             memory: a.boot.mem_mib << 20,
             nodes: a.boot.nodes,
         }
@@ -62,6 +63,16 @@ pub fn reproduce(db: &Path, a: &ReproduceArgs) -> Result<()> {
     output::text(&plan_text(&report, here, &plan, bisection.as_ref()))
 }
 
+/// The guest's vCPUs: `--cpus`, else one under `--accel icount` (QEMU's
+/// icount brings up no second vCPU, `accel::check_shape`), else this
+/// machine's CPUs.
+fn guest_cpus(asked: Option<usize>, accel: crate::guest::accel::Asked, host: usize) -> usize {
+    match (asked, accel) {
+        (Some(n), _) => n,
+        (None, crate::guest::accel::Asked::Icount) => 1,
+        (None, _) => host,
+    }
+}
 /// The report's bytes: a file, or stdin for `-`.
 fn read_report(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();

@@ -17,6 +17,7 @@ use crate::reproduce::table::{self, Here, Line};
 use crate::reproduce::verdict::{self, Judged};
 use crate::stats::decide::Decision;
 use crate::store::Store;
+use crate::units::signed;
 
 use super::robot_runs::{self, RobotRun};
 
@@ -138,7 +139,12 @@ pub fn reproduce(
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
         o.push_str(&moved.as_ref().map(moved::render).unwrap_or_default());
         o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
-        o.push_str(&stored_text(&robot, [here_base.meta.id, here_head.meta.id]));
+        let icount = here_base.meta.machine["guest"]["accel"] == "icount";
+        o.push_str(&stored_text(
+            &robot,
+            [here_base.meta.id, here_head.meta.id],
+            icount,
+        ));
         super::output::text(&o)?;
     }
     let verdict = judged.map(|j| j.verdict);
@@ -272,14 +278,14 @@ fn text(
     match (judged, &report.headline) {
         (Some(j), Some(h)) => o.push_str(&crate::text::fill(
             &format!(
-                "{}: the robot saw {:+.1}% of {}; here {figure} moved {:+.1}% \
-                 [{:+.1}%, {:+.1}%] at {:.1}% over {} rounds{}",
+                "{}: the robot saw {}% of {}; here {figure} moved {}% \
+                 [{}%, {}%] at {:.1}% over {} rounds{}",
                 j.verdict.as_str().to_uppercase(),
-                j.robot * 100.0,
+                signed(j.robot * 100.0),
                 h.metric,
-                j.change * 100.0,
-                j.ci.0 * 100.0,
-                j.ci.1 * 100.0,
+                signed(j.change * 100.0),
+                signed(j.ci.0 * 100.0),
+                signed(j.ci.1 * 100.0),
                 j.level * 100.0,
                 j.rounds,
                 j.rounds_needed
@@ -297,12 +303,15 @@ fn text(
 
 /// Where both sides are stored, for `compare`: the robot's pair by label
 /// (and whether this report's pair was stored before), this machine's runs
-/// by id (their labels, the short commits, name every reproduce's).
-fn stored_text(robot: &[RobotRun], [base, head]: [i64; 2]) -> String {
+/// by id (their labels, the short commits, name every reproduce's). The
+/// command offered is one `compare` runs: under icount this machine's
+/// figures count instructions, so its two runs are compared with each
+/// other, not with the robot's (`compare` refuses mixed clocks).
+fn stored_text(robot: &[RobotRun], [base, head]: [i64; 2], icount: bool) -> String {
     let line = match robot {
         [b, h] => format!(
             "Stored: the robot's runs {} and {}{}, this machine's runs {base} and \
-             {head}: vmscale compare {} {base}",
+             {head}{}",
             b.label,
             h.label,
             if b.reused && h.reused {
@@ -310,7 +319,14 @@ fn stored_text(robot: &[RobotRun], [base, head]: [i64; 2]) -> String {
             } else {
                 ""
             },
-            b.label,
+            if icount {
+                format!(
+                    " (under icount, comparable with each other only): vmscale \
+                     compare {base} {head}"
+                )
+            } else {
+                format!(": vmscale compare {} {base}", b.label)
+            },
         ),
         _ => format!(
             "Stored: this machine's runs {base} and {head} (no row of the robot's maps \
@@ -318,4 +334,41 @@ fn stored_text(robot: &[RobotRun], [base, head]: [i64; 2]) -> String {
         ),
     };
     format!("\n{}", crate::text::fill(&line, 80, "", "  "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn robot() -> Vec<RobotRun> {
+        ["robot-aaaa", "robot-bbbb"]
+            .iter()
+            .zip([1, 2])
+            .map(|(l, id)| RobotRun {
+                id,
+                label: l.to_string(),
+                reused: false,
+            })
+            .collect()
+    }
+
+    /// The command the line offers, whitespace of the fill undone.
+    fn offered(text: &str) -> String {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        flat.split_once(": vmscale ").unwrap().1.to_string()
+    }
+
+    #[test]
+    fn the_offered_compare_pairs_runs_of_one_clock() {
+        let timed = stored_text(&robot(), [5, 6], false);
+        assert_eq!(offered(&timed), "compare robot-aaaa 5");
+        // Under icount this machine's figures count instructions: its own
+        // pair, never the robot's against it (compare refuses that).
+        let icount = stored_text(&robot(), [5, 6], true);
+        assert_eq!(offered(&icount), "compare 5 6");
+        assert!(icount.contains("robot-aaaa and robot-bbbb"), "{icount}");
+        for t in [timed, icount] {
+            assert!(t.lines().all(|l| l.len() <= 80), "{t}");
+        }
+    }
 }
