@@ -334,6 +334,7 @@ fn sigint_stops_a_numa_sample_and_its_workers() {
             "0",
         ],
         libc::SIGINT,
+        Tasks::Forked,
     );
 }
 
@@ -363,6 +364,7 @@ fn sigterm_stops_a_sample_of_forked_tasks() {
             "0",
         ],
         libc::SIGTERM,
+        Tasks::Forked,
     );
 }
 
@@ -373,14 +375,32 @@ fn sigterm_stops_a_sample_of_thread_tasks() {
     let args = "run wis --test page_fault1 --mode thread --tasks 1 --size 8M --time 600 \
                 --reps 1 --warmup 0";
     let args: Vec<&str> = args.split_whitespace().collect();
-    stop_mid_sample("wis-threads", &args, libc::SIGTERM);
+    stop_mid_sample("wis-threads", &args, libc::SIGTERM, Tasks::Threads);
+}
+
+/// vms's usemem threads (the -mt cases) end their pass on the signal:
+/// anon-r-rand-mt reads a sparse mapping of hundreds of GiB at random,
+/// a pass far longer than the test.
+#[test]
+fn sigterm_stops_a_sample_of_vms_threads() {
+    let args = "run vms --case anon-r-rand-mt --tasks 1 --size 1G --runtime 600 --reps 1 \
+                --warmup 0";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    stop_mid_sample("vms-threads", &args, libc::SIGTERM, Tasks::Threads);
+}
+
+/// How a sample's tasks run: forked processes, or threads of vmscale.
+#[derive(PartialEq)]
+enum Tasks {
+    Forked,
+    Threads,
 }
 
 /// Starts `args` (a sample that would take far longer than the test),
 /// waits until vmscale has forked a worker, sends `sig` to vmscale alone
 /// as a plain `kill` does, and checks that it stops (exit 130), leaves no
 /// worker, and keeps the run as incomplete.
-fn stop_mid_sample(name: &str, args: &[&str], sig: libc::c_int) {
+fn stop_mid_sample(name: &str, args: &[&str], sig: libc::c_int, tasks: Tasks) {
     use std::time::{Duration, Instant};
     let s = Scratch::new(name);
     let marker = format!("{name}{}", std::process::id());
@@ -395,8 +415,7 @@ fn stop_mid_sample(name: &str, args: &[&str], sig: libc::c_int) {
     // vmscale and at least one forked worker, or (threads) the sample's
     // faults: a pass of page_fault1's 8 MiB takes 2048.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let threads = args.contains(&"thread");
-    while if threads {
+    while if tasks == Tasks::Threads {
         minor_faults(run.id()) < 100_000
     } else {
         holding(&marker).len() < 2

@@ -1,7 +1,8 @@
 //! SIGINT, SIGTERM and SIGHUP (a closed terminal) become a flag the runner
 //! checks between samples, so an interrupted run keeps its samples and is
 //! marked incomplete; what waits for a sample's forked tasks or commands
-//! checks it too and stops them (`children::Forked::reap`, `cmd_child`).
+//! checks it too and stops them (`children::Forked::reap`, `cmd_child`),
+//! and timed loops in threads end on it ([`past`], [`sleep`]).
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -33,6 +34,28 @@ pub fn caught() -> Option<i32> {
     match CAUGHT.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// Whether a timed loop should end: its `deadline` (monotonic ns) has
+/// passed, or vmscale caught a stop signal. Threads cannot be killed as
+/// forked tasks are, so their loops end here; the runner drops the
+/// sample a signal cut short.
+pub fn past(deadline: u64) -> bool {
+    super::clock::monotonic_ns() > deadline || caught().is_some()
+}
+
+/// Sleeps `ns`, or until vmscale catches a stop signal (checked every
+/// 50 ms: `std::thread::sleep` carries on past a signal).
+pub fn sleep(ns: u64) {
+    let deadline = super::clock::monotonic_ns().saturating_add(ns);
+    loop {
+        let now = super::clock::monotonic_ns();
+        if now >= deadline || caught().is_some() {
+            return;
+        }
+        let step = (deadline - now).min(50_000_000);
+        std::thread::sleep(std::time::Duration::from_nanos(step));
     }
 }
 

@@ -14,7 +14,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport, signals};
 use crate::workload::fault_map::OwnedFile;
 
 use super::usemem::timed;
@@ -70,7 +70,7 @@ pub fn task(files: &[OwnedFile], readers: usize, t: &Task, runtime_ns: u64) -> T
             }
             bytes += n as u64;
             calls += 1;
-            if calls & 0xff == 0 && clock::monotonic_ns() > deadline {
+            if calls & 0xff == 0 && signals::past(deadline) {
                 break;
             }
         }

@@ -9,7 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use super::usemem::timed;
 use crate::exec::region::Region;
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport, signals};
 use crate::workload::fault_map::OwnedFile;
 
 /// usemem_direct_write's block: 512 * 32 bytes.
@@ -59,7 +59,7 @@ pub fn task(files: &[OwnedFile], t: &Task, runtime_ns: u64) -> TaskReport {
         // (ENOSPC) ends the task as it ends the tool.
         while let Ok(n @ 1..) = file.write(block) {
             bytes += n as u64;
-            if bytes.is_multiple_of(64 * BLOCK as u64) && clock::monotonic_ns() > deadline {
+            if bytes.is_multiple_of(64 * BLOCK as u64) && signals::past(deadline) {
                 break;
             }
         }

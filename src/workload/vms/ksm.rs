@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::exec::clock;
 use crate::exec::region::Region;
+use crate::exec::{clock, signals};
 
 const KSM: &str = "/sys/kernel/mm/ksm";
 
@@ -138,7 +138,7 @@ fn merged(regions: &[Region], runtime_ns: u64) -> Result<BTreeMap<String, f64>> 
         advise(r, libc::MADV_MERGEABLE, "MADV_MERGEABLE")?;
     }
     let t0 = clock::monotonic_ns();
-    std::thread::sleep(std::time::Duration::from_nanos(runtime_ns));
+    signals::sleep(runtime_ns);
     let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
     let after: Vec<u64> = COUNTERS.iter().map(|c| read(c)).collect();
     let own = own_merged();
@@ -180,7 +180,7 @@ pub fn sample(mappings: u64, bytes: u64, runtime_ns: u64) -> Result<BTreeMap<Str
 /// when the merging began.
 pub fn sample_huge(tasks: u64, bytes: u64, runtime_ns: u64) -> Result<BTreeMap<String, f64>> {
     let regions = mapped(tasks, bytes, true)?;
-    std::thread::sleep(std::time::Duration::from_nanos(runtime_ns / 2));
+    signals::sleep(runtime_ns / 2);
     let huge: u64 = regions.iter().filter_map(Region::huge_bytes).sum();
     let mut out = merged(&regions, runtime_ns / 2)?;
     out.insert("ksm.huge_bytes".into(), huge as f64);

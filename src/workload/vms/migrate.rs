@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::exec::clock;
 use crate::exec::region::Region;
+use crate::exec::{clock, signals};
 use crate::monitor::vmstat;
 
 use super::nodes::{MAXNODE, mask};
@@ -89,7 +89,7 @@ pub fn sample(nodes: u64, bytes: u64, page: u64, runtime_ns: u64) -> Result<BTre
             }
             moves += 1;
             pages += left as u64;
-            if clock::monotonic_ns() > deadline {
+            if signals::past(deadline) {
                 break 'outer;
             }
         }

@@ -9,7 +9,7 @@
 use super::usemem::{V, timed};
 use crate::error::{Error, Result};
 use crate::exec::region::Region;
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport, signals};
 use crate::workload::fault_map::OwnedFile;
 
 /// Calls between two looks at the clock.
@@ -46,7 +46,7 @@ fn remap(r: &mut TaskReport, f: &OwnedFile, bytes: u64, page: u64, deadline: u64
             )));
         }
         done += 1;
-        if done % CHECK == 0 && clock::monotonic_ns() > deadline {
+        if done % CHECK == 0 && signals::past(deadline) {
             break;
         }
     }

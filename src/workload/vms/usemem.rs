@@ -14,7 +14,7 @@ use super::words::{self, Access, Rand48, Walk};
 use crate::error::{Error, Result};
 use crate::exec::children::Forked;
 use crate::exec::region::Region;
-use crate::exec::{Task, TaskReport, clock};
+use crate::exec::{Task, TaskReport, clock, signals};
 use crate::workload::fault_map::OwnedFile;
 use crate::workload::values::task_values;
 
@@ -312,7 +312,7 @@ pub fn task(
                 }
                 maps.push(region);
                 left -= size;
-                if clock::monotonic_ns() > deadline {
+                if signals::past(deadline) {
                     break;
                 }
             }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::exec::clock;
+use crate::exec::signals;
 
 /// How a usemem case's tasks walk their words (`--access`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
@@ -147,7 +147,7 @@ fn usemem_pass(p: *mut u64, words: usize, walk: &Walk, rng: &mut Rand48, deadlin
         done += 8;
         // usemem tests --delay here (0: no spin a page, its value unused).
         reload(&options.delay_ns);
-        if i & walk.check_mask == 0 && clock::monotonic_ns() > deadline {
+        if i & walk.check_mask == 0 && signals::past(deadline) {
             break;
         }
         i += (reload(&options.step) / 8) as usize;
@@ -174,7 +174,7 @@ fn native_pass(p: *mut u64, words: usize, walk: &Walk, rng: &mut Rand48, deadlin
             }
         }
         done += 8;
-        if i & walk.check_mask == 0 && clock::monotonic_ns() > deadline {
+        if i & walk.check_mask == 0 && signals::past(deadline) {
             break;
         }
     }
