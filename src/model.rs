@@ -179,6 +179,13 @@ impl RunMeta {
             origin: "measured".into(),
         }
     }
+
+    /// Whether the run's clock was a guest's instruction count (`vmscale
+    /// guest --accel icount`): its seconds are not time, so it compares
+    /// with icount runs only.
+    pub fn under_icount(&self) -> bool {
+        self.machine["guest"]["accel"] == "icount"
+    }
 }
 
 /// The noise key holding the round of the boot a guest run's sample was

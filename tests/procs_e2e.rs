@@ -397,7 +397,8 @@ enum Tasks {
 }
 
 /// Starts `args` (a sample that would take far longer than the test),
-/// waits until vmscale has forked a worker, sends `sig` to vmscale alone
+/// waits until the sample is under way (a forked worker, or the threads'
+/// faults), sends `sig` to vmscale alone
 /// as a plain `kill` does, and checks that it stops (exit 130), leaves no
 /// worker, and keeps the run as incomplete.
 fn stop_mid_sample(name: &str, args: &[&str], sig: libc::c_int, tasks: Tasks) {

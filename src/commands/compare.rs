@@ -99,10 +99,7 @@ fn check_accelerators(runs: &[Run]) -> Result<()> {
     else {
         return Ok(());
     };
-    if runs
-        .iter()
-        .any(|r| r.meta.machine["guest"]["accel"] == "icount")
-    {
+    if runs.iter().any(|r| r.meta.under_icount()) {
         return Err(Error::Input(format!(
             "these runs were measured under different clocks ({which}): under icount a \
              second is a count of guest instructions, elsewhere it is time; compare icount \

@@ -174,11 +174,11 @@ impl Series {
 impl Series {
     /// A timed task's loop, as churn and wis run it: `pass` again and
     /// again for `--time` from the tasks' common start (or until it
-    /// returns false, having failed `r`, or vmscale caught a stop signal); about every `--every`, and
-    /// at the end, `count` (given the task's usage at the start) read into
-    /// the task's row with its real time. `r` gets its start and end and
-    /// the task's usage over the loop, which is returned with the number
-    /// of readings.
+    /// returns false, having failed `r`, or vmscale caught a stop
+    /// signal); about every `--every`, and at the end, `count` (given the
+    /// task's usage at the start) read into the task's row with its real
+    /// time. `r` gets its start and end and the task's usage over the
+    /// loop, which is returned with the number of readings.
     pub(super) fn timed_loop(
         &self,
         task: &Task,

@@ -73,6 +73,7 @@ fn guest_cpus(asked: Option<usize>, accel: crate::guest::accel::Asked, host: usi
         (None, _) => host,
     }
 }
+
 /// The report's bytes: a file, or stdin for `-`.
 fn read_report(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();

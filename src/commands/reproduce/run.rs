@@ -139,11 +139,10 @@ pub fn reproduce(
         let mut o = text(report, &labels, &lines, judged.as_ref(), &figure);
         o.push_str(&moved.as_ref().map(moved::render).unwrap_or_default());
         o.push_str(&host.and_then(|h| h.line()).unwrap_or_default());
-        let icount = here_base.meta.machine["guest"]["accel"] == "icount";
         o.push_str(&stored_text(
             &robot,
             [here_base.meta.id, here_head.meta.id],
-            icount,
+            here_base.meta.under_icount(),
         ));
         super::output::text(&o)?;
     }
