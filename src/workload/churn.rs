@@ -178,13 +178,14 @@ impl Series {
     /// signal); about every `--every`, and at the end, `count` (given the
     /// task's usage at the start) read into the task's row with its real
     /// time. `r` gets its start and end and the task's usage over the
-    /// loop, which is returned with the number of readings.
+    /// loop, which is returned with the number of readings. `pass` is
+    /// given the loop's end (monotonic ns), for passes that stop inside.
     pub(super) fn timed_loop(
         &self,
         task: &Task,
         r: &mut TaskReport,
         Timed { secs, every }: Timed,
-        mut pass: impl FnMut(&mut TaskReport) -> bool,
+        mut pass: impl FnMut(&mut TaskReport, u64) -> bool,
         count: impl Fn(&clock::Usage) -> f64,
     ) -> (clock::Usage, usize) {
         let every = (every * 1e9) as u64;
@@ -196,7 +197,7 @@ impl Series {
         let mut next = t0 + every;
         self.put(task.index, 0, 0.0, 0.0);
         let mut n = 1usize;
-        while pass(r) {
+        while pass(r, end) {
             let now = clock::monotonic_ns();
             // A stop signal ends the loop too (threads cannot be killed;
             // the runner drops the sample).
@@ -221,7 +222,7 @@ impl Churn {
     fn task(&self, task: &Task, series: &Series) -> TaskReport {
         let mut r = TaskReport::default();
         let (len, ps) = (self.cfg.chunk as usize, self.cfg.page_size as usize);
-        let pass = |r: &mut TaskReport| {
+        let pass = |r: &mut TaskReport, _end| {
             // SAFETY: fresh anonymous private mapping, checked for MAP_FAILED.
             let p = unsafe {
                 libc::mmap(
