@@ -49,19 +49,36 @@ dir=$(mktemp -d /tmp/vmscale-pg.XXXXXX)
 chown postgres: "$dir"
 runuser -u postgres -- "$bin/initdb" -D "$dir/data" -A trust -U postgres \
   --no-sync >/dev/null
-# A free loopback port from PG_SCRATCH_PORT (55432) on.
-port=${PG_SCRATCH_PORT:-55432}
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-  port=$((port + 1))
-done
 # In the cluster's configuration, so `up` starts it the same way.
 cat >>"$dir/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = $port
 unix_socket_directories = '$dir'
 max_connections = 200
 fsync = off
 CONF
-pg_ctl -D "$dir/data" -l "$dir/log" -w start >/dev/null
+# A free loopback port from PG_SCRATCH_PORT (55432) on. A port no one
+# listens on can still be taken by the time the server binds it (another
+# server starting, or a client's ephemeral port: Linux hands those out
+# from ip_local_port_range, 32768-60999 by default), so a start that
+# fails with "Address already in use" tries the next port; the last
+# `port =` line of the configuration is the one in force.
+port=${PG_SCRATCH_PORT:-55432}
+for try in $(seq 1 20); do
+  while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    port=$((port + 1))
+  done
+  echo "port = $port" >>"$dir/data/postgresql.conf"
+  seen=$({ wc -l <"$dir/log"; } 2>/dev/null || echo 0)
+  if pg_ctl -D "$dir/data" -l "$dir/log" -w start >/dev/null 2>&1; then
+    break
+  fi
+  if [ "$try" = 20 ] || ! tail -n +"$((seen + 1))" "$dir/log" | grep -q "Address already in use"; then
+    echo "pg-scratch: the server in $dir did not start; its log:" >&2
+    tail -n 20 "$dir/log" >&2
+    rm -rf "$dir"
+    exit 1
+  fi
+  port=$((port + 1))
+done
 echo "export VMSCALE_TEST_PG=postgres://postgres@127.0.0.1:$port/postgres"
 echo "export PG_SCRATCH_DIR=$dir"

@@ -20,6 +20,8 @@
 # usage: bench/wis_vs_peer.sh WIS_DIR [ROUNDS] [TEST] [TASKS] [MODE] [OTHER]
 #   defaults: 5 rounds, page_fault3, 2 tasks, thread
 #   VMSCALE=path  the binary measured (default target/release/vmscale)
+#   PEER_ARGS=... more arguments for will-it-scale (e.g. -n: no affinity)
+#   VMSCALE_ARGS=... more arguments for `run wis` (e.g. --pin none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wis=${1:?usage: bench/wis_vs_peer.sh WIS_DIR [ROUNDS] [TEST] [TASKS] [MODE] [OTHER]}
@@ -35,7 +37,7 @@ case $mode in
   process) peer="$wis/${test}_processes" ;;
   *) echo "MODE is thread or process, not $mode" >&2; exit 2 ;;
 esac
-[ -x "$peer" ] || { echo "no $peer: build will-it-scale there first" >&2; exit 2; }
+[ -x "$peer" ] || { echo "no $peer: build will-it-scale there first (make, with libhwloc-dev installed)" >&2; exit 2; }
 [ -x "$vmscale" ] || { echo "no $vmscale: cargo build --release" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -45,6 +47,8 @@ work, rounds, test, tasks, mode, peer, vmscale, other = sys.argv[1:]
 rounds = int(rounds)
 progs = ["peer", "vmscale"] + (["other"] if other else [])
 bins = {"vmscale": vmscale, "other": other}
+peer_args = os.environ.get("PEER_ARGS", "").split()
+vmscale_args = os.environ.get("VMSCALE_ARGS", "").split()
 
 def load():
     return float(open("/proc/loadavg").read().split()[0])
@@ -72,7 +76,7 @@ def one(prog):
     first pass are left out as vmscale's are."""
     if prog == "peer":
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"],
+        p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"] + peer_args,
                              stdout=subprocess.PIPE, text=True)
         measuring, marks, ops, all_ops, avg, seen = False, [], 0.0, 0.0, None, {}
         for line in p.stdout:
@@ -95,7 +99,7 @@ def one(prog):
     env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
     out = subprocess.run([bins[prog], "run", "wis", "--test", test, "--mode", mode,
                           "--tasks", tasks, "--time", "1", "--reps", "5",
-                          "--warmup", "1", "--json"], check=True,
+                          "--warmup", "1", "--json"] + vmscale_args, check=True,
                          capture_output=True, text=True, env=env, timeout=300).stdout
     samples = json.loads(out)["cases"][0]["samples"]
     figs = [s["data"]["figures"] for s in samples]
@@ -104,7 +108,10 @@ def one(prog):
             st.median(f.get("faults/op", float("nan")) for f in figs))
 
 print(f"# {test} {mode} x{tasks}, {rounds} rounds, vmscale {vmscale}"
-      + (f", other {other}" if other else "") + f"; load {load():.1f}")
+      + (f", other {other}" if other else "")
+      + (f", peer args {' '.join(peer_args)}" if peer_args else "")
+      + (f", vmscale args {' '.join(vmscale_args)}" if vmscale_args else "")
+      + f"; load {load():.1f}")
 res = {p: [] for p in progs}
 for r in range(rounds):
     k = r % len(progs)
