@@ -59,7 +59,11 @@
 # (limit hits: memory.failcnt on v1, memory.events max on v2; pages its
 # reclaim stole: memory.stat pgsteal, on v2 only), the pages stolen and
 # swapped out system-wide around each run (pgsteal_anon + pgsteal_file,
-# which count a cgroup's reclaim too), and what the suite's script ran.
+# which count a cgroup's reclaim too), the pages allocated and the faults
+# system-wide around each run (pgalloc_*, pgfault, pgmajfault: where two
+# runs read the same bytes, the page cache each filled), the file pages
+# read again after their eviction (workingset_refault_file), and what the
+# suite's script ran.
 #
 # FLIP=FILE:A,B (the knob-flip bench, docs/vms.md "One knob flipped"):
 # every case runs under the value A written to FILE (a sysfs or procfs
@@ -409,7 +413,8 @@ print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"nice {os.nice(0)}" + (f", {flip_file} {' / '.join(values)}" if flip else "")
       + f"; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
-COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file")
+COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file", "pgalloc_dma32", "pgalloc_normal",
+            "pgalloc_movable", "pgfault", "pgmajfault", "workingset_refault_file")
 
 def vmstat():
     v = dict(line.split() for line in open("/proc/vmstat"))
@@ -495,7 +500,10 @@ for r in range(rounds):
             res[(c, tool)].append(tasks_out)
             d = {k: after[k] - before[k] for k in COUNTERS}
             counts.update(pswpout=d["pswpout"],
-                          pgsteal=d["pgsteal_anon"] + d["pgsteal_file"])
+                          pgsteal=d["pgsteal_anon"] + d["pgsteal_file"],
+                          pgalloc=sum(v for k, v in d.items() if k.startswith("pgalloc")),
+                          pgfault=d["pgfault"], pgmajfault=d["pgmajfault"],
+                          refault=d["workingset_refault_file"])
             pressure[(c, tool)].append(counts)
     print(f"# round {r + 1} done, load {load()}", flush=True)
 if os.environ.get("RAW"):
@@ -598,6 +606,15 @@ for c in cases:
     cols = [f"{mid(c, 'peer', k):>6}|{mid(c, 'vmscale', k):<6}" for k in ("hits", "steal")]
     cols += [f"{mid(c, 'peer', k):>7}|{mid(c, 'vmscale', k):<7}"
              for k in ("pgsteal", "pswpout")]
+    print(f"#   {c:<24} " + " ".join(cols))
+print("# pages allocated (pgalloc_*), faults (pgfault, pgmajfault) and file")
+print("# refaults (workingset_refault_file), system-wide, medians per run;")
+print("# suite | vmscale:")
+print(f"#   {'case':<24} {'pgalloc':>19} {'pgfault':>19} {'pgmajfault':>15} {'refault':>19}")
+for c in cases:
+    cols = [f"{mid(c, 'peer', k):>9}|{mid(c, 'vmscale', k):<9}" for k in ("pgalloc", "pgfault")]
+    cols.append(f"{mid(c, 'peer', 'pgmajfault'):>7}|{mid(c, 'vmscale', 'pgmajfault'):<7}")
+    cols.append(f"{mid(c, 'peer', 'refault'):>9}|{mid(c, 'vmscale', 'refault'):<9}")
     print(f"#   {c:<24} " + " ".join(cols))
 print("# vmscale's --runtime by round (the suite's seconds before it):")
 for c in cases:

@@ -7,7 +7,9 @@
 # 1 --reps 5 --warmup 1` (median of five 1-second samples). Printed: each
 # round's ops/s, ops per CPU second (user + system: time spent off the CPU
 # under other load does not dilute it), faults per op and load, then the
-# median and range of the per-round ratios vmscale / will-it-scale.
+# median and range of the per-round ratios vmscale / will-it-scale: of
+# each tool's own figure (will-it-scale's average, vmscale's median), and
+# like for like, the mean of each tool's five seconds and their median.
 #
 # will-it-scale is not part of this repository: build it elsewhere
 # (github.com/antonblanchard/will-it-scale, `make` with libhwloc-dev) and
@@ -79,12 +81,14 @@ def one(prog):
         p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"] + peer_args,
                              stdout=subprocess.PIPE, text=True)
         measuring, marks, ops, all_ops, avg, seen = False, [], 0.0, 0.0, None, {}
+        totals = []
         for line in p.stdout:
             if "total:" in line:
                 n = float(line.rsplit("total:", 1)[1])
                 all_ops += n
                 if measuring:
                     ops += n
+                    totals.append(n)
                     marks.append(cpu_s(p.pid, seen))
             if line.startswith("measurement"):
                 measuring = True
@@ -95,7 +99,8 @@ def one(prog):
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0 or avg is None or len(marks) < 2:
             sys.exit(f"{peer} failed (exit {p.returncode})")
-        return avg, ops / (marks[-1] - marks[0]), (r1.ru_minflt - r0.ru_minflt) / all_ops
+        return (avg, ops / (marks[-1] - marks[0]), (r1.ru_minflt - r0.ru_minflt) / all_ops,
+                avg, st.median(totals))
     env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
     out = subprocess.run([bins[prog], "run", "wis", "--test", test, "--mode", mode,
                           "--tasks", tasks, "--time", "1", "--reps", "5",
@@ -105,7 +110,8 @@ def one(prog):
     figs = [s["data"]["figures"] for s in samples]
     return (st.median(f["ops/s"] for f in figs),
             st.median(f["ops"] / (f["user"] + f["system"]) for f in figs),
-            st.median(f.get("faults/op", float("nan")) for f in figs))
+            st.median(f.get("faults/op", float("nan")) for f in figs),
+            st.mean(f["ops/s"] for f in figs), st.median(f["ops/s"] for f in figs))
 
 print(f"# {test} {mode} x{tasks}, {rounds} rounds, vmscale {vmscale}"
       + (f", other {other}" if other else "")
@@ -118,12 +124,12 @@ for r in range(rounds):
     print(f"round {r + 1}:")
     for prog in progs[k:] + progs[:k]:
         before = load()
-        ops, per_cpu, fpo = one(prog)
-        res[prog].append((ops, per_cpu))
+        ops, per_cpu, fpo, mean, median = one(prog)
+        res[prog].append((ops, per_cpu, mean, median))
         print(f"  {prog:<8} {ops:9.0f} ops/s {per_cpu:9.0f} ops/cpu-s"
               f" {fpo:.3f} faults/op, load {before:.1f}")
 print(f"# load after {load():.1f}")
-for i, what in ((0, "ops/s"), (1, "ops/cpu-s")):
+for i, what in ((0, "ops/s"), (1, "ops/cpu-s"), (2, "mean ops/s"), (3, "median ops/s")):
     print(f"{what} medians: " + ", ".join(f"{p} {st.median(x[i] for x in res[p]):.0f}"
                                           for p in progs))
     pairs = [("vmscale", "peer")] + ([("other", "peer"), ("vmscale", "other")] if other else [])
