@@ -62,8 +62,9 @@
 # which count a cgroup's reclaim too), the pages allocated and the faults
 # system-wide around each run (pgalloc_*, pgfault, pgmajfault: where two
 # runs read the same bytes, the page cache each filled), the file pages
-# read again after their eviction (workingset_refault_file), and what the
-# suite's script ran.
+# read again after their eviction (workingset_refault_file), the idle CPU
+# seconds and context switches of the machine during each run (/proc/stat:
+# workers that wait leave a CPU idle), and what the suite's script ran.
 #
 # FLIP=FILE:A,B (the knob-flip bench, docs/vms.md "One knob flipped"):
 # every case runs under the value A written to FILE (a sysfs or procfs
@@ -83,6 +84,9 @@
 #   OTHER=path     a second vmscale binary (e.g. main's before a change),
 #                  run in every round too: its ratios are printed as well
 #   PRIME=0        no memory made free before each run
+#   PRIME_GIB=G    make G GiB free before each run instead (at most half of
+#                  MemAvailable): on a guest whose free memory the host
+#                  takes back, more of what the run allocates is then backed
 #   SAME_TIME=0    vmscale's --runtime R (dd) or R + 1 (usemem), fixed
 #   FLIP=FILE:A,B  each case under two values of one knob (above)
 #   RAW=FILE       every run's per-task KB/s, bytes and seconds as JSON
@@ -393,6 +397,8 @@ def prime(p):
     that follows finds it free whichever tool ran before."""
     c = find(p, "case_sizes")[0]
     want = min(c["need"], c["room"]["memcg"] or c["need"])
+    if os.environ.get("PRIME_GIB"):
+        want = int(float(os.environ["PRIME_GIB"]) * 2**30)
     avail = int(next(l.split()[1] for l in open("/proc/meminfo")
                      if l.startswith("MemAvailable:"))) * 1024
     n = min(want, avail // 2) & ~0xfff
@@ -413,14 +419,20 @@ print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"nice {os.nice(0)}" + (f", {flip_file} {' / '.join(values)}" if flip else "")
       + f"; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
+CLK = os.sysconf("SC_CLK_TCK")
 COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file", "pgalloc_dma32", "pgalloc_normal",
-            "pgalloc_movable", "pgfault", "pgmajfault", "workingset_refault_file")
+            "pgalloc_movable", "pgfault", "pgmajfault", "workingset_refault_file", "thp_file_mapped")
 
 def vmstat():
     v = dict(line.split() for line in open("/proc/vmstat"))
-    return {k: int(v.get(k, 0)) for k in COUNTERS}
-
-CLK = os.sysconf("SC_CLK_TCK")
+    out = {k: int(v.get(k, 0)) for k in COUNTERS}
+    for line in open("/proc/stat"):
+        f = line.split()
+        if f[0] == "cpu":
+            out["idle"] = (int(f[4]) + int(f[5])) / CLK
+        elif f[0] == "ctxt":
+            out["ctxt"] = int(f[1])
+    return out
 
 def proc_stat(pid):
     """A process's name, parent and CPU seconds (user + system), or None."""
@@ -498,12 +510,13 @@ for r in range(rounds):
             after = vmstat()
             cpu[(c, tool)].append(workers.done())
             res[(c, tool)].append(tasks_out)
-            d = {k: after[k] - before[k] for k in COUNTERS}
+            d = {k: after[k] - before[k] for k in after}
             counts.update(pswpout=d["pswpout"],
                           pgsteal=d["pgsteal_anon"] + d["pgsteal_file"],
                           pgalloc=sum(v for k, v in d.items() if k.startswith("pgalloc")),
                           pgfault=d["pgfault"], pgmajfault=d["pgmajfault"],
-                          refault=d["workingset_refault_file"])
+                          refault=d["workingset_refault_file"],
+                          idle=d["idle"], ctxt=d["ctxt"], thp_file=d["thp_file_mapped"])
             pressure[(c, tool)].append(counts)
     print(f"# round {r + 1} done, load {load()}", flush=True)
 if os.environ.get("RAW"):
@@ -615,6 +628,16 @@ for c in cases:
     cols = [f"{mid(c, 'peer', k):>9}|{mid(c, 'vmscale', k):<9}" for k in ("pgalloc", "pgfault")]
     cols.append(f"{mid(c, 'peer', 'pgmajfault'):>7}|{mid(c, 'vmscale', 'pgmajfault'):<7}")
     cols.append(f"{mid(c, 'peer', 'refault'):>9}|{mid(c, 'vmscale', 'refault'):<9}")
+    print(f"#   {c:<24} " + " ".join(cols))
+print("# the machine's idle CPU seconds (idle + iowait) and context switches")
+print("# (/proc/stat), file THPs mapped by PMD (vmstat thp_file_mapped) during")
+print("# each run, medians; suite | vmscale:")
+for c in cases:
+    v = lambda t, k: [x[k] for x in pressure[(c, t)] if x.get(k) is not None]
+    idle = [f"{st.median(v(t, 'idle')):.2f}" if v(t, 'idle') else "-" for t in ("peer", "vmscale")]
+    cols = [f"idle {idle[0]:>6}|{idle[1]:<6}",
+            f"ctxt {mid(c, 'peer', 'ctxt'):>8}|{mid(c, 'vmscale', 'ctxt'):<8}",
+            f"thp_file_mapped {mid(c, 'peer', 'thp_file'):>7}|{mid(c, 'vmscale', 'thp_file'):<7}"]
     print(f"#   {c:<24} " + " ".join(cols))
 print("# vmscale's --runtime by round (the suite's seconds before it):")
 for c in cases:
