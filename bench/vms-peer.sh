@@ -84,6 +84,7 @@
 #   OTHER=path     a second vmscale binary (e.g. main's before a change),
 #                  run in every round too: its ratios are printed as well
 #   PRIME=0        no memory made free before each run
+#   HOLD_REPORTING=0  leave free page reporting's min_free_ms as it is
 #   PRIME_GIB=G    make G GiB free before each run instead (at most half of
 #                  MemAvailable): on a guest whose free memory the host
 #                  takes back, more of what the run allocates is then backed
@@ -115,7 +116,23 @@ if [ -n "${FLIP:-}" ]; then
   # THP's files show the choices with the one in force in brackets.
   flip_before=$(sed 's/.*\[\(.*\)\].*/\1/' "$flip_file")
 fi
+# Free page reporting hands memory freed 2 s ago back to the host, which
+# backs it again on its next touch at a tenth of the speed: the run that
+# starts later after the bench's prime (the suite's, behind its set-up
+# and its wait for a second's boundary) met cold memory (docs/vms.md,
+# "mmap-*read-seq-mt"). Where the kernel has min_free_ms, a page must
+# stay free 60 s before it is reported while the bench runs.
+held=/sys/module/page_reporting/parameters/min_free_ms
+if [ "${HOLD_REPORTING:-1}" != 0 ] && [ -w "$held" ]; then
+  held_before=$(cat "$held")
+  echo 60000 > "$held"
+else
+  held_before=
+fi
 cleanup() {
+  if [ -n "$held_before" ]; then
+    echo "$held_before" > "$held" || echo "could not restore $held to $held_before" >&2
+  fi
   if [ -n "${FLIP:-}" ]; then
     echo "$flip_before" > "$flip_file" || echo "could not restore $flip_file to $flip_before" >&2
   fi
@@ -391,6 +408,8 @@ def vmscale_run(entry, p, binary):
               "steal": int(f["memcg.pgsteal"]) if "memcg.pgsteal" in f else None}
     return res, counts
 
+HELD = "/sys/module/page_reporting/parameters/min_free_ms"
+
 def prime(p):
     """Maps, writes and unmaps the memory the case needs (its plan's need,
     at most its cgroup's limit, at most half of MemAvailable), so the run
@@ -416,6 +435,8 @@ print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
       f"vmscale {vmscale}" + (f", other {other}" if other else "")
       + f", vm-scalability {peer}, prime {'on' if prime_on != '0' else 'off'}, "
       f"same time {'on' if same_time != '0' else 'off'}, "
+      + (f"page reporting min_free_ms {open(HELD).read().strip()}, "
+         if os.path.exists(HELD) else "") +
       f"nice {os.nice(0)}" + (f", {flip_file} {' / '.join(values)}" if flip else "")
       + f"; load {load()}")
 # System-wide counters read around every run: the pressure each side met.
