@@ -442,7 +442,8 @@ print(f"# {rounds} rounds, --size {size}, --runtime {runtime}, {tasks} tasks, "
 # System-wide counters read around every run: the pressure each side met.
 CLK = os.sysconf("SC_CLK_TCK")
 COUNTERS = ("pswpout", "pgsteal_anon", "pgsteal_file", "pgalloc_dma32", "pgalloc_normal",
-            "pgalloc_movable", "pgfault", "pgmajfault", "workingset_refault_file", "thp_file_mapped")
+            "pgalloc_movable", "pgfault", "pgmajfault", "workingset_refault_file", "thp_file_mapped",
+            "thp_fault_alloc", "thp_fault_fallback")
 
 def vmstat():
     v = dict(line.split() for line in open("/proc/vmstat"))
@@ -537,7 +538,8 @@ for r in range(rounds):
                           pgalloc=sum(v for k, v in d.items() if k.startswith("pgalloc")),
                           pgfault=d["pgfault"], pgmajfault=d["pgmajfault"],
                           refault=d["workingset_refault_file"],
-                          idle=d["idle"], ctxt=d["ctxt"], thp_file=d["thp_file_mapped"])
+                          idle=d["idle"], ctxt=d["ctxt"], thp_file=d["thp_file_mapped"],
+                          thp_alloc=d["thp_fault_alloc"], thp_fallback=d["thp_fault_fallback"])
             pressure[(c, tool)].append(counts)
     print(f"# round {r + 1} done, load {load()}", flush=True)
 if os.environ.get("RAW"):
@@ -651,14 +653,17 @@ for c in cases:
     cols.append(f"{mid(c, 'peer', 'refault'):>9}|{mid(c, 'vmscale', 'refault'):<9}")
     print(f"#   {c:<24} " + " ".join(cols))
 print("# the machine's idle CPU seconds (idle + iowait) and context switches")
-print("# (/proc/stat), file THPs mapped by PMD (vmstat thp_file_mapped) during")
-print("# each run, medians; suite | vmscale:")
+print("# (/proc/stat), file THPs mapped by PMD (vmstat thp_file_mapped), THPs")
+print("# a fault allocated and fell back from (thp_fault_alloc, _fallback)")
+print("# during each run, medians; suite | vmscale:")
 for c in cases:
     v = lambda t, k: [x[k] for x in pressure[(c, t)] if x.get(k) is not None]
     idle = [f"{st.median(v(t, 'idle')):.2f}" if v(t, 'idle') else "-" for t in ("peer", "vmscale")]
     cols = [f"idle {idle[0]:>6}|{idle[1]:<6}",
             f"ctxt {mid(c, 'peer', 'ctxt'):>8}|{mid(c, 'vmscale', 'ctxt'):<8}",
-            f"thp_file_mapped {mid(c, 'peer', 'thp_file'):>7}|{mid(c, 'vmscale', 'thp_file'):<7}"]
+            f"thp_file_mapped {mid(c, 'peer', 'thp_file'):>7}|{mid(c, 'vmscale', 'thp_file'):<7}",
+            f"thp_fault_alloc {mid(c, 'peer', 'thp_alloc'):>5}|{mid(c, 'vmscale', 'thp_alloc'):<5}",
+            f"fallback {mid(c, 'peer', 'thp_fallback'):>5}|{mid(c, 'vmscale', 'thp_fallback'):<5}"]
     print(f"#   {c:<24} " + " ".join(cols))
 print("# vmscale's --runtime by round (the suite's seconds before it):")
 for c in cases:
