@@ -63,8 +63,10 @@
 # system-wide around each run (pgalloc_*, pgfault, pgmajfault: where two
 # runs read the same bytes, the page cache each filled), the file pages
 # read again after their eviction (workingset_refault_file), the idle CPU
-# seconds and context switches of the machine during each run (/proc/stat:
-# workers that wait leave a CPU idle), and what the suite's script ran.
+# seconds and context switches of the machine during each run (/proc/stat;
+# the whole run, so the suite's set-up and its wait for a second's
+# boundary count too), the file THPs mapped and the THPs faults allocated
+# or fell back from, and what the suite's script ran.
 #
 # FLIP=FILE:A,B (the knob-flip bench, docs/vms.md "One knob flipped"):
 # every case runs under the value A written to FILE (a sysfs or procfs
