@@ -77,19 +77,27 @@ pub struct Walk {
     pub check_mask: usize,
 }
 
-/// What usemem's loop (`do_rw_once`) loads from memory on every word:
-/// its option globals `opt_randomise`, `opt_delay` and `step` and its
-/// caller's repeat number, which the compiler reloads after each call to
-/// `do_access`. Here they live in memory and are read with volatile
-/// loads where usemem reads them, with the values a case script's usemem
-/// has: one pass (usemem checks the pass before from the second on, `-r`,
-/// which no script passes), no `--delay`, a word's `--step`.
+/// What usemem's loop (`do_rw_once`, as `gcc -O` compiles it) loads
+/// from memory on every word: its option globals `opt_main_write_data`,
+/// `opt_delay` and `step`, its caller's repeat number through a pointer,
+/// and, spilled to its stack, its `read`, `is_random` and
+/// `from_signal_read` flags and the word count; it also tests its
+/// `rw_limit`. Here they live in memory and are read with volatile loads
+/// where usemem reads them, with the values a case script's usemem has:
+/// one pass (usemem checks the pass before from the second on, `-r`,
+/// which no script passes), no `--delay`, no signal, no write value or
+/// limit, a word's `--step`.
 #[repr(C)]
 struct Options {
     random: u32,
     pass: u32,
+    read: u32,
+    from_signal: u32,
+    write_data: u64,
     delay_ns: u64,
+    limit: u64,
     step: u64,
+    words: usize,
 }
 
 /// A value read from memory again, as usemem's compiler reloads a global.
@@ -98,17 +106,18 @@ fn reload<T: Copy>(v: &T) -> T {
     unsafe { std::ptr::read_volatile(v) }
 }
 
-/// usemem's `do_access`: one word read, or written with its index. Kept
-/// a call, as usemem's is (`gcc -O` does not inline it).
+/// usemem's `do_access`: one word read, or `data` written into it. Kept
+/// a call with its four arguments, as usemem's is (`gcc -O` does not
+/// inline it).
 #[inline(never)]
-fn access(p: *mut u64, idx: usize, read: bool) -> u64 {
+fn access(p: *mut u64, idx: usize, read: bool, data: u64) -> u64 {
     // SAFETY: the callers pass idx < the words mapped at p.
     unsafe {
         let w = p.add(idx);
         if read {
             std::ptr::read_volatile(w)
         } else {
-            std::ptr::write_volatile(w, idx as u64);
+            std::ptr::write_volatile(w, data);
             0
         }
     }
@@ -127,28 +136,48 @@ pub unsafe fn pass(p: *mut u64, words: usize, walk: &Walk, rng: &mut Rand48, dea
     }
 }
 
+/// usemem's loop, test for test: each branch below is one usemem makes
+/// on every word, taken or not as a case script's options make it.
 fn usemem_pass(p: *mut u64, words: usize, walk: &Walk, rng: &mut Rand48, deadline: u64) -> u64 {
     let options = Options {
         random: walk.random as u32,
         pass: 0,
+        read: walk.read as u32,
+        from_signal: 0,
+        write_data: 0,
         delay_ns: 0,
+        limit: 0,
         step: 8,
+        words,
     };
     let mut done = 0u64;
     let mut i = 0usize;
-    while i < words {
+    while i < reload(&options.words) {
         let mut idx = i;
         if reload(&options.random) != 0 && words > 1 {
             idx = rng.below(words - 1);
         }
-        // usemem tests its pass number here (0: nothing to check).
-        reload(&options.pass);
-        access(p, idx, walk.read);
+        // usemem verifies the pass before from the second pass on (or
+        // under a signal): neither happens in a case script's run.
+        if reload(&options.from_signal) != 0 || reload(&options.pass) != 0 {
+            return done;
+        }
+        let data = match reload(&options.write_data) {
+            0 => idx as u64,
+            v => v,
+        };
+        access(p, idx, reload(&options.read) != 0, data);
         done += 8;
-        // usemem tests --delay here (0: no spin a page, its value unused).
-        reload(&options.delay_ns);
+        // usemem spins a page under --delay (0 here: never taken).
+        if reload(&options.delay_ns) != 0 {
+            return done;
+        }
         if i & walk.check_mask == 0 && signals::past(deadline) {
             break;
+        }
+        // usemem counts down a --signal-read limit (0 here: none).
+        if reload(&options.limit) != 0 {
+            return done;
         }
         i += (reload(&options.step) / 8) as usize;
     }
