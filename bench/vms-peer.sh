@@ -596,9 +596,13 @@ if other:
         print(f"#   {c:<24} other/suite {st.median(o):.3f} ({min(o):.2f}-{max(o):.2f})"
               f"   vmscale/other {st.median(vo):.3f} ({min(vo):.2f}-{max(vo):.2f})")
 
-def mid(c, tool, key):
-    v = [x[key] for x in pressure[(c, tool)] if x[key] is not None]
-    return f"{st.median(v):.0f}" if v else "-"
+def mid(c, tool, key, fmt=".0f"):
+    v = [x[key] for x in pressure[(c, tool)] if x.get(key) is not None]
+    return f"{st.median(v):{fmt}}" if v else "-"
+
+def pair(c, key, width, fmt=".0f"):
+    """The suite's and vmscale's medians of `key`, as `suite|vmscale`."""
+    return f"{mid(c, 'peer', key, fmt):>{width}}|{mid(c, 'vmscale', key, fmt):<{width}}"
 
 if flip:
     # Each tool's percent change from the first value to the second, per
@@ -641,31 +645,26 @@ print("# reclaim stole (v2 only); pages stolen (pgsteal_anon + _file) and")
 print("# swapped out, system-wide; suite | vmscale:")
 print(f"#   {'case':<24} {'hits':>13} {'cg steal':>13} {'stolen':>15} {'pswpout':>15}")
 for c in cases:
-    cols = [f"{mid(c, 'peer', k):>6}|{mid(c, 'vmscale', k):<6}" for k in ("hits", "steal")]
-    cols += [f"{mid(c, 'peer', k):>7}|{mid(c, 'vmscale', k):<7}"
-             for k in ("pgsteal", "pswpout")]
+    cols = [pair(c, "hits", 6), pair(c, "steal", 6), pair(c, "pgsteal", 7),
+            pair(c, "pswpout", 7)]
     print(f"#   {c:<24} " + " ".join(cols))
 print("# pages allocated (pgalloc_*), faults (pgfault, pgmajfault) and file")
 print("# refaults (workingset_refault_file), system-wide, medians per run;")
 print("# suite | vmscale:")
 print(f"#   {'case':<24} {'pgalloc':>19} {'pgfault':>19} {'pgmajfault':>15} {'refault':>19}")
 for c in cases:
-    cols = [f"{mid(c, 'peer', k):>9}|{mid(c, 'vmscale', k):<9}" for k in ("pgalloc", "pgfault")]
-    cols.append(f"{mid(c, 'peer', 'pgmajfault'):>7}|{mid(c, 'vmscale', 'pgmajfault'):<7}")
-    cols.append(f"{mid(c, 'peer', 'refault'):>9}|{mid(c, 'vmscale', 'refault'):<9}")
+    cols = [pair(c, "pgalloc", 9), pair(c, "pgfault", 9), pair(c, "pgmajfault", 7),
+            pair(c, "refault", 9)]
     print(f"#   {c:<24} " + " ".join(cols))
 print("# the machine's idle CPU seconds (idle + iowait) and context switches")
 print("# (/proc/stat), file THPs mapped by PMD (vmstat thp_file_mapped), THPs")
 print("# a fault allocated and fell back from (thp_fault_alloc, _fallback)")
 print("# during each run, medians; suite | vmscale:")
 for c in cases:
-    v = lambda t, k: [x[k] for x in pressure[(c, t)] if x.get(k) is not None]
-    idle = [f"{st.median(v(t, 'idle')):.2f}" if v(t, 'idle') else "-" for t in ("peer", "vmscale")]
-    cols = [f"idle {idle[0]:>6}|{idle[1]:<6}",
-            f"ctxt {mid(c, 'peer', 'ctxt'):>8}|{mid(c, 'vmscale', 'ctxt'):<8}",
-            f"thp_file_mapped {mid(c, 'peer', 'thp_file'):>7}|{mid(c, 'vmscale', 'thp_file'):<7}",
-            f"thp_fault_alloc {mid(c, 'peer', 'thp_alloc'):>5}|{mid(c, 'vmscale', 'thp_alloc'):<5}",
-            f"fallback {mid(c, 'peer', 'thp_fallback'):>5}|{mid(c, 'vmscale', 'thp_fallback'):<5}"]
+    cols = [f"idle {pair(c, 'idle', 6, '.2f')}", f"ctxt {pair(c, 'ctxt', 8)}",
+            f"thp_file_mapped {pair(c, 'thp_file', 7)}",
+            f"thp_fault_alloc {pair(c, 'thp_alloc', 5)}",
+            f"fallback {pair(c, 'thp_fallback', 5)}"]
     print(f"#   {c:<24} " + " ".join(cols))
 print("# vmscale's --runtime by round (the suite's seconds before it):")
 for c in cases:
