@@ -44,11 +44,12 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$rounds" "$test" "$tasks" "$mode" "$peer" "$vmscale" "$other" <<'PY'
-import json, os, resource, statistics as st, subprocess, sys
+import json, os, resource, signal, statistics as st, subprocess, sys, threading
 work, rounds, test, tasks, mode, peer, vmscale, other = sys.argv[1:]
 rounds = int(rounds)
 progs = ["peer", "vmscale"] + (["other"] if other else [])
 bins = {"vmscale": vmscale, "other": other}
+PEER_LIMIT_S = 60
 peer_args = os.environ.get("PEER_ARGS", "").split()
 vmscale_args = os.environ.get("VMSCALE_ARGS", "").split()
 
@@ -80,6 +81,11 @@ def one(prog):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"] + peer_args,
                              stdout=subprocess.PIPE, text=True)
+        # Its run takes about 11 s. One that never ends (malloc1_threads
+        # here: both its threads wait on a futex for good) is killed and
+        # the round left out.
+        watchdog = threading.Timer(PEER_LIMIT_S, p.kill)
+        watchdog.start()
         measuring, marks, ops, all_ops, avg, seen = False, [], 0.0, 0.0, None, {}
         totals = []
         for line in p.stdout:
@@ -95,8 +101,13 @@ def one(prog):
                 marks.append(cpu_s(p.pid, seen))
             if line.startswith("average:"):
                 avg = float(line.split(":")[1])
-        p.wait(timeout=120)
+        p.wait()
+        watchdog.cancel()
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode == -signal.SIGKILL:
+            print(f"  peer     killed after {PEER_LIMIT_S} s ({len(totals)} totals printed);"
+                  " round left out")
+            return None
         if p.returncode != 0 or avg is None or len(marks) < 2:
             sys.exit(f"{peer} failed (exit {p.returncode})")
         return (avg, ops / (marks[-1] - marks[0]), (r1.ru_minflt - r0.ru_minflt) / all_ops,
@@ -122,13 +133,22 @@ res = {p: [] for p in progs}
 for r in range(rounds):
     k = r % len(progs)
     print(f"round {r + 1}:")
+    got = {}
     for prog in progs[k:] + progs[:k]:
         before = load()
-        ops, per_cpu, fpo, mean, median = one(prog)
-        res[prog].append((ops, per_cpu, mean, median))
+        figs = one(prog)
+        if figs is None:
+            break
+        ops, per_cpu, fpo, mean, median = figs
+        got[prog] = (ops, per_cpu, mean, median)
         print(f"  {prog:<8} {ops:9.0f} ops/s {per_cpu:9.0f} ops/cpu-s"
               f" {fpo:.3f} faults/op, load {before:.1f}")
+    if len(got) == len(progs):
+        for prog in progs:
+            res[prog].append(got[prog])
 print(f"# load after {load():.1f}")
+if not res["peer"]:
+    sys.exit("no round with every program's figure: nothing to compare")
 for i, what in ((0, "ops/s"), (1, "ops/cpu-s"), (2, "mean ops/s"), (3, "median ops/s")):
     print(f"{what} medians: " + ", ".join(f"{p} {st.median(x[i] for x in res[p]):.0f}"
                                           for p in progs))
