@@ -468,8 +468,8 @@ const PAGES_A_LOOK: u64 = 1024;
 
 /// A pass's operation count, kept in memory and bumped as each operation
 /// ends, as will-it-scale's tests bump theirs (`(*iterations)++`, a load
-/// and a store a round): at malloc2's 18 ns an operation those are part of
-/// what an operation costs.
+/// and a store a round): part of what an operation costs, about 9 % of
+/// page_fault3's here (docs/wis.md, "the count bumped a page").
 #[derive(Default)]
 struct Ops(u64);
 
