@@ -149,6 +149,8 @@ task_values! {
         Ops,
         Points,
         Dirtied,
+        /// The page the task's next touching pass starts at.
+        ResumeAt,
     }
 }
 
@@ -160,6 +162,13 @@ pub struct Wis {
     /// keeps each task's file: a sample times passes over a file whose
     /// page cache is in place, never the first pass that allocates it.
     files: Mutex<Vec<OwnedFile>>,
+    /// The page each task's first touching pass of a sample starts at:
+    /// where its pass of the sample before stopped. will-it-scale's pass
+    /// runs on across its one-second totals; one begun anew each sample
+    /// would touch the head of the file more often than the rest, and a
+    /// page's cost depends on where it lies (docs/wis.md, "A pass cut at
+    /// the sample's end").
+    resume_at: Mutex<Vec<usize>>,
 }
 
 impl Wis {
@@ -186,6 +195,7 @@ impl Wis {
             cfg,
             machine,
             files: Mutex::new(Vec::new()),
+            resume_at: Mutex::new(Vec::new()),
         })
     }
 }
@@ -376,11 +386,23 @@ impl Measure for Wis {
         let cpus = exec::pin::plan(&self.cfg.pin, case.tasks, &self.machine)?;
         let series = Series::new(case.tasks)?;
         let files = self.files_for(case.tasks)?;
+        let mut resume_at = self
+            .resume_at
+            .lock()
+            .map_err(|_| Error::Failed("the wis resume lock was poisoned".into()))?;
+        let known = resume_at.len();
+        resume_at.resize(known.max(case.tasks), 0);
         let tlb0 = tlb_shootdowns();
         let t0 = clock::monotonic_ns();
         let out = exec::run_tasks(mode, &cpus, |task| {
-            self.task(task, &series, files.get(task.index))
+            let at = resume_at[task.index];
+            self.task(task, &series, files.get(task.index), at)
         })?;
+        for (at, r) in resume_at.iter_mut().zip(&out.reports) {
+            if r.error().is_none() {
+                *at = r.values[V::ResumeAt] as usize;
+            }
+        }
         let secs = (clock::monotonic_ns() - t0) as f64 / 1e9;
         let tlb = match (tlb0, tlb_shootdowns()) {
             (Some(a), Some(b)) => Some((b.saturating_sub(a) as f64, secs)),
@@ -401,17 +423,19 @@ impl Wis {
             .map_err(|_| Error::Failed("the wis files' lock was poisoned".into()))?;
         while self.cfg.test.uses_file() && files.len() < tasks {
             let f = OwnedFile::tmpfile(&self.cfg.dir, self.cfg.size)?;
-            self.pass(Some(&f), u64::MAX)?;
+            self.pass(Some(&f), 0, u64::MAX)?;
             files.push(f);
         }
         Ok(files)
     }
 
     /// One pass of the test: its operations, counted. A page-touching
-    /// pass stops at the sample's `end` (monotonic ns).
-    fn pass(&self, file: Option<&OwnedFile>, end: u64) -> Result<u64> {
+    /// pass starts at page `from` and stops at the sample's `end`
+    /// (monotonic ns).
+    fn pass(&self, file: Option<&OwnedFile>, from: usize, end: u64) -> Result<Pass> {
         let (len, ps) = (self.cfg.size as usize, self.cfg.page_size as usize);
-        let touch = |file, shared, tlb| touch_pass(file, shared, len, ps, tlb, end);
+        let touch = |file, shared, tlb| touch_pass(file, shared, len, ps, tlb, from, end);
+        let whole = |ops: Result<u64>| ops.map(|ops| Pass { ops, resume_at: 0 });
         use Test::*;
         match self.cfg.test {
             PageFault1 => touch(None, false, false),
@@ -420,15 +444,21 @@ impl Wis {
             TlbFlush1 => touch(file, false, true),
             TlbFlush2 => touch(None, false, true),
             TlbFlush3 => touch(file, true, true),
-            Mmap1 => map_unmap(None, len, 256),
-            Mmap2 => map_unmap(file, len, 256),
-            Brk1 | Brk2 => brk_pass(ps, 256),
-            Malloc1 => malloc_pass(len, 256),
-            Malloc2 => malloc_pass(1024, 4096),
+            Mmap1 => whole(map_unmap(None, len, 256)),
+            Mmap2 => whole(map_unmap(file, len, 256)),
+            Brk1 | Brk2 => whole(brk_pass(ps, 256)),
+            Malloc1 => whole(malloc_pass(len, 256)),
+            Malloc2 => whole(malloc_pass(1024, 4096)),
         }
     }
 
-    fn task(&self, task: &Task, series: &Series, file: Option<&OwnedFile>) -> TaskReport {
+    fn task(
+        &self,
+        task: &Task,
+        series: &Series,
+        file: Option<&OwnedFile>,
+        resume_at: usize,
+    ) -> TaskReport {
         let mut r = TaskReport::default();
         if self.cfg.test.uses_file() && file.is_none() {
             r.fail("no file for this task");
@@ -441,9 +471,11 @@ impl Wis {
             return r;
         }
         let ops = std::cell::Cell::new(0u64);
-        let pass = |r: &mut TaskReport, end| match self.pass(file, end) {
-            Ok(k) => {
-                ops.set(ops.get() + k);
+        let at = std::cell::Cell::new(resume_at);
+        let pass = |r: &mut TaskReport, end| match self.pass(file, at.get(), end) {
+            Ok(done) => {
+                ops.set(ops.get() + done.ops);
+                at.set(done.resume_at);
                 true
             }
             Err(e) => {
@@ -456,6 +488,7 @@ impl Wis {
         r.values[V::Dirtied] = (used.oublock * 512 / self.cfg.page_size) as f64;
         r.values[V::Ops] = ops.get() as f64;
         r.values[V::Points] = n as f64;
+        r.values[V::ResumeAt] = at.get() as f64;
         r
     }
 }
@@ -486,21 +519,30 @@ impl Ops {
     }
 }
 
+/// What one pass did: its operations, and the page the next pass starts
+/// at (0 once a touching pass reached the end of its mapping).
+struct Pass {
+    ops: u64,
+    resume_at: usize,
+}
+
 /// One pass of the page_fault and tlb_flush tests: map, write each page
-/// (tlb: then MADV_DONTNEED it and read it back), unmap. One op per page.
-/// The pass stops early once `end` (monotonic ns) passed or a stop signal
-/// came, and counts the pages it wrote: will-it-scale counts every page
-/// and reads the counts each second, so its figure has no pass boundary,
-/// and a 128 MiB pass can outlast a sample (5.7 s at 5.8 K faults/s in
-/// a TCG guest). The unmap of what was written stays in the sample.
+/// from page `from` on (tlb: then MADV_DONTNEED it and read it back),
+/// unmap. One op per page. The pass stops early once `end` (monotonic ns)
+/// passed or a stop signal came, and counts the pages it wrote: will-it-
+/// scale counts every page and reads the counts each second, so its
+/// figure has no pass boundary, and a 128 MiB pass can outlast a sample
+/// (5.7 s at 5.8 K faults/s in a TCG guest). The unmap of what was
+/// written stays in the sample.
 fn touch_pass(
     file: Option<&OwnedFile>,
     shared: bool,
     len: usize,
     ps: usize,
     tlb: bool,
+    from: usize,
     end: u64,
-) -> Result<u64> {
+) -> Result<Pass> {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     let flags = if shared {
         libc::MAP_SHARED
@@ -510,7 +552,8 @@ fn touch_pass(
     let region = Region::map(len, prot, flags, file.map(|f| &f.file))?;
     let p = region.ptr();
     let mut ops = Ops::default();
-    for off in (0..len).step_by(ps) {
+    let mut resume_at = 0;
+    for off in (from.saturating_mul(ps).min(len)..len).step_by(ps) {
         // SAFETY: off < len, inside our mapping.
         unsafe {
             p.add(off).write_volatile(1);
@@ -531,10 +574,14 @@ fn touch_pass(
             }
         }
         if ops.bump(1) % PAGES_A_LOOK == 0 && exec::signals::past(end) {
+            resume_at = (off + ps) / ps % (len / ps).max(1);
             break;
         }
     }
-    Ok(ops.0)
+    Ok(Pass {
+        ops: ops.0,
+        resume_at,
+    })
 }
 
 /// `k` map/unmap pairs without touching (mmap1/mmap2).
@@ -680,6 +727,7 @@ fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileExt as _;
 
     #[test]
     fn reads_the_tlb_line_of_proc_interrupts() {
@@ -720,10 +768,8 @@ mod tests {
 
     #[test]
     fn tlb_pass_reads_back_what_madvise_left() {
-        assert_eq!(
-            touch_pass(None, false, 8 * 4096, 4096, true, u64::MAX).unwrap(),
-            8
-        );
+        let pass = touch_pass(None, false, 8 * 4096, 4096, true, 0, u64::MAX).unwrap();
+        assert_eq!((pass.ops, pass.resume_at), (8, 0));
         assert_eq!(malloc_pass(1024, 3).unwrap(), 3);
         assert_eq!(map_unmap(None, 8 * 4096, 3).unwrap(), 3);
     }
@@ -732,13 +778,38 @@ mod tests {
     fn a_touching_pass_stops_at_the_end_and_counts_what_it_wrote() {
         let len = 4 * PAGES_A_LOOK as usize * 4096;
         // Past its end at the first look: one look's pages, not the pass.
-        assert_eq!(
-            touch_pass(None, false, len, 4096, false, 0).unwrap(),
-            PAGES_A_LOOK
-        );
-        assert_eq!(
-            touch_pass(None, false, len, 4096, false, u64::MAX).unwrap(),
-            4 * PAGES_A_LOOK
-        );
+        let cut = touch_pass(None, false, len, 4096, false, 0, 0).unwrap();
+        assert_eq!(cut.ops, PAGES_A_LOOK);
+        assert_eq!(cut.resume_at, PAGES_A_LOOK as usize);
+        let whole = touch_pass(None, false, len, 4096, false, 0, u64::MAX).unwrap();
+        assert_eq!((whole.ops, whole.resume_at), (4 * PAGES_A_LOOK, 0));
+    }
+
+    #[test]
+    fn a_pass_cut_at_the_end_goes_on_where_it_stopped() {
+        let (ps, pages) = (4096, 3 * PAGES_A_LOOK as usize);
+        let f = OwnedFile::tmpfile(&std::env::temp_dir(), (pages * ps) as u64).unwrap();
+        let written = || {
+            let mut b = [0u8; 1];
+            (0..pages)
+                .filter(|&i| {
+                    let n = f.file.read_at(&mut b, (i * ps) as u64).unwrap();
+                    n == 1 && b[0] == 1
+                })
+                .collect::<Vec<_>>()
+        };
+        let look = PAGES_A_LOOK as usize;
+        // Cut at its first look, the pass wrote only its first pages...
+        let first = touch_pass(Some(&f), true, pages * ps, ps, false, 0, 0).unwrap();
+        assert_eq!(first.resume_at, look);
+        assert_eq!(written(), (0..look).collect::<Vec<_>>());
+        // ...and the next one starts after them, not at the head again.
+        let next = touch_pass(Some(&f), true, pages * ps, ps, false, first.resume_at, 0).unwrap();
+        assert_eq!((next.ops, next.resume_at), (PAGES_A_LOOK, 2 * look));
+        assert_eq!(written(), (0..2 * look).collect::<Vec<_>>());
+        // The last stretch reaches the end: the pass after it starts at 0.
+        let last = touch_pass(Some(&f), true, pages * ps, ps, false, next.resume_at, 0).unwrap();
+        assert_eq!((last.ops, last.resume_at), (PAGES_A_LOOK, 0));
+        assert_eq!(written(), (0..pages).collect::<Vec<_>>());
     }
 }
