@@ -59,19 +59,23 @@ def load():
 
 def cpu_s(pid, seen):
     """User + system seconds of process `pid` (all its threads) and of its
-    children (will-it-scale's processes). `seen` keeps each process's last
-    value: a child the peer has begun to kill at its last total, gone from
-    /proc, still counts (without it one round's CPU time went down)."""
+    children (will-it-scale's processes), and whether every process seen
+    before was read now. `seen` keeps each process's last value, so the
+    sum never goes down; but a child the peer kills at its last total is
+    gone from /proc before that total is read, and its last second is
+    missing from the sum: such a reading is marked incomplete (it counted
+    four seconds of CPU for five of operations in every process run)."""
     def one(p):
         try:
             f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
         except OSError:
-            return
+            return False
         seen[p] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-    one(pid)
-    for k in open(f"/proc/{pid}/task/{pid}/children").read().split():
-        one(k)
-    return sum(seen.values())
+        return True
+    before = set(seen)
+    read = {p for p in [str(pid)] + open(f"/proc/{pid}/task/{pid}/children").read().split()
+            if one(p)}
+    return sum(seen.values()), before <= read
 
 def one(prog):
     """ops/s, ops per CPU second and faults/op of one run of `prog`. The
@@ -105,10 +109,10 @@ def one(prog):
                 if measuring:
                     ops += n
                     totals.append(n)
-                    marks.append(cpu_s(p.pid, seen))
+                    marks.append(cpu_s(str(p.pid), seen))
             if line.startswith("measurement"):
                 measuring = True
-                marks.append(cpu_s(p.pid, seen))
+                marks.append(cpu_s(str(p.pid), seen))
             if line.startswith("average:"):
                 avg = float(line.split(":")[1])
                 break
@@ -129,7 +133,13 @@ def one(prog):
             return None
         if (p.returncode != 0 and not hung_at_exit) or avg is None or len(marks) < 2:
             sys.exit(f"{peer} failed (exit {p.returncode})")
-        return (avg, ops / (marks[-1] - marks[0]), (r1.ru_minflt - r0.ru_minflt) / all_ops,
+        # Ops per CPU second over the totals up to the last complete
+        # reading of the CPU time.
+        last = max(i for i, (_, whole) in enumerate(marks) if whole or i == 0)
+        if last == 0:
+            sys.exit(f"{peer}: no complete reading of its CPU time")
+        per_cpu = sum(totals[:last]) / (marks[last][0] - marks[0][0])
+        return (avg, per_cpu, (r1.ru_minflt - r0.ru_minflt) / all_ops,
                 avg, st.median(totals))
     env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
     out = subprocess.run([bins[prog], "run", "wis", "--test", test, "--mode", mode,
