@@ -31,6 +31,7 @@ pub mod pcp;
 pub mod pft;
 pub mod probes;
 pub mod profile;
+pub mod robot_mean;
 pub mod series;
 pub mod show;
 pub mod stressng;

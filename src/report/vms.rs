@@ -5,12 +5,10 @@
 //! case cgroup's memory.stat and memory.events, with mmtests' reclaim
 //! efficiency (steal / scan) and scan rate.
 
-use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
+use super::cells::{FLAGGED_ROW, any_flagged, names};
 use super::export::{Align, Block, Layout, Table};
-use crate::model::{CaseSamples, Run, Sample};
-use crate::stats::robust::median_ci;
+use crate::model::{Run, Sample};
 use crate::stats::stopping::sig4;
-use crate::stats::summary::{mean, median};
 use crate::workload::stored::view;
 use crate::workload::vms::Stored;
 
@@ -74,45 +72,14 @@ fn reclaimed(s: &Sample) -> (f64, f64) {
     }
 }
 
-fn throughputs(cs: &CaseSamples) -> Vec<f64> {
-    cs.values("throughput").filter(|v| v.is_finite()).collect()
-}
-
 fn headline(run: &Run) -> Block {
-    let mut rows = Vec::new();
-    for cs in &run.cases {
-        let v = throughputs(cs);
-        if v.is_empty() {
-            continue;
-        }
-        let ci = median_ci(&v)
-            .map(|c| format!("[{}, {}]", sig4(c.lo), sig4(c.hi)))
-            .unwrap_or_else(|| "-".into());
-        rows.push(vec![
-            cs.case.variant.clone(),
-            cs.case.tasks.to_string(),
-            v.len().to_string(),
-            sig4(median(&v)),
-            ci,
-            sig4(mean(&v)),
-            flag(cs),
-        ]);
-    }
-    use Align::{Left as L, Right as R};
-    Block::Table(Table {
-        title: "throughput (KB/s, summed over tasks) per case".into(),
-        header: vec![names(&[
-            "case",
-            "Thr",
-            "n",
-            "median",
-            "95% CI",
-            "0-day mean",
-        ])],
-        align: vec![L, R, R, R, R, R, L],
-        rows,
-        layout: Some(Layout::spaced(&[23, 3, 3, 10, 23, 10, 0]).sep(6, "")),
-    })
+    super::robot_mean::table(
+        run,
+        "throughput",
+        "throughput (KB/s, summed over tasks) per case".into(),
+        "case",
+        &[23, 3, 3, 10, 23, 10, 0],
+    )
 }
 
 fn explain(run: &Run) -> Block {

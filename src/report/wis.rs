@@ -1,7 +1,10 @@
 //! The will-it-scale tests' table: per mode and task count, the median
 //! sample's operations per second, per task, faults per second and per
 //! operation, and TLB shootdown interrupts per second (system-wide, from
-//! /proc/interrupts), with the vmstat TLB counters where the kernel has them.
+//! /proc/interrupts), with the vmstat TLB counters where the kernel has them;
+//! then ops per second a task as vmscale's median with its 95 % interval
+//! and as the 0-day robot's `will-it-scale.per_thread_ops` or
+//! `per_process_ops` (the mean over samples, as will-it-scale's average).
 
 use super::cells::{FLAGGED_ROW, any_flagged, flag, names};
 use super::export::{Align, Block, Layout, Table};
@@ -110,5 +113,65 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         notes.push_str(&tlb);
     }
     out.push(Block::Paragraph(notes));
+    out.push(robot(run));
+    out.push(Block::Paragraph(
+        concat!(
+            "median and 95% CI: vmscale's centre of the samples; 0-day mean:\n",
+            "will-it-scale.per_thread_ops or per_process_ops as the robot reports\n",
+            "it (will-it-scale's average of its one-second totals, a task).\n",
+        )
+        .into(),
+    ));
     out
+}
+
+/// Ops per second a task: vmscale's median and interval beside the robot's
+/// mean, which differ where samples do (a file whose pages cost unlike
+/// amounts, each sample covering another part of it).
+fn robot(run: &Run) -> Block {
+    super::robot_mean::table(
+        run,
+        "ops/s/task",
+        "ops/s a task: vmscale's median, the robot's per_thread/process_ops".into(),
+        "mode",
+        &[8, 3, 3, 12, 27, 12, 0],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::{case, run, sample};
+    use crate::report::export::text;
+    use serde_json::json;
+
+    /// The robot's figure is the mean of the samples, not their median:
+    /// samples of 10, 10, 40, 10 and 40 K ops/s a task print median 10 K
+    /// and mean 22 K.
+    #[test]
+    fn the_robot_s_mean_stands_beside_the_median_a_task() {
+        let per_task = [10e3, 10e3, 40e3, 10e3, 40e3];
+        let c = case(2, "thread").samples(per_task.len(), |i| {
+            sample()
+                .figure("ops/s/task", per_task[i])
+                .figure("ops/s", 2.0 * per_task[i])
+        });
+        let r = run("wis")
+            .config(json!({"test": "tlb_flush3", "size": 1 << 27, "secs": 1.0}))
+            .case(c)
+            .build();
+        let t = text::blocks(&blocks(&r));
+        assert!(t.contains("per_thread/process_ops"), "{t}");
+        let row: Vec<&str> = t
+            .lines()
+            .skip_while(|l| !l.contains("0-day mean"))
+            .nth(1)
+            .expect("a row under the robot's header")
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[..3], ["thread", "2", "5"], "{t}");
+        assert_eq!(row[3], "10000", "the median: {t}");
+        assert_eq!(row.last(), Some(&"22000"), "the mean: {t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+    }
 }
