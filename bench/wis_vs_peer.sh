@@ -24,6 +24,8 @@
 #   VMSCALE=path  the binary measured (default target/release/vmscale)
 #   PEER_ARGS=... more arguments for will-it-scale (e.g. -n: no affinity)
 #   VMSCALE_ARGS=... more arguments for `run wis` (e.g. --pin none)
+#   ASLR=off      run both programs under `setarch -R` (no address-space
+#                 randomisation), as will-it-scale's runtest.py runs its tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wis=${1:?usage: bench/wis_vs_peer.sh WIS_DIR [ROUNDS] [TEST] [TASKS] [MODE] [OTHER]}
@@ -44,7 +46,7 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$rounds" "$test" "$tasks" "$mode" "$peer" "$vmscale" "$other" <<'PY'
-import json, os, resource, statistics as st, subprocess, sys, threading
+import json, os, pty, resource, statistics as st, subprocess, sys, threading
 work, rounds, test, tasks, mode, peer, vmscale, other = sys.argv[1:]
 rounds = int(rounds)
 progs = ["peer", "vmscale"] + (["other"] if other else [])
@@ -53,6 +55,7 @@ PEER_LIMIT_S = 60
 EXIT_GRACE_S = 5
 peer_args = os.environ.get("PEER_ARGS", "").split()
 vmscale_args = os.environ.get("VMSCALE_ARGS", "").split()
+fixed = ["setarch", "-R"] if os.environ.get("ASLR") == "off" else []
 
 def load():
     return float(open("/proc/loadavg").read().split()[0])
@@ -77,15 +80,28 @@ def cpu_s(pid, seen):
             if one(p)}
     return sum(seen.values()), before <= read
 
+def pty_lines(f):
+    """The lines read from a pseudo-terminal's master until the other side
+    is closed (Linux then fails the read with EIO instead of an end)."""
+    try:
+        yield from f
+    except OSError:
+        return
+
 def one(prog):
     """ops/s, ops per CPU second and faults/op of one run of `prog`. The
     peer's CPU time is read from /proc at each 1-second total it prints
-    after its warm-up (line-buffered through stdbuf), so its start-up and
+    after its warm-up (its stdout a pseudo-terminal, so its C library
+    writes each line at once; stdbuf would preload a library into it and
+    move its heap: under setarch -R that halved brk1's figure), so its start-up and
     first pass are left out as vmscale's are."""
     if prog == "peer":
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.Popen(["stdbuf", "-oL", peer, "-t", tasks, "-s", "5"] + peer_args,
-                             stdout=subprocess.PIPE, text=True)
+        master, slave = pty.openpty()
+        p = subprocess.Popen(fixed + [peer, "-t", tasks, "-s", "5"] + peer_args,
+                             stdout=slave, stdin=subprocess.DEVNULL)
+        os.close(slave)
+        lines = open(master, encoding="utf-8", errors="replace")
         # Its run takes about 11 s. One that never ends is killed and the
         # round left out. will-it-scale ends its threads with an
         # asynchronous pthread_cancel: one cancelled inside malloc or free
@@ -102,7 +118,7 @@ def one(prog):
         watchdog.start()
         measuring, marks, ops, all_ops, avg, seen = False, [], 0.0, 0.0, None, {}
         totals = []
-        for line in p.stdout:
+        for line in pty_lines(lines):
             if "total:" in line:
                 n = float(line.rsplit("total:", 1)[1])
                 all_ops += n
@@ -126,6 +142,7 @@ def one(prog):
             print(f"  peer     still running {EXIT_GRACE_S} s after its average: killed,"
                   " its figure kept")
         watchdog.cancel()
+        lines.close()
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if fired.is_set():
             print(f"  peer     killed after {PEER_LIMIT_S} s ({len(totals)} totals printed);"
@@ -142,7 +159,7 @@ def one(prog):
         return (avg, per_cpu, (r1.ru_minflt - r0.ru_minflt) / all_ops,
                 avg, st.median(totals))
     env = dict(os.environ, VMSCALE_DB=f"{work}/{prog}.db")
-    out = subprocess.run([bins[prog], "run", "wis", "--test", test, "--mode", mode,
+    out = subprocess.run(fixed + [bins[prog], "run", "wis", "--test", test, "--mode", mode,
                           "--tasks", tasks, "--time", "1", "--reps", "5",
                           "--warmup", "1", "--json"] + vmscale_args, check=True,
                          capture_output=True, text=True, env=env, timeout=300).stdout
@@ -157,6 +174,7 @@ print(f"# {test} {mode} x{tasks}, {rounds} rounds, vmscale {vmscale}"
       + (f", other {other}" if other else "")
       + (f", peer args {' '.join(peer_args)}" if peer_args else "")
       + (f", vmscale args {' '.join(vmscale_args)}" if vmscale_args else "")
+      + (", both under setarch -R" if fixed else "")
       + f"; load {load():.1f}")
 res = {p: [] for p in progs}
 for r in range(rounds):
