@@ -129,6 +129,33 @@ fn file_tests_time_passes_over_a_file_already_in_the_page_cache() {
 }
 
 #[test]
+fn tasks_run_without_address_space_randomisation_unless_asked() {
+    // will-it-scale's runtest.py runs its tests under `setarch -R`: vmscale
+    // runs itself again without randomisation, and the run says what its
+    // tasks had. `--aslr on` keeps the machine's setting.
+    let s = Scratch::new("wis-aslr");
+    let machine = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
+        .is_ok_and(|v| v.trim() != "0");
+    let plan = ok(&s.vmscale(&["run", "wis", "--test", "malloc2", "--dry-run"]));
+    assert!(plan.contains("setarch -R"), "{plan}");
+    let args = ["--tasks", "1", "--mode", "process"];
+    let fixed = wis(&s, "malloc2", &args);
+    assert_eq!(fixed["meta"]["config"]["randomised"], false, "{fixed}");
+    assert_eq!(fixed["meta"]["config"]["aslr"], "off");
+    let out = ok(&s.vmscale(&["show", "last"]));
+    assert!(out.contains("no address-space randomisation"), "{out}");
+    let as_is = wis(&s, "malloc2", &[&args[..], &["--aslr", "on"]].concat());
+    assert_eq!(as_is["meta"]["config"]["randomised"], machine, "{as_is}");
+    for run in [fixed, as_is] {
+        assert!(
+            measured(&cases(&run)[0])
+                .iter()
+                .all(|s| fig(s, "ops") > 0.0)
+        );
+    }
+}
+
+#[test]
 fn bad_wis_input_is_refused() {
     let s = Scratch::new("wis-bad");
     for (args, says) in [

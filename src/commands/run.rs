@@ -33,6 +33,9 @@ pub fn run(db: &Path, args: RunArgs) -> Result<()> {
     }
     check_budget(w.as_ref(), &e, &opts)?;
     refuse_other_root()?;
+    if w.fixed_layout() {
+        crate::exec::layout::fix()?;
+    }
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::output::quiet() {
         eprint!("{}", e.text());
     }

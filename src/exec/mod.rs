@@ -10,6 +10,7 @@ pub mod fault_counter;
 pub mod group;
 pub mod held;
 mod launch;
+pub mod layout;
 pub mod pin;
 pub mod region;
 mod reports;

@@ -30,13 +30,18 @@ pub fn blocks(run: &Run) -> Vec<Block> {
         }
         _ => String::new(),
     };
+    let layout = match cfg.randomised {
+        Some(false) => format!("{}\n", crate::workload::wis::FIXED_LAYOUT),
+        Some(true) => "address space laid out at random (--aslr on, or run quick)\n".into(),
+        None => String::new(),
+    };
     let size = cfg
         .size
         .map(crate::units::size)
         .unwrap_or_else(|| "?".into());
     let secs = cfg.secs.unwrap_or(f64::NAN);
     let mut out = vec![Block::Paragraph(format!(
-        "wis {test}: {about}\n{size} per loop, {secs} s per sample\n{alone}"
+        "wis {test}: {about}\n{size} per loop, {secs} s per sample\n{alone}{layout}"
     ))];
     let mut rows = Vec::new();
     let mut tlb = String::new();

@@ -77,6 +77,12 @@ pub trait Measure {
     fn bounded_by_max_time(&self) -> bool {
         false
     }
+    /// The tasks must run without address-space randomisation: vmscale
+    /// runs itself again so before the run (`exec::layout`; wis's
+    /// `--aslr off`, as will-it-scale's runner).
+    fn fixed_layout(&self) -> bool {
+        false
+    }
     /// After a failed run of a workload that runs the user's command (cmd):
     /// the code vmscale exits with, the command's own (docs/cmd.md).
     fn exit_code(&self) -> Option<i32> {

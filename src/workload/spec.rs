@@ -311,6 +311,9 @@ impl<W: Measure> Measure for Declared<W> {
     fn exit_code(&self) -> Option<i32> {
         self.work.exit_code()
     }
+    fn fixed_layout(&self) -> bool {
+        self.work.fixed_layout()
+    }
 }
 
 /// A workload's options out of its subcommand's matches. clap has checked

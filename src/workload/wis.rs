@@ -132,6 +132,11 @@ pub struct Config {
     pub dir: std::path::PathBuf,
     pub pin: Pin,
     pub page_size: u64,
+    /// What `--aslr` asked for.
+    pub aslr: Aslr,
+    /// Whether the tasks' address space was laid out at random, read
+    /// when the run was made (false after `--aslr off`'s run again).
+    pub randomised: bool,
 }
 
 view_struct! {
@@ -140,6 +145,7 @@ view_struct! {
         pub test: Option<String>,
         pub size: Option<u64>,
         pub secs: Option<f64>,
+        pub randomised: Option<bool>,
     }
 }
 
@@ -204,11 +210,14 @@ impl Wis {
 /// sample 0.1 s.
 pub fn quick(m: &Snapshot) -> Vec<Vec<String>> {
     let cpus = m.cpus.len().max(1);
+    // The suite's other entries run in vmscale's own layout, so these do
+    // too: no running again without randomisation for a quick look.
     [("page_fault1", "8M"), ("tlb_flush2", "1M")]
         .iter()
         .map(|(test, size)| {
             super::spec::args(&format!(
-                "--test {test} --tasks {cpus} --mode thread --size {size} --time 0.1 --every 0.02"
+                "--test {test} --tasks {cpus} --mode thread --size {size} --time 0.1 \
+                 --every 0.02 --aslr on"
             ))
         })
         .collect()
@@ -238,6 +247,20 @@ pub struct Args {
     /// Placement: compact, spread, none, or a CPU list
     #[arg(long, default_value = "compact")]
     pub pin: Pin,
+    /// Address-space randomisation: off as will-it-scale's runtest.py
+    /// runs its tests (setarch -R), or on as the machine has it
+    #[arg(long, value_enum, default_value = "off")]
+    pub aslr: Aslr,
+}
+
+/// `--aslr`: the layout the tasks run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Aslr {
+    /// vmscale runs itself again without randomisation (`setarch -R`).
+    Off,
+    /// The machine's own setting.
+    On,
 }
 
 /// `--test`: the tests by name, and `list`.
@@ -253,6 +276,10 @@ fn test_names() -> clap::builder::PossibleValuesParser {
 /// Why the brk tests run in processes alone, as the plan and the report
 /// say it.
 pub const PROCESSES_ONLY: &str = "in processes alone (threads would share one program break)";
+
+/// What `--aslr off` does, as the plan and the report say it.
+pub const FIXED_LAYOUT: &str =
+    "no address-space randomisation, as will-it-scale's runtest.py (setarch -R)";
 
 /// `--mode`: thread, process, and `auto`.
 fn mode_names() -> clap::builder::PossibleValuesParser {
@@ -349,6 +376,8 @@ impl Options for Args {
             dir: a.dir.clone().unwrap_or_else(std::env::temp_dir),
             pin: a.pin.clone(),
             page_size: page_size(m),
+            aslr: a.aslr,
+            randomised: exec::layout::randomised(),
         };
         env.made(cfg, |cfg| Wis::new(cfg, m.clone()))
     }
@@ -364,11 +393,17 @@ impl Measure for Wis {
     }
     fn plan_notes(&self) -> Vec<String> {
         let test = self.cfg.test;
+        let mut notes = Vec::new();
         if test.processes_only() {
-            vec![format!("{} {PROCESSES_ONLY}", test.name())]
-        } else {
-            Vec::new()
+            notes.push(format!("{} {PROCESSES_ONLY}", test.name()));
         }
+        if self.cfg.aslr == Aslr::Off {
+            notes.push(FIXED_LAYOUT.into());
+        }
+        notes
+    }
+    fn fixed_layout(&self) -> bool {
+        self.cfg.aslr == Aslr::Off
     }
     fn memory_need(&self) -> u64 {
         // Anonymous memory a pass holds, plus the page cache of the task's
