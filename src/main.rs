@@ -22,14 +22,10 @@ fn hide_password() {
     let Some((hidden, secret)) = vmscale::store::hide_password(&args) else {
         return;
     };
-    let Ok(me) = std::env::current_exe() else {
+    let Ok(mut again) = vmscale::exec::again::command(&hidden) else {
         return;
     };
-    let mut again = std::process::Command::new(me);
-    again
-        .arg0(&hidden[0])
-        .args(&hidden[1..])
-        .env("PGPASSWORD", std::ffi::OsStr::from_bytes(&secret));
+    again.env("PGPASSWORD", std::ffi::OsStr::from_bytes(&secret));
     // exec returns only when it failed: go on with the arguments as given.
     let _ = again.exec();
 }

@@ -46,17 +46,11 @@ pub fn fix() -> Result<()> {
             std::io::Error::last_os_error()
         )));
     }
-    let me = std::env::current_exe()
-        .map_err(|e| Error::io("the running vmscale", "/proc/self/exe", e))?;
-    let mut args = std::env::args_os();
-    let mut again = std::process::Command::new(&me);
-    if let Some(arg0) = args.next() {
-        again.arg0(arg0);
-    }
-    let e = again.args(args).exec();
-    Err(Error::io(
-        "running vmscale again without address-space randomisation",
-        me,
-        e,
-    ))
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let what = "running vmscale again without address-space randomisation";
+    let e = match super::again::command(&args) {
+        Ok(mut again) => again.exec(),
+        Err(e) => e,
+    };
+    Err(Error::io(what, "/proc/self/exe", e))
 }

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 
+pub mod again;
 pub mod children;
 pub mod clock;
 pub mod fault_counter;
