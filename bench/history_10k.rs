@@ -26,9 +26,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use vmscale::history::{Point, RunRef, analyse};
+use vmscale::history::{Options, Point, RunRef, analyse};
 use vmscale::model::{Better, Case, Figure, Sample, SampleData, Status};
-use vmscale::stats::changepoint::Options;
 use vmscale::stats::rng::SplitMix64;
 use vmscale::store::{NewRun, Store};
 

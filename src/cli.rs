@@ -386,6 +386,10 @@ pub struct HistorySelect {
     /// Seed of the permutations [default: 1]
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Report only steps that change the figure by P % or more [default: every
+    /// confirmed step]
+    #[arg(long, value_name = "P%", value_parser = crate::parse::percent)]
+    pub min_step: Option<f64>,
 }
 
 const GUEST_EXAMPLES: &str = "\

@@ -5,9 +5,9 @@
 use super::{Error, Result};
 use crate::cli::HistorySelect;
 use crate::history::select::{self, By, Request, Series};
-use crate::history::{self, Analysis};
+use crate::history::{self, Analysis, Options};
 use crate::report::export::{self, Format};
-use crate::stats::changepoint::Options;
+use crate::stats::changepoint;
 use crate::store::Store;
 use std::path::Path;
 
@@ -31,32 +31,36 @@ impl Args {
 
 /// The selection and options of a history, checked.
 pub fn request(a: &HistorySelect, figure: Option<String>) -> Result<(Request, Options)> {
-    let d = Options::default();
-    let options = Options {
+    let d = changepoint::Options::default();
+    let search = changepoint::Options {
         alpha: a.alpha.unwrap_or(d.alpha),
         min_segment: a.min_segment.unwrap_or(d.min_segment),
         permutations: a.permutations.unwrap_or(d.permutations),
         seed: a.seed.unwrap_or(d.seed),
     };
-    if !(options.alpha > 0.0 && options.alpha < 1.0) {
+    if !(search.alpha > 0.0 && search.alpha < 1.0) {
         return Err(Error::Input(format!(
             "--alpha {} is not a significance level: give one between 0 and 1, like 0.01",
-            options.alpha
+            search.alpha
         )));
     }
-    if options.min_segment < 2 {
+    if search.min_segment < 2 {
         return Err(Error::Input(format!(
             "--min-segment {} is too small: a segment needs 2 runs or more to have a spread",
-            options.min_segment
+            search.min_segment
         )));
     }
-    if !(1..=100_000).contains(&options.permutations) {
+    if !(1..=100_000).contains(&search.permutations) {
         return Err(Error::Input(format!(
             "--permutations {} is out of range: give 1 to 100000 (default 199)",
-            options.permutations
+            search.permutations
         )));
     }
     super::list::check_dates(&a.filter)?;
+    let options = Options {
+        search,
+        min_step: a.min_step.unwrap_or(0.0),
+    };
     let request = Request {
         filter: a.filter.clone(),
         host: a.host.clone(),

@@ -57,6 +57,7 @@ fn selects_history(s: &HistorySelect) -> bool {
         min_segment,
         permutations,
         seed,
+        min_step,
     } = s;
     workload.is_some()
         || kernel.is_some()
@@ -70,6 +71,7 @@ fn selects_history(s: &HistorySelect) -> bool {
         || min_segment.is_some()
         || permutations.is_some()
         || seed.is_some()
+        || min_step.is_some()
 }
 
 /// `report --html FILE --history ...`: the history page.

@@ -15,7 +15,7 @@ mod tests;
 pub mod trend;
 
 use crate::model::Figure;
-use crate::stats::changepoint::{self, Options, Split};
+use crate::stats::changepoint::{self, Split};
 use crate::stats::robust::median_ci;
 use crate::stats::significance::{Moments, figure_p, log_t_ratio_ci_of, welch_p_of};
 use crate::stats::summary::median;
@@ -85,6 +85,28 @@ pub struct ChangePoint {
     pub better: bool,
 }
 
+/// How a history looks for steps: the change-point search, and the
+/// smallest step it reports. A figure as steady as a fault count makes a
+/// step of a few faults significant when anything on the machine moves it
+/// between runs; `min_step` keeps such a step out (as git-perf's minimum
+/// magnitude does).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    pub search: changepoint::Options,
+    /// The smallest change of a step, as a fraction of the centre before
+    /// it (0: every confirmed step).
+    pub min_step: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            search: changepoint::Options::default(),
+            min_step: 0.0,
+        }
+    }
+}
+
 /// The analysis of one series.
 #[derive(Debug, Clone)]
 pub struct Analysis {
@@ -104,13 +126,26 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
     } else {
         medians.clone()
     };
-    let mut at: Vec<Split> = changepoint::e_divisive(&y, opts);
-    // Confirm: a split whose segments' runs do not differ by Welch's test
-    // is dropped (the weakest first), and its neighbours re-tested.
+    let mut at: Vec<Split> = changepoint::e_divisive(&y, &opts.search);
+    let centre = |r: std::ops::Range<usize>| -> f64 {
+        let m = y[r.clone()].iter().sum::<f64>() / r.len() as f64;
+        if logs { m.exp() } else { m }
+    };
+    let too_small = |b: &Sides| {
+        let (before, after) = (centre(b.before()), centre(b.after()));
+        before != 0.0 && ((after / before) - 1.0).abs() < opts.min_step
+    };
+    // Confirm: a split whose segments' runs do not differ by Welch's test,
+    // or differ by less than the smallest step, is dropped (the weakest
+    // first), and its neighbours re-tested.
     loop {
         let weakest = (0..at.len())
-            .map(|k| (k, runs_p(&y, &bounds(&at, k, y.len()))))
-            .filter(|(_, p)| p.is_none_or(|p| p > opts.alpha))
+            .map(|k| {
+                let b = bounds(&at, k, y.len());
+                let p = runs_p(&y, &b).filter(|_| !too_small(&b));
+                (k, p)
+            })
+            .filter(|(_, p)| p.is_none_or(|p| p > opts.search.alpha))
             .max_by(|a, b| a.1.unwrap_or(1.0).total_cmp(&b.1.unwrap_or(1.0)));
         match weakest {
             Some((k, _)) => {
@@ -119,10 +154,6 @@ pub fn analyse(points: &[Point], figure: &Figure, opts: &Options) -> Analysis {
             None => break,
         }
     }
-    let centre = |r: std::ops::Range<usize>| -> f64 {
-        let m = y[r.clone()].iter().sum::<f64>() / r.len() as f64;
-        if logs { m.exp() } else { m }
-    };
     let mut entries = Vec::with_capacity(points.len());
     let mut residuals = Vec::with_capacity(points.len());
     let edges: Vec<usize> = std::iter::once(0)

@@ -151,3 +151,42 @@ fn steps_of_three_times_the_noise_are_found_within_one_run() {
         "covered {covered} of {measured}"
     );
 }
+
+/// A fault count as steady as `run cmd`'s (about 525 faults, ±2 from run
+/// to run) with a step of 3 faults after run 12 and of 128 after run 24.
+fn steady_counts() -> Vec<Point> {
+    let mut rng = SplitMix64::new(7);
+    (0..36)
+        .map(|i| {
+            let level = 525.0 + if i >= 12 { 3.0 } else { 0.0 } + if i >= 24 { 128.0 } else { 0.0 };
+            Point {
+                run: RunRef {
+                    id: i as i64 + 1,
+                    ..RunRef::default()
+                },
+                started_at: String::new(),
+                values: (0..3).map(|_| level + rng.below(5) as f64 - 2.0).collect(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_smallest_step_keeps_out_a_significant_step_of_a_few_faults_only() {
+    let points = steady_counts();
+    let lower = Figure::new("minflt", "faults", Better::Lower, true);
+    let at = |a: &Analysis| a.change_points.iter().map(|c| c.index).collect::<Vec<_>>();
+    let every = analyse(&points, &lower, &Options::default());
+    assert_eq!(at(&every), [12, 24], "{:?}", every.change_points);
+    let floor = Options {
+        min_step: 0.05,
+        ..Options::default()
+    };
+    let big = analyse(&points, &lower, &floor);
+    assert_eq!(at(&big), [24], "{:?}", big.change_points);
+    let c = &big.change_points[0];
+    // The step is measured against the runs since the start, not only
+    // those after the small one.
+    assert_eq!(c.runs_before, 24);
+    assert!((c.change - 656.0 / 526.5).abs() < 0.01, "{}", c.change);
+}

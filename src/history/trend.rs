@@ -3,9 +3,8 @@
 //! and `step` where the history of those runs has a change point.
 
 use super::select::like_key;
-use super::{Point, RunRef, analyse};
+use super::{Options, Point, RunRef, analyse};
 use crate::error::Result;
-use crate::stats::changepoint::Options;
 use crate::stats::summary::median;
 use crate::store::history::HistoryRun;
 use crate::store::{RunListing, Store};

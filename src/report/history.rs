@@ -3,10 +3,10 @@
 //! (`series` and `change_points`); its HTML page is html/history.rs.
 
 use crate::error::{Error, Result};
+use crate::history::Options;
 use crate::history::select::{By, Series};
 use crate::history::{self, Analysis, ChangePoint, Entry};
 use crate::report::export::{Align, Block, Records, Report, Table};
-use crate::stats::changepoint::Options;
 use crate::stats::stopping::sig4;
 use crate::text::clip;
 
@@ -21,6 +21,7 @@ struct Data<'a> {
     min_segment: usize,
     permutations: usize,
     seed: u64,
+    min_step: f64,
     run_noise: Option<f64>,
     series: &'a [Entry],
     change_points: &'a [ChangePoint],
@@ -34,10 +35,11 @@ pub fn build(s: &Series, a: &Analysis, o: &Options) -> Result<Report> {
         case: &s.case,
         figure: &s.figure,
         by: s.by,
-        alpha: o.alpha,
-        min_segment: o.min_segment,
-        permutations: o.permutations,
-        seed: o.seed,
+        alpha: o.search.alpha,
+        min_segment: o.search.min_segment,
+        permutations: o.search.permutations,
+        seed: o.search.seed,
+        min_step: o.min_step,
         run_noise: a.run_noise,
         series: &a.entries,
         change_points: &a.change_points,
@@ -52,7 +54,7 @@ pub fn build(s: &Series, a: &Analysis, o: &Options) -> Result<Report> {
         Block::Table(steps_table(a)),
     ];
     Ok(Report {
-        text: Some(text(a, &heading, &method, o.alpha)),
+        text: Some(text(a, &heading, &method, o.search.alpha)),
         blocks,
         records: records(a),
         data: serde_json::to_value(&data).map_err(|e| Error::Failed(format!("json: {e}")))?,
@@ -81,11 +83,21 @@ fn title(s: &Series, a: &Analysis) -> String {
 }
 
 fn method(o: &Options) -> String {
+    let s = &o.search;
+    let floor = if o.min_step > 0.0 {
+        format!("\nand by a change of {} % or more.", o.min_step * 100.0)
+    } else {
+        String::new()
+    };
     format!(
         "Steps: E-divisive means on the runs' log medians (alpha {}, segments of\n\
          {} runs or more, {} permutations, seed {}), each confirmed by Welch's test\n\
-         on the runs either side.",
-        o.alpha, o.min_segment, o.permutations, o.seed
+         on the runs either side{}{floor}",
+        s.alpha,
+        s.min_segment,
+        s.permutations,
+        s.seed,
+        if floor.is_empty() { "." } else { "" }
     )
 }
 
