@@ -618,7 +618,7 @@ pub struct Harness {
     #[arg(long, value_name = "N", conflicts_with_all = ["precision", "max_reps"])]
     pub reps: Option<usize>,
     /// Warm-up samples per case (stored, not counted)
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = crate::runner::DEFAULT_WARMUP, value_name = "N")]
     pub warmup: usize,
     /// A label to find the run by later
     #[arg(long)]

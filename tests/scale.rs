@@ -299,3 +299,18 @@ fn nothing_is_measured_on_another_machine_tree() {
         stderr(&o)
     );
 }
+
+/// latency's default `--max` is twice the L3 (32 MiB on these machines)
+/// where a default run of the sizes up to it fits `--max-time`'s default,
+/// and then the plan has no note of a cut (the cut itself: the unit tests
+/// of `latency::default_max`).
+#[test]
+fn latency_defaults_to_twice_the_l3_where_its_plan_fits() {
+    let m = big512();
+    let plan = json(&m.vmscale(&["run", "latency", "--dry-run", "--json"]));
+    let cases = plan["cases"].as_array().unwrap();
+    assert_eq!(cases.last().unwrap()["variant"], "thp/67108864", "{plan}");
+    assert!(plan["least_s"].as_f64().unwrap() <= 40.0, "{plan}");
+    let text = ok(&m.vmscale(&["run", "latency", "--dry-run"]));
+    assert!(!text.contains("by default, not twice"), "{text}");
+}

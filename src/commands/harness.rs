@@ -73,7 +73,7 @@ fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
         Some(n) => Reps::Fixed(n),
         None => Reps::Adaptive(crate::stats::stopping::Rule {
             precision: h.precision,
-            min_reps: MIN_REPS,
+            min_reps: crate::runner::MIN_REPS,
             max_reps: h.max_reps.unwrap_or(default_max_reps),
             max_time: h.max_time,
         }),
@@ -83,6 +83,3 @@ fn plan_with(h: &Harness, default_max_reps: usize) -> Result<Plan> {
         reps,
     })
 }
-
-/// Adaptive stopping never trusts a CI of fewer samples than this.
-const MIN_REPS: usize = 3;

@@ -53,6 +53,40 @@ pub struct Config {
     pub pin: Pin,
     pub line_size: u64,
     pub thp_size: u64,
+    /// Twice the LLC, where the default `--max` was cut below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cut_from: Option<u64>,
+}
+
+/// The default `--max`: twice the LLC (32 MiB assumed when sysfs does not
+/// say), rounded up to a power of two, halved while a default run of the
+/// sizes up to it (`planned_s`: the least samples of every case, by the
+/// plan's estimate) would not fit `--max-time`'s default; and twice the
+/// LLC where that cut it. The largest sizes cost most: a sample of 1 GiB
+/// takes about 15 s here, and a default run up to it took 179 s.
+pub fn default_max(
+    llc: Option<u64>,
+    min: u64,
+    planned_s: impl Fn(u64) -> f64,
+) -> (u64, Option<u64>) {
+    let twice = (2 * llc.unwrap_or(32 << 20)).next_power_of_two();
+    let budget = crate::runner::default_max_time().as_secs_f64();
+    let mut max = twice;
+    while max / 2 >= min && planned_s(max) > budget {
+        max /= 2;
+    }
+    (max, (max < twice).then_some(twice))
+}
+
+/// One sample's planned seconds for a chain of `size` bytes of `line`-byte
+/// nodes, at least `loads` timed loads.
+fn sample_s_of(size: u64, line: u64, loads: u64) -> f64 {
+    use super::cost::{LOAD_S, SAMPLE_S, touch_s};
+    let nodes = (size / line.max(1)) as f64;
+    // At least two laps of the chain are timed, after one untimed lap and
+    // the shuffle that links the nodes (a random access each).
+    let timed = (loads as f64).max(2.0 * nodes);
+    SAMPLE_S + touch_s(size) + (2.0 * nodes + timed) * LOAD_S
 }
 
 view_struct! {
@@ -190,13 +224,19 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let min = parse::size_arg("--min", &a.min)?;
-        let max = match &a.max {
-            Some(t) => parse::size_arg("--max", t)?,
+        let line = line_size(m);
+        let (max, max_cut_from) = match &a.max {
+            Some(t) => (parse::size_arg("--max", t)?, None),
             None => {
-                // Twice the LLC brackets its step and keeps a default run
-                // within a minute (the largest sizes cost most per sample).
-                let llc = m.llc().and_then(|c| c.size_bytes).unwrap_or(32 << 20);
-                (2 * llc).next_power_of_two()
+                let least = (crate::runner::DEFAULT_WARMUP + crate::runner::MIN_REPS) as f64;
+                let planned_s = |max: u64| {
+                    let one: f64 = doubling_sizes(min, max)
+                        .iter()
+                        .map(|&s| sample_s_of(s, line, a.loads))
+                        .sum();
+                    one * a.pages.len() as f64 * least
+                };
+                default_max(m.llc().and_then(|c| c.size_bytes), min, planned_s)
             }
         };
         if max < min {
@@ -211,8 +251,9 @@ impl Options for Args {
             pages: a.pages.clone(),
             loads: a.loads,
             pin: a.pin.clone(),
-            line_size: line_size(m),
+            line_size: line,
             thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
+            max_cut_from,
         };
         env.made(cfg, |cfg| Latency::new(cfg, m.clone()))
     }
@@ -220,11 +261,25 @@ impl Options for Args {
 
 impl Measure for Latency {
     fn sample_s(&self, case: &Case) -> f64 {
-        use super::cost::{LOAD_S, SAMPLE_S, touch_s};
         let size = parse_variant(&case.variant).map_or(0, |(_, s)| s);
-        // At least two laps of the chain are timed.
-        let loads = (self.cfg.loads as f64).max(2.0 * (size / self.cfg.line_size.max(1)) as f64);
-        SAMPLE_S + touch_s(size) + loads * LOAD_S
+        sample_s_of(size, self.cfg.line_size, self.cfg.loads)
+    }
+
+    fn plan_notes(&self) -> Vec<String> {
+        self.cfg
+            .max_cut_from
+            .map(|twice| {
+                let max = self.cfg.sizes.last().copied().unwrap_or(0);
+                format!(
+                    "--max {} by default, not twice the LLC ({}): a default run \
+                     would not fit --max-time; ask for it with --max {}",
+                    crate::units::size(max),
+                    crate::units::size(twice),
+                    crate::units::size(twice).replace(' ', "").replace("iB", "")
+                )
+            })
+            .into_iter()
+            .collect()
     }
 
     fn cases(&self) -> Vec<Case> {
@@ -348,6 +403,26 @@ mod tests {
             assert_eq!(p, 0, "the walk must close after n steps (n={n})");
             assert!(seen.iter().all(|&s| s));
         }
+    }
+
+    #[test]
+    fn the_default_max_is_twice_the_llc_halved_until_the_plan_fits() {
+        const M: u64 = 1 << 20;
+        // A plan of a second per MiB of the largest size: 40 MiB fit.
+        let planned = |max: u64| (max / M) as f64;
+        assert_eq!(default_max(Some(16 * M), 4096, planned), (32 * M, None));
+        assert_eq!(default_max(None, 4096, planned), (32 * M, Some(64 * M)));
+        assert_eq!(
+            default_max(Some(260 * M), 4096, planned),
+            (32 * M, Some(1024 * M))
+        );
+        // Never below --min, even when nothing fits.
+        assert_eq!(
+            default_max(Some(260 * M), 256 * M, planned),
+            (256 * M, Some(1024 * M))
+        );
+        // A plan that always fits keeps twice the LLC.
+        assert_eq!(default_max(Some(260 * M), 4096, |_| 0.0), (1024 * M, None));
     }
 
     #[test]
