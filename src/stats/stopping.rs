@@ -16,6 +16,23 @@ use super::mixture;
 use super::projection::{self, Model, Need};
 use super::robust::{self, MEDIAN_CI_MIN_N};
 
+/// `--max-time`'s default: the budget of a run's samples (warm-ups
+/// included) that keeps a default run within a minute (a plan that runs
+/// the harness elsewhere, as reproduce's, counts on the same figure;
+/// `runner` re-exports these defaults).
+pub const DEFAULT_MAX_TIME: &str = "40s";
+
+/// `--warmup`'s default: warm-up samples a case takes before it counts.
+pub const DEFAULT_WARMUP: usize = 1;
+
+/// Adaptive stopping never trusts a CI of fewer samples than this.
+pub const MIN_REPS: usize = 3;
+
+/// [`DEFAULT_MAX_TIME`] as the duration clap makes of it.
+pub fn default_max_time() -> std::time::Duration {
+    crate::parse::duration(DEFAULT_MAX_TIME).expect("DEFAULT_MAX_TIME is a duration")
+}
+
 /// When to stop sampling one case.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {

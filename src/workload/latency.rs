@@ -70,7 +70,7 @@ pub fn default_max(
     planned_s: impl Fn(u64) -> f64,
 ) -> (u64, Option<u64>) {
     let twice = (2 * llc.unwrap_or(32 << 20)).next_power_of_two();
-    let budget = crate::runner::default_max_time().as_secs_f64();
+    let budget = crate::stats::stopping::default_max_time().as_secs_f64();
     let mut max = twice;
     while max / 2 >= min && planned_s(max) > budget {
         max /= 2;
@@ -228,7 +228,8 @@ impl Options for Args {
         let (max, max_cut_from) = match &a.max {
             Some(t) => (parse::size_arg("--max", t)?, None),
             None => {
-                let least = (crate::runner::DEFAULT_WARMUP + crate::runner::MIN_REPS) as f64;
+                let least = (crate::stats::stopping::DEFAULT_WARMUP
+                    + crate::stats::stopping::MIN_REPS) as f64;
                 let planned_s = |max: u64| {
                     let one: f64 = doubling_sizes(min, max)
                         .iter()
