@@ -177,16 +177,25 @@ impl Latency {
     }
 }
 
-impl Latency {
+impl Config {
     /// The working-set sizes run on `pages`: THP from the huge-page size
     /// up, since a smaller region cannot hold a huge page (its cases
     /// measured base pages again, huge % 0).
     fn sizes_of(&self, pages: PageKind) -> impl Iterator<Item = u64> + '_ {
         let least = match pages {
-            PageKind::Thp => self.cfg.thp_size,
+            PageKind::Thp => self.thp_size,
             PageKind::Base => 0,
         };
-        self.cfg.sizes.iter().copied().filter(move |&s| s >= least)
+        self.sizes.iter().copied().filter(move |&s| s >= least)
+    }
+
+    /// The plan's seconds of one sample of every case.
+    fn one_sample_of_each_s(&self) -> f64 {
+        self.pages
+            .iter()
+            .flat_map(|&p| self.sizes_of(p))
+            .map(|size| sample_s_of(size, self.line_size, self.loads))
+            .sum()
     }
 }
 
@@ -224,20 +233,31 @@ impl Options for Args {
     fn build(&self, env: &Env) -> Result<Box<dyn Workload>> {
         let (a, m) = (self, env.machine);
         let min = parse::size_arg("--min", &a.min)?;
-        let line = line_size(m);
-        let (max, max_cut_from) = match &a.max {
-            Some(t) => (parse::size_arg("--max", t)?, None),
+        let mut cfg = Config {
+            sizes: Vec::new(),
+            pages: a.pages.clone(),
+            loads: a.loads,
+            pin: a.pin.clone(),
+            line_size: line_size(m),
+            thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
+            max_cut_from: None,
+        };
+        let max = match &a.max {
+            Some(t) => parse::size_arg("--max", t)?,
             None => {
                 let least = (crate::stats::stopping::DEFAULT_WARMUP
                     + crate::stats::stopping::MIN_REPS) as f64;
                 let planned_s = |max: u64| {
-                    let one: f64 = doubling_sizes(min, max)
-                        .iter()
-                        .map(|&s| sample_s_of(s, line, a.loads))
-                        .sum();
-                    one * a.pages.len() as f64 * least
+                    let sizes = doubling_sizes(min, max);
+                    let up_to = Config {
+                        sizes,
+                        ..cfg.clone()
+                    };
+                    up_to.one_sample_of_each_s() * least
                 };
-                default_max(m.llc().and_then(|c| c.size_bytes), min, planned_s)
+                let (max, cut) = default_max(m.llc().and_then(|c| c.size_bytes), min, planned_s);
+                cfg.max_cut_from = cut;
+                max
             }
         };
         if max < min {
@@ -247,15 +267,7 @@ impl Options for Args {
                 crate::units::size(min)
             )));
         }
-        let cfg = Config {
-            sizes: doubling_sizes(min, max),
-            pages: a.pages.clone(),
-            loads: a.loads,
-            pin: a.pin.clone(),
-            line_size: line,
-            thp_size: m.thp_pmd_size.unwrap_or(2 << 20),
-            max_cut_from,
-        };
+        cfg.sizes = doubling_sizes(min, max);
         env.made(cfg, |cfg| Latency::new(cfg, m.clone()))
     }
 }
@@ -288,7 +300,7 @@ impl Measure for Latency {
             .cfg
             .pages
             .iter()
-            .flat_map(|p| self.sizes_of(*p).map(move |s| variant(&name(p), s)));
+            .flat_map(|p| self.cfg.sizes_of(*p).map(move |s| variant(&name(p), s)));
         Case::grid(variants, &[1])
     }
 
